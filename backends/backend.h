@@ -1,0 +1,74 @@
+/* The internal backend interface: one table of function pointers per backend.
+ *
+ * The core (src/) validates every argument before it calls a table entry, so an
+ * entry may assume: tensors are in bounds, shapes agree with the op's rules,
+ * dtypes are valid, outputs do not overlap inputs (except the in-place cases an
+ * op allows), descriptors hold valid values.  An entry that cannot do a valid
+ * request returns DK_ERR_UNSUPPORTED through dk__fail with a message, never a
+ * wrong answer.  Adding a backend means filling this table; nothing else changes.
+ */
+#ifndef DK_BACKEND_H
+#define DK_BACKEND_H
+
+#include "../src/dk_internal.h"
+
+typedef struct dk_backend_ops {
+    dk_backend_kind kind;
+    const char *name;
+
+    /* Sets ctx->backend, ctx->device_name, ctx->description.  Returns
+     * DK_ERR_BACKEND_UNAVAILABLE (with a message) when the machine lacks it. */
+    dk_status (*create)(dk_context *ctx, const dk_context_options *options);
+    void (*destroy)(dk_context *ctx);
+    dk_status (*sync)(dk_context *ctx);
+
+    /* buffer->size is set; the entry sets buffer->impl. */
+    dk_status (*buffer_create)(dk_context *ctx, dk_buffer *buffer);
+    dk_status (*buffer_wrap)(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *memory);
+    void (*buffer_destroy)(dk_context *ctx, dk_buffer *buffer);
+    dk_status (*buffer_upload)(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
+                               const void *src, uint64_t size);
+    dk_status (*buffer_download)(dk_context *ctx, const dk_buffer *buffer, uint64_t offset,
+                                 void *dst, uint64_t size);
+    dk_status (*buffer_fill)(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
+                             uint64_t size, uint32_t pattern);
+
+    dk_status (*timer_begin)(dk_context *ctx);
+    dk_status (*timer_end)(dk_context *ctx, double *elapsed_ms);
+
+    /* Optional (NULL: nothing to prepare). */
+    dk_status (*prepare_weight)(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+
+    dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
+                        const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                        const dk_tensor *y);
+    dk_status (*conv_transpose2d)(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
+                                  const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                  const dk_tensor *residual, const dk_tensor *y);
+    dk_status (*matmul)(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
+                        const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
+                        const dk_tensor *y);
+    dk_status (*group_norm)(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+    dk_status (*layer_norm)(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+    dk_status (*attention)(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
+                           const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
+    dk_status (*activation)(dk_context *ctx, dk_activation act, const dk_tensor *x,
+                            const dk_tensor *y);
+    dk_status (*add)(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
+                     const dk_tensor *b, dk_activation act, const dk_tensor *y);
+    dk_status (*upsample_nearest)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+    dk_status (*convert)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+} dk_backend_ops;
+
+/* Each backend defines one table; the registry (src/registry.c) lists those compiled in. */
+extern const dk_backend_ops dk__cpu_backend;
+#ifdef DIFKERN_VULKAN
+extern const dk_backend_ops dk__vulkan_backend;
+#endif
+#ifdef DIFKERN_HIP
+extern const dk_backend_ops dk__hip_backend;
+#endif
+
+#endif /* DK_BACKEND_H */

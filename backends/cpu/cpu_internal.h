@@ -1,0 +1,79 @@
+/* Shared by the CPU backend's files: state, the thread pool, element access. */
+#ifndef DK_CPU_INTERNAL_H
+#define DK_CPU_INTERNAL_H
+
+#include "../backend.h"
+
+/* A CPU buffer is host memory: buffer->impl points at its first byte. */
+static inline unsigned char *dk__cpu_ptr(const dk_buffer *b) { return (unsigned char *)b->impl; }
+
+/* Address of element 0 of a view. */
+static inline void *dk__cpu_base(const dk_tensor *t) { return dk__cpu_ptr(t->buffer) + t->offset; }
+
+/* ---- the thread pool (cpu_threads.c) ----
+ * Runs fn(arg, i) for every i in [0, n) across the context's workers and the
+ * calling thread; returns when all have finished.  Chunks are handed out
+ * dynamically, so uneven work balances.  Nested calls run serially. */
+typedef void (*dk_cpu_task_fn)(void *arg, int64_t index);
+typedef struct dk_cpu_pool dk_cpu_pool;
+
+dk_status dk__cpu_pool_create(dk_context *ctx, int32_t num_threads, dk_cpu_pool **out);
+void dk__cpu_pool_destroy(dk_cpu_pool *pool);
+int32_t dk__cpu_pool_size(const dk_cpu_pool *pool); /* workers + the caller */
+void dk__cpu_parallel_for(dk_context *ctx, int64_t n, dk_cpu_task_fn fn, void *arg);
+
+typedef struct dk_cpu_state {
+    dk_cpu_pool *pool;
+    double timer_start_ms;
+} dk_cpu_state;
+
+static inline dk_cpu_state *dk__cpu_state(dk_context *ctx) { return (dk_cpu_state *)ctx->backend; }
+
+/* ---- element access for any dtype ---- */
+static inline float dk__cpu_load(const void *base, dk_dtype t, int64_t i) {
+    switch (t) {
+    case DK_F32: return ((const float *)base)[i];
+    case DK_F16: return dk_f16_to_f32(((const uint16_t *)base)[i]);
+    case DK_BF16: return dk_bf16_to_f32(((const uint16_t *)base)[i]);
+    }
+    return 0.0f;
+}
+
+static inline void dk__cpu_store(void *base, dk_dtype t, int64_t i, float v) {
+    switch (t) {
+    case DK_F32: ((float *)base)[i] = v; break;
+    case DK_F16: ((uint16_t *)base)[i] = dk_f32_to_f16(v); break;
+    case DK_BF16: ((uint16_t *)base)[i] = dk_f32_to_bf16(v); break;
+    }
+}
+
+/* ---- op entry points, one file per family ---- */
+/* cpu_conv.c */
+dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
+                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                         const dk_tensor *y);
+dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
+                                   const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                   const dk_tensor *residual, const dk_tensor *y);
+/* cpu_matmul.c */
+dk_status dk__cpu_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
+                         const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
+                         const dk_tensor *y);
+/* cpu_attention.c */
+dk_status dk__cpu_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
+                            const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
+/* cpu_gemm.c: prepare_weight (repacks conv / conv_transpose / matmul weights) */
+dk_status dk__cpu_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+/* cpu_norm.c */
+dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+/* cpu_elementwise.c */
+dk_status dk__cpu_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                      dk_activation act, const dk_tensor *y);
+dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+#endif /* DK_CPU_INTERNAL_H */

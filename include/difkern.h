@@ -1,0 +1,394 @@
+/* difkern: kernels for diffusion-model inference behind one C API.
+ *
+ * Use it either way:
+ *   - link: `pkg-config --cflags --libs difkern` and include this header;
+ *   - header-only: in exactly one C11 file write
+ *         #define DIFKERN_IMPLEMENTATION
+ *         #include <difkern.h>
+ *     (optionally #define DIFKERN_VULKAN / DIFKERN_HIP first to compile those
+ *     backends in) and build with -pthread -lm.  The implementation part must be
+ *     compiled as C11; the declarations below also compile as C++.
+ *
+ * Conventions (they hold for every call):
+ *   - Every call returns dk_status.  On failure dk_last_error(ctx) names the
+ *     argument and the rule it broke; nothing is queued and nothing is lost.
+ *     No call aborts, asserts or prints.
+ *   - Ops are queued on the context and may run asynchronously; dk_sync waits.
+ *     dk_buffer_download waits for the work queued before it.
+ *   - A tensor is a strided view of a buffer: logical shape plus element strides.
+ *     4-D image tensors always have the logical shape [N, C, H, W]; NCHW and NHWC
+ *     differ only in their strides (see dk_tensor_nchw / dk_tensor_nhwc).
+ *   - Descriptors are initialized with their dk_*_desc_init function, then the
+ *     fields of interest are set.
+ */
+#ifndef DIFKERN_H
+#define DIFKERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DK_VERSION_MAJOR 0
+#define DK_VERSION_MINOR 1
+#define DK_VERSION_PATCH 0
+
+#ifndef DK_API
+#define DK_API
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum dk_status {
+    DK_OK = 0,
+    DK_ERR_INVALID_ARGUMENT = 1,  /* an argument breaks a rule: see dk_last_error */
+    DK_ERR_UNSUPPORTED = 2,       /* valid, but this backend/device cannot do it */
+    DK_ERR_OUT_OF_MEMORY = 3,     /* host or device allocation failed */
+    DK_ERR_BACKEND_UNAVAILABLE = 4, /* the requested backend/driver/device is absent */
+    DK_ERR_DEVICE_LOST = 5,       /* the GPU was lost; destroy the context */
+    DK_ERR_IO = 6,                /* a file could not be opened/read/written */
+    DK_ERR_FORMAT = 7,            /* a file or blob is malformed */
+    DK_ERR_INTERNAL = 8           /* a bug in difkern: please report */
+} dk_status;
+
+/* A static English name such as "DK_ERR_INVALID_ARGUMENT". */
+DK_API const char *dk_status_name(dk_status status);
+
+/* ----------------------------------------------------------------- context */
+
+typedef enum dk_backend_kind {
+    DK_BACKEND_AUTO = 0,   /* HIP if the device has code objects, else Vulkan, else CPU */
+    DK_BACKEND_CPU = 1,
+    DK_BACKEND_VULKAN = 2,
+    DK_BACKEND_HIP = 3     /* AMD through libamdhip64, NVIDIA through libcuda */
+} dk_backend_kind;
+
+typedef struct dk_context dk_context;
+
+typedef struct dk_context_options {
+    dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO */
+    int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */
+    int32_t num_threads;      /* CPU backend worker threads; 0: all cores (env DIFKERN_THREADS) */
+    const char *pipeline_cache_path; /* Vulkan pipeline cache file; NULL: default location */
+    /* Interop: run on a runtime's own device and stream instead of creating ours.
+     * HIP/CUDA: external_stream is a hipStream_t / CUstream (the current context is used).
+     * Vulkan: the five handles below (VkInstance, VkPhysicalDevice, VkDevice, VkQueue
+     * as pointers, plus the queue family index).  All zero: difkern creates its own. */
+    void *external_stream;
+    void *vk_instance;
+    void *vk_physical_device;
+    void *vk_device;
+    void *vk_queue;
+    uint32_t vk_queue_family;
+} dk_context_options;
+
+DK_API void dk_context_options_init(dk_context_options *options);
+
+/* options may be NULL (all defaults).  On failure *out is NULL and
+ * dk_last_error(NULL) returns the reason (per thread). */
+DK_API dk_status dk_context_create(const dk_context_options *options, dk_context **out);
+DK_API void dk_context_destroy(dk_context *ctx); /* NULL is fine; waits for queued work */
+
+/* The last error message of ctx, or of the calling thread's last context-less
+ * failure when ctx is NULL.  Never NULL; "" when there was none. */
+DK_API const char *dk_last_error(const dk_context *ctx);
+
+DK_API dk_backend_kind dk_context_backend(const dk_context *ctx);
+DK_API const char *dk_backend_name(dk_backend_kind kind);       /* "cpu", "vulkan", ... */
+DK_API const char *dk_context_device_name(const dk_context *ctx); /* e.g. "NVIDIA H100 80GB HBM3" */
+/* A one-line summary of the backend, device and chosen kernel families. */
+DK_API const char *dk_context_describe(const dk_context *ctx);
+/* Is this backend compiled into the library (not: present on this machine)? */
+DK_API int dk_backend_compiled(dk_backend_kind kind);
+
+DK_API const char *dk_version_string(void); /* "0.1.0" */
+DK_API uint32_t dk_version(void);           /* (major << 16) | (minor << 8) | patch */
+
+/* Wait until every queued op has finished; reports asynchronous failures. */
+DK_API dk_status dk_sync(dk_context *ctx);
+
+/* Bytes of device memory held by difkern buffers (current, peak since the last
+ * reset).  Wrapped buffers do not count. */
+DK_API dk_status dk_memory_usage(const dk_context *ctx, uint64_t *current_bytes, uint64_t *peak_bytes);
+DK_API void dk_memory_reset_peak(dk_context *ctx);
+
+/* Device-side timing of a region of queued work: begin, queue ops, end.
+ * dk_timer_end waits and returns the elapsed milliseconds (device timestamps
+ * where the backend has them, the host clock otherwise). */
+DK_API dk_status dk_timer_begin(dk_context *ctx);
+DK_API dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms);
+
+/* ----------------------------------------------------------------- buffers */
+
+typedef struct dk_buffer dk_buffer;
+
+DK_API dk_status dk_buffer_create(dk_context *ctx, uint64_t size_bytes, dk_buffer **out);
+DK_API void dk_buffer_destroy(dk_context *ctx, dk_buffer *buffer); /* NULL is fine */
+DK_API uint64_t dk_buffer_size(const dk_buffer *buffer);
+DK_API dk_status dk_buffer_upload(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
+                                  const void *src, uint64_t size);
+DK_API dk_status dk_buffer_download(dk_context *ctx, const dk_buffer *buffer, uint64_t offset,
+                                    void *dst, uint64_t size);
+/* Fill size bytes at offset with a repeated 32-bit pattern (size multiple of 4). */
+DK_API dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
+                                uint64_t size, uint32_t pattern);
+
+typedef enum dk_external_kind {
+    DK_EXTERNAL_HOST_POINTER = 1,  /* CPU backend: host memory */
+    DK_EXTERNAL_DEVICE_POINTER = 2,/* HIP/CUDA backend: hipDeviceptr / CUdeviceptr */
+    DK_EXTERNAL_VK_BUFFER = 3      /* Vulkan backend: VkBuffer of the context's VkDevice */
+} dk_external_kind;
+
+typedef struct dk_external_memory {
+    dk_external_kind kind;
+    void *pointer;        /* HOST_POINTER / DEVICE_POINTER */
+    uint64_t vk_buffer;   /* VK_BUFFER: the VkBuffer handle */
+    uint64_t offset;      /* VK_BUFFER: byte offset of the region in vk_buffer */
+    uint64_t size;        /* bytes of the region */
+} dk_external_memory;
+
+/* Wrap memory owned by the caller (no copy).  dk_buffer_destroy releases only the
+ * wrapper.  If the caller changes the memory behind difkern's back, call
+ * dk_buffer_invalidate so that weights prepared from it are prepared again. */
+DK_API dk_status dk_buffer_wrap(dk_context *ctx, const dk_external_memory *memory, dk_buffer **out);
+DK_API dk_status dk_buffer_invalidate(dk_context *ctx, dk_buffer *buffer);
+
+/* ----------------------------------------------------------------- tensors */
+
+typedef enum dk_dtype { DK_F32 = 1, DK_F16 = 2, DK_BF16 = 3 } dk_dtype;
+
+#define DK_MAX_DIMS 4
+
+typedef struct dk_tensor {
+    dk_buffer *buffer;
+    uint64_t offset;               /* bytes from the start of buffer */
+    dk_dtype dtype;
+    int32_t ndim;                  /* 1 .. DK_MAX_DIMS */
+    int64_t shape[DK_MAX_DIMS];    /* logical sizes, each >= 1 */
+    int64_t strides[DK_MAX_DIMS];  /* in elements, each >= 0 */
+} dk_tensor;
+
+static inline size_t dk_dtype_size(dk_dtype t) { return t == DK_F32 ? 4u : 2u; }
+DK_API const char *dk_dtype_name(dk_dtype t); /* "f32", "f16", "bf16" */
+
+/* Logical [N, C, H, W], stored NCHW (W fastest). */
+static inline dk_tensor dk_tensor_nchw(dk_buffer *b, uint64_t offset, dk_dtype t,
+                                       int64_t n, int64_t c, int64_t h, int64_t w) {
+    dk_tensor x;
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 4;
+    x.shape[0] = n; x.shape[1] = c; x.shape[2] = h; x.shape[3] = w;
+    x.strides[3] = 1; x.strides[2] = w; x.strides[1] = h * w; x.strides[0] = c * h * w;
+    return x;
+}
+/* Logical [N, C, H, W], stored NHWC (C fastest). */
+static inline dk_tensor dk_tensor_nhwc(dk_buffer *b, uint64_t offset, dk_dtype t,
+                                       int64_t n, int64_t c, int64_t h, int64_t w) {
+    dk_tensor x;
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 4;
+    x.shape[0] = n; x.shape[1] = c; x.shape[2] = h; x.shape[3] = w;
+    x.strides[1] = 1; x.strides[3] = c; x.strides[2] = w * c; x.strides[0] = h * w * c;
+    return x;
+}
+/* Row-major contiguous tensor of ndim dims (1..4). */
+static inline dk_tensor dk_tensor_contiguous(dk_buffer *b, uint64_t offset, dk_dtype t,
+                                             int32_t ndim, const int64_t *shape) {
+    dk_tensor x;
+    int64_t s = 1;
+    int32_t i;
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = ndim;
+    for (i = 0; i < DK_MAX_DIMS; i++) { x.shape[i] = 1; x.strides[i] = 0; }
+    for (i = ndim - 1; i >= 0 && i < DK_MAX_DIMS; i--) { x.shape[i] = shape[i]; x.strides[i] = s; s *= shape[i]; }
+    return x;
+}
+/* Number of elements (no overflow check: validation does that). */
+static inline int64_t dk_tensor_numel(const dk_tensor *x) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = 0; i < x->ndim && i < DK_MAX_DIMS; i++) n *= x->shape[i];
+    return n;
+}
+
+/* ---------------------------------------------------------------- epilogue */
+
+typedef enum dk_activation {
+    DK_ACT_NONE = 0,
+    DK_ACT_RELU = 1,
+    DK_ACT_SILU = 2,      /* x * sigmoid(x) */
+    DK_ACT_GELU = 3,      /* exact: 0.5 x (1 + erf(x / sqrt 2)) */
+    DK_ACT_GELU_TANH = 4, /* tanh approximation */
+    DK_ACT_TANH = 5
+} dk_activation;
+
+DK_API const char *dk_activation_name(dk_activation a);
+
+/* Ops with an epilogue (conv2d, conv_transpose2d, matmul) compute, per output element,
+ *     out = output_scale * act(acc + bias[c]) + residual_scale * residual
+ * where bias and residual are optional tensors (NULL: the term is absent).
+ * The residual has the output's logical shape; it may not alias the output. */
+
+/* ------------------------------------------------------------------ conv2d */
+
+typedef struct dk_conv2d_desc {
+    int32_t stride_h, stride_w;       /* >= 1 */
+    int32_t pad_h, pad_w;             /* >= 0, zero padding on both sides */
+    int32_t dilation_h, dilation_w;   /* >= 1 */
+    int32_t groups;                   /* >= 1, divides Cin and Cout */
+    int32_t upsample;                 /* 1, or 2: the input is nearest-2x upsampled first (fused) */
+    dk_activation activation;
+    float output_scale;               /* 1 */
+    float residual_scale;             /* 1 */
+} dk_conv2d_desc;
+
+DK_API void dk_conv2d_desc_init(dk_conv2d_desc *desc);
+
+/* x: [N, Cin, H, W];  w: [Cout, Cin/groups, KH, KW];  bias: [Cout] or NULL;
+ * residual: [N, Cout, OH, OW] or NULL;  y: [N, Cout, OH, OW] with
+ * OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1 (likewise OW). */
+DK_API dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc,
+                           const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                           const dk_tensor *residual, const dk_tensor *y);
+
+/* -------------------------------------------------------- conv_transpose2d */
+
+typedef struct dk_conv_transpose2d_desc {
+    int32_t stride_h, stride_w;                 /* >= 1 */
+    int32_t pad_h, pad_w;                       /* >= 0 */
+    int32_t output_padding_h, output_padding_w; /* >= 0, < max(stride, dilation) */
+    int32_t dilation_h, dilation_w;             /* >= 1 */
+    int32_t groups;                             /* >= 1 */
+    dk_activation activation;
+    float output_scale;
+    float residual_scale;
+} dk_conv_transpose2d_desc;
+
+DK_API void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *desc);
+
+/* x: [N, Cin, H, W];  w: [Cin, Cout/groups, KH, KW] (PyTorch's layout);
+ * y: [N, Cout, OH, OW] with
+ * OH = (H-1)*stride_h - 2*pad_h + dilation_h*(KH-1) + output_padding_h + 1. */
+DK_API dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
+                                     const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                     const dk_tensor *residual, const dk_tensor *y);
+
+/* ------------------------------------------------------------------ matmul */
+
+typedef struct dk_matmul_desc {
+    dk_activation activation;
+    float output_scale;
+    float residual_scale;
+} dk_matmul_desc;
+
+DK_API void dk_matmul_desc_init(dk_matmul_desc *desc);
+
+/* Batched product with arbitrary strides (transposes are strides):
+ * a: [M, K] or [B, M, K];  b: [K, N] or [B, K, N];  bias: [N] or NULL;
+ * residual and y: [M, N] or [B, M, N].  A 2-D operand is shared by every batch. */
+DK_API dk_status dk_matmul(dk_context *ctx, const dk_matmul_desc *desc,
+                           const dk_tensor *a, const dk_tensor *b, const dk_tensor *bias,
+                           const dk_tensor *residual, const dk_tensor *y);
+
+/* Linear layer y = x W^T + bias with PyTorch's weight layout: x: [M, K] or [B, M, K],
+ * weight: [N, K] (any strides).  A thin wrapper over dk_matmul. */
+DK_API dk_status dk_linear(dk_context *ctx, const dk_matmul_desc *desc,
+                           const dk_tensor *x, const dk_tensor *weight, const dk_tensor *bias,
+                           const dk_tensor *residual, const dk_tensor *y);
+
+/* -------------------------------------------------------------- group_norm */
+
+typedef struct dk_group_norm_desc {
+    int32_t groups;           /* >= 1, divides C */
+    float eps;                /* > 0 (init: 1e-5) */
+    dk_activation activation; /* fused after the affine transform */
+} dk_group_norm_desc;
+
+DK_API void dk_group_norm_desc_init(dk_group_norm_desc *desc);
+
+/* x, y: [N, C, H, W] (any strides, may be the same view: in place);
+ * gamma, beta: [C] or both NULL (no affine).  Statistics in fp32 or wider. */
+DK_API dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc,
+                               const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
+                               const dk_tensor *y);
+
+/* -------------------------------------------------------------- layer_norm */
+
+typedef struct dk_layer_norm_desc {
+    float eps;                /* > 0 (init: 1e-5) */
+    dk_activation activation;
+} dk_layer_norm_desc;
+
+DK_API void dk_layer_norm_desc_init(dk_layer_norm_desc *desc);
+
+/* Normalizes over the last dimension D.  x, y: [..., D] (1-4 dims, same shape,
+ * may be the same view); gamma, beta: [D] or NULL (each independently). */
+DK_API dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc,
+                               const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
+                               const dk_tensor *y);
+
+/* --------------------------------------------------------------- attention */
+
+typedef struct dk_attention_desc {
+    float scale;  /* 0: 1/sqrt(D) */
+} dk_attention_desc;
+
+DK_API void dk_attention_desc_init(dk_attention_desc *desc);
+
+/* softmax(scale * Q K^T) V per batch and head, fp32 accumulation, online softmax.
+ * q: [B, H, Nq, D];  k: [B, H, Nkv, D];  v: [B, H, Nkv, Dv];  out: [B, H, Nq, Dv].
+ * Any strides, so [B, N, H, D] storage is a view.  D, Dv <= 512. */
+DK_API dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc,
+                              const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                              const dk_tensor *out);
+
+/* -------------------------------------------------------------- elementwise */
+
+/* y = act(x).  x and y: same logical shape; may be the same view. */
+DK_API dk_status dk_activation_forward(dk_context *ctx, dk_activation act,
+                                       const dk_tensor *x, const dk_tensor *y);
+
+/* y = act(alpha * a + beta * b).  Same logical shapes; y may be the same view as a or b. */
+DK_API dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
+                        const dk_tensor *b, dk_activation act, const dk_tensor *y);
+
+/* Nearest-neighbour resize of [N, C, H, W] to y's [N, C, OH, OW]:
+ * y[n,c,i,j] = x[n,c, floor(i*H/OH), floor(j*W/OW)] (exact integer arithmetic). */
+DK_API dk_status dk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+/* y = x with y's dtype and strides: layout conversion (NCHW <-> NHWC or any
+ * strides) and dtype conversion (round to nearest even, NaN stays NaN). */
+DK_API dk_status dk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+/* -------------------------------------------------------- prepared weights */
+
+typedef enum dk_weight_use {
+    DK_WEIGHT_CONV2D = 1,           /* w of dk_conv2d */
+    DK_WEIGHT_CONV_TRANSPOSE2D = 2, /* w of dk_conv_transpose2d */
+    DK_WEIGHT_MATMUL_B = 3          /* b of dk_matmul (or weight of dk_linear) */
+} dk_weight_use;
+
+/* Repack a weight now into the layout this backend's fast kernel wants and keep
+ * it, keyed by buffer identity, offset, view and contents generation.  Ops also
+ * do this on first use, so calling it is optional: it moves the cost out of the
+ * first call.  The cache entry is dropped when the buffer is written (upload,
+ * fill, used as an op output, dk_buffer_invalidate) or destroyed. */
+DK_API dk_status dk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+
+/* ------------------------------------------------------------ half helpers */
+
+DK_API uint16_t dk_f32_to_f16(float x);
+DK_API float dk_f16_to_f32(uint16_t h);
+DK_API uint16_t dk_f32_to_bf16(float x);
+DK_API float dk_bf16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIFKERN_H */
+
+#if defined(DIFKERN_IMPLEMENTATION) && !defined(DIFKERN_IMPLEMENTATION_INCLUDED)
+#define DIFKERN_IMPLEMENTATION_INCLUDED
+/* Generated by the build (tools/amalgamate.py) and installed beside this header. */
+#include "difkern/difkern_impl.h"
+#endif

@@ -1,0 +1,450 @@
+/* Context, errors, buffers, timing and small helpers: the backend-independent core. */
+#include "dk_internal.h"
+#include "../backends/backend.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(_MSC_VER)
+#define CORE_THREAD_LOCAL __declspec(thread)
+#else
+#define CORE_THREAD_LOCAL _Thread_local
+#endif
+
+static CORE_THREAD_LOCAL char core_thread_error[1024];
+
+/* ------------------------------------------------------------------ errors */
+
+dk_status dk__fail(dk_context *ctx, dk_status status, const char *fmt, ...) {
+    char *dst = ctx ? ctx->error : core_thread_error;
+    size_t cap = ctx ? sizeof ctx->error : sizeof core_thread_error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void dk__clear_error(dk_context *ctx) {
+    if (ctx) ctx->error[0] = '\0';
+    else core_thread_error[0] = '\0';
+}
+
+void dk__strlcpy(char *dst, const char *src, size_t cap) {
+    size_t n;
+    if (cap == 0) return;
+    n = strlen(src);
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+const char *dk_last_error(const dk_context *ctx) { return ctx ? ctx->error : core_thread_error; }
+
+const char *dk_status_name(dk_status s) {
+    switch (s) {
+    case DK_OK: return "DK_OK";
+    case DK_ERR_INVALID_ARGUMENT: return "DK_ERR_INVALID_ARGUMENT";
+    case DK_ERR_UNSUPPORTED: return "DK_ERR_UNSUPPORTED";
+    case DK_ERR_OUT_OF_MEMORY: return "DK_ERR_OUT_OF_MEMORY";
+    case DK_ERR_BACKEND_UNAVAILABLE: return "DK_ERR_BACKEND_UNAVAILABLE";
+    case DK_ERR_DEVICE_LOST: return "DK_ERR_DEVICE_LOST";
+    case DK_ERR_IO: return "DK_ERR_IO";
+    case DK_ERR_FORMAT: return "DK_ERR_FORMAT";
+    case DK_ERR_INTERNAL: return "DK_ERR_INTERNAL";
+    }
+    return "DK_ERR_UNKNOWN";
+}
+
+const char *dk_dtype_name(dk_dtype t) {
+    switch (t) {
+    case DK_F32: return "f32";
+    case DK_F16: return "f16";
+    case DK_BF16: return "bf16";
+    }
+    return "invalid";
+}
+
+const char *dk_activation_name(dk_activation a) {
+    switch (a) {
+    case DK_ACT_NONE: return "none";
+    case DK_ACT_RELU: return "relu";
+    case DK_ACT_SILU: return "silu";
+    case DK_ACT_GELU: return "gelu";
+    case DK_ACT_GELU_TANH: return "gelu_tanh";
+    case DK_ACT_TANH: return "tanh";
+    }
+    return "invalid";
+}
+
+const char *dk_version_string(void) { return "0.1.0"; }
+uint32_t dk_version(void) {
+    return ((uint32_t)DK_VERSION_MAJOR << 16) | ((uint32_t)DK_VERSION_MINOR << 8) | DK_VERSION_PATCH;
+}
+
+/* ------------------------------------------------------------- activations */
+
+float dk__act_f32(dk_activation act, float x) {
+    switch (act) {
+    case DK_ACT_NONE: return x;
+    case DK_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case DK_ACT_SILU: return x / (1.0f + expf(-x));
+    case DK_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case DK_ACT_GELU_TANH:
+        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case DK_ACT_TANH: return tanhf(x);
+    }
+    return x;
+}
+
+double dk__act_f64(dk_activation act, double x) {
+    switch (act) {
+    case DK_ACT_NONE: return x;
+    case DK_ACT_RELU: return x > 0.0 ? x : 0.0;
+    case DK_ACT_SILU: return x / (1.0 + exp(-x));
+    case DK_ACT_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    case DK_ACT_GELU_TANH:
+        return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+    case DK_ACT_TANH: return tanh(x);
+    }
+    return x;
+}
+
+/* ---------------------------------------------------------- half precision */
+
+static uint32_t core_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float core_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+uint16_t dk_f32_to_bf16(float x) {
+    uint32_t u = core_f32_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+float dk_bf16_to_f32(uint16_t h) { return core_bits_f32((uint32_t)h << 16); }
+
+uint16_t dk_f32_to_f16(float x) {
+    uint32_t u = core_f32_bits(x);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);       /* NaN */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* overflow (after rounding) -> inf */
+    if (a < 0x38800000u) {                                        /* subnormal or zero in f16 */
+        /* value = a_float; f16 subnormal unit is 2^-24: round(a * 2^24) to even */
+        float v = core_bits_f32(a) * 16777216.0f;                 /* exact: power-of-two scale */
+        float r = nearbyintf(v);                                  /* default mode: nearest even */
+        return (uint16_t)(sign | (uint32_t)r);
+    }
+    {
+        uint32_t mant_round = a + 0x0fffu + ((a >> 13) & 1u);    /* round to nearest even at bit 13 */
+        uint32_t e = (mant_round >> 23) - 127u + 15u;
+        uint32_t m = (mant_round >> 13) & 0x3ffu;
+        return (uint16_t)(sign | (e << 10) | m);
+    }
+}
+
+float dk_f16_to_f32(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
+    uint32_t e = ((uint32_t)h >> 10) & 0x1fu;
+    uint32_t m = (uint32_t)h & 0x3ffu;
+    if (e == 0) {
+        float v = (float)m * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    if (e == 31) return core_bits_f32(sign | 0x7f800000u | (m << 13));
+    return core_bits_f32(sign | ((e - 15u + 127u) << 23) | (m << 13));
+}
+
+/* ----------------------------------------------------------------- context */
+
+/* Backends compiled in, in AUTO preference order. */
+static const dk_backend_ops *const core_backends[] = {
+#ifdef DIFKERN_HIP
+    &dk__hip_backend,
+#endif
+#ifdef DIFKERN_VULKAN
+    &dk__vulkan_backend,
+#endif
+    &dk__cpu_backend,
+};
+#define CORE_NUM_BACKENDS (sizeof core_backends / sizeof core_backends[0])
+
+static const dk_backend_ops *core_find_backend(dk_backend_kind kind) {
+    size_t i;
+    for (i = 0; i < CORE_NUM_BACKENDS; i++)
+        if (core_backends[i]->kind == kind) return core_backends[i];
+    return NULL;
+}
+
+int dk_backend_compiled(dk_backend_kind kind) {
+    return kind == DK_BACKEND_AUTO || core_find_backend(kind) != NULL;
+}
+
+const char *dk_backend_name(dk_backend_kind kind) {
+    switch (kind) {
+    case DK_BACKEND_AUTO: return "auto";
+    case DK_BACKEND_CPU: return "cpu";
+    case DK_BACKEND_VULKAN: return "vulkan";
+    case DK_BACKEND_HIP: return "hip";
+    }
+    return "invalid";
+}
+
+void dk_context_options_init(dk_context_options *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->backend = DK_BACKEND_AUTO;
+    o->device_index = -1;
+}
+
+static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_options *o,
+                                  dk_context **out) {
+    dk_context *ctx = (dk_context *)calloc(1, sizeof *ctx);
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_context_create: out of host memory");
+    ctx->ops = ops;
+    ctx->next_buffer_id = 1;
+    dk__strlcpy(ctx->device_name, ops->name, sizeof ctx->device_name);
+    dk__strlcpy(ctx->description, ops->name, sizeof ctx->description);
+    st = ops->create(ctx, o);
+    if (st != DK_OK) {
+        dk__fail(NULL, st, "%s", ctx->error);
+        free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return DK_OK;
+}
+
+dk_status dk_context_create(const dk_context_options *options, dk_context **out) {
+    dk_context_options o;
+    dk_backend_kind kind;
+    const char *env;
+    dk_status st;
+    size_t i;
+
+    dk__clear_error(NULL);
+    if (!out) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_context_create: out must not be NULL");
+    *out = NULL;
+    if (options) o = *options;
+    else dk_context_options_init(&o);
+    kind = o.backend;
+    if ((int)kind < DK_BACKEND_AUTO || (int)kind > DK_BACKEND_HIP)
+        return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
+                        "dk_context_create: options->backend (=%d) must be a dk_backend_kind", (int)kind);
+    if (o.num_threads < 0)
+        return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
+                        "dk_context_create: options->num_threads (=%d) must be >= 0", (int)o.num_threads);
+
+    env = getenv("DIFKERN_BACKEND");
+    if (kind == DK_BACKEND_AUTO && env && env[0]) {
+        if (!strcmp(env, "cpu")) kind = DK_BACKEND_CPU;
+        else if (!strcmp(env, "vulkan")) kind = DK_BACKEND_VULKAN;
+        else if (!strcmp(env, "hip")) kind = DK_BACKEND_HIP;
+        else if (!strcmp(env, "auto")) kind = DK_BACKEND_AUTO;
+        else
+            return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
+                            "dk_context_create: DIFKERN_BACKEND='%s' must be cpu, vulkan, hip or auto", env);
+    }
+
+    if (kind != DK_BACKEND_AUTO) {
+        const dk_backend_ops *ops = core_find_backend(kind);
+        if (!ops)
+            return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE,
+                            "dk_context_create: the %s backend is not compiled into this build",
+                            dk_backend_name(kind));
+        return core_try_backend(ops, &o, out);
+    }
+
+    /* AUTO: the first backend that comes up; remember why the others did not. */
+    {
+        char why[1024] = "";
+        for (i = 0; i < CORE_NUM_BACKENDS; i++) {
+            st = core_try_backend(core_backends[i], &o, out);
+            if (st == DK_OK) return DK_OK;
+            if (strlen(why) + strlen(core_thread_error) + 4 < sizeof why) {
+                if (why[0]) strcat(why, "; ");
+                strcat(why, core_thread_error);
+            }
+        }
+        return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE, "dk_context_create: no backend came up: %s", why);
+    }
+}
+
+void dk_context_destroy(dk_context *ctx) {
+    if (!ctx) return;
+    if (ctx->ops->sync) (void)ctx->ops->sync(ctx);
+    dk__weight_drop_all(ctx);
+    ctx->ops->destroy(ctx);
+    free(ctx);
+}
+
+dk_backend_kind dk_context_backend(const dk_context *ctx) { return ctx ? ctx->ops->kind : DK_BACKEND_AUTO; }
+const char *dk_context_device_name(const dk_context *ctx) { return ctx ? ctx->device_name : ""; }
+const char *dk_context_describe(const dk_context *ctx) { return ctx ? ctx->description : ""; }
+
+dk_status dk_sync(dk_context *ctx) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_sync: ctx must not be NULL");
+    return ctx->ops->sync(ctx);
+}
+
+dk_status dk_memory_usage(const dk_context *ctx, uint64_t *current_bytes, uint64_t *peak_bytes) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_memory_usage: ctx must not be NULL");
+    if (current_bytes) *current_bytes = ctx->mem_current;
+    if (peak_bytes) *peak_bytes = ctx->mem_peak;
+    return DK_OK;
+}
+
+void dk_memory_reset_peak(dk_context *ctx) {
+    if (ctx) ctx->mem_peak = ctx->mem_current;
+}
+
+dk_status dk_timer_begin(dk_context *ctx) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_timer_begin: ctx must not be NULL");
+    return ctx->ops->timer_begin(ctx);
+}
+
+dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_timer_end: ctx must not be NULL");
+    if (!elapsed_ms) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_timer_end: elapsed_ms must not be NULL");
+    return ctx->ops->timer_end(ctx, elapsed_ms);
+}
+
+/* ----------------------------------------------------------------- buffers */
+
+static dk_status core_new_buffer(dk_context *ctx, uint64_t size, dk_buffer **out) {
+    dk_buffer *b = (dk_buffer *)calloc(1, sizeof *b);
+    if (!b) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
+    b->size = size;
+    b->id = ctx->next_buffer_id++;
+    *out = b;
+    return DK_OK;
+}
+
+dk_status dk_buffer_create(dk_context *ctx, uint64_t size_bytes, dk_buffer **out) {
+    dk_buffer *b = NULL;
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_create: ctx must not be NULL");
+    if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_create: out must not be NULL");
+    *out = NULL;
+    if (size_bytes == 0)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_create: size_bytes must be > 0");
+    if (size_bytes > ((uint64_t)1 << 50))
+        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY,
+                        "dk_buffer_create: size_bytes (=%llu) exceeds 2^50", (unsigned long long)size_bytes);
+    st = core_new_buffer(ctx, size_bytes, &b);
+    if (st != DK_OK) return st;
+    st = ctx->ops->buffer_create(ctx, b);
+    if (st != DK_OK) {
+        free(b);
+        return st;
+    }
+    ctx->mem_current += size_bytes;
+    if (ctx->mem_current > ctx->mem_peak) ctx->mem_peak = ctx->mem_current;
+    *out = b;
+    return DK_OK;
+}
+
+dk_status dk_buffer_wrap(dk_context *ctx, const dk_external_memory *m, dk_buffer **out) {
+    dk_buffer *b = NULL;
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: ctx must not be NULL");
+    if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: out must not be NULL");
+    *out = NULL;
+    if (!m) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: memory must not be NULL");
+    if (m->size == 0) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: memory->size must be > 0");
+    if (m->kind != DK_EXTERNAL_HOST_POINTER && m->kind != DK_EXTERNAL_DEVICE_POINTER &&
+        m->kind != DK_EXTERNAL_VK_BUFFER)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "dk_buffer_wrap: memory->kind (=%d) must be a dk_external_kind", (int)m->kind);
+    if ((m->kind == DK_EXTERNAL_HOST_POINTER || m->kind == DK_EXTERNAL_DEVICE_POINTER) && !m->pointer)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: memory->pointer must not be NULL");
+    if (m->kind == DK_EXTERNAL_VK_BUFFER && !m->vk_buffer)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_wrap: memory->vk_buffer must not be 0");
+    if (!ctx->ops->buffer_wrap)
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_buffer_wrap: the %s backend cannot wrap external memory",
+                        ctx->ops->name);
+    st = core_new_buffer(ctx, m->size, &b);
+    if (st != DK_OK) return st;
+    b->wrapped = 1;
+    st = ctx->ops->buffer_wrap(ctx, b, m);
+    if (st != DK_OK) {
+        free(b);
+        return st;
+    }
+    *out = b;
+    return DK_OK;
+}
+
+void dk_buffer_destroy(dk_context *ctx, dk_buffer *b) {
+    if (!ctx || !b) return;
+    dk__weight_drop_buffer(ctx, b);
+    ctx->ops->buffer_destroy(ctx, b);
+    if (!b->wrapped) ctx->mem_current -= b->size;
+    free(b);
+}
+
+uint64_t dk_buffer_size(const dk_buffer *b) { return b ? b->size : 0; }
+
+void dk__buffer_written(dk_context *ctx, dk_buffer *b) {
+    b->generation++;
+    dk__weight_drop_buffer(ctx, b);
+}
+
+dk_status dk_buffer_invalidate(dk_context *ctx, dk_buffer *b) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_invalidate: ctx must not be NULL");
+    if (!b) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_invalidate: buffer must not be NULL");
+    dk__buffer_written(ctx, b);
+    return DK_OK;
+}
+
+/* The range [offset, offset+size) must lie inside the buffer. */
+static dk_status core_check_range(dk_context *ctx, const char *fn, const dk_buffer *b, uint64_t offset,
+                                  uint64_t size) {
+    if (!b) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: buffer must not be NULL", fn);
+    if (offset > b->size || size > b->size - offset)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: offset (=%llu) + size (=%llu) exceeds the buffer's size (=%llu)", fn,
+                        (unsigned long long)offset, (unsigned long long)size, (unsigned long long)b->size);
+    return DK_OK;
+}
+
+dk_status dk_buffer_upload(dk_context *ctx, dk_buffer *b, uint64_t offset, const void *src, uint64_t size) {
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_upload: ctx must not be NULL");
+    st = core_check_range(ctx, "dk_buffer_upload", b, offset, size);
+    if (st != DK_OK) return st;
+    if (size == 0) return DK_OK;
+    if (!src) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_upload: src must not be NULL");
+    dk__buffer_written(ctx, b);
+    return ctx->ops->buffer_upload(ctx, b, offset, src, size);
+}
+
+dk_status dk_buffer_download(dk_context *ctx, const dk_buffer *b, uint64_t offset, void *dst, uint64_t size) {
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_download: ctx must not be NULL");
+    st = core_check_range(ctx, "dk_buffer_download", b, offset, size);
+    if (st != DK_OK) return st;
+    if (size == 0) return DK_OK;
+    if (!dst) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_download: dst must not be NULL");
+    return ctx->ops->buffer_download(ctx, b, offset, dst, size);
+}
+
+dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *b, uint64_t offset, uint64_t size, uint32_t pattern) {
+    dk_status st;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_fill: ctx must not be NULL");
+    st = core_check_range(ctx, "dk_buffer_fill", b, offset, size);
+    if (st != DK_OK) return st;
+    if (offset % 4 || size % 4)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "dk_buffer_fill: offset (=%llu) and size (=%llu) must be multiples of 4",
+                        (unsigned long long)offset, (unsigned long long)size);
+    if (size == 0) return DK_OK;
+    dk__buffer_written(ctx, b);
+    return ctx->ops->buffer_fill(ctx, b, offset, size, pattern);
+}
+
+#undef CORE_THREAD_LOCAL
+#undef CORE_NUM_BACKENDS

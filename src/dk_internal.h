@@ -1,0 +1,85 @@
+/* Internal definitions shared by the core (src/) and the backends.
+ *
+ * Every .c file of the library is also concatenated into one translation unit
+ * for header-only use (tools/amalgamate.py), so file-local names (static
+ * functions, types, macros) carry a prefix of their file (e.g. cpuconv_) and
+ * macros are #undef'd at the end of the file that defines them.
+ */
+#ifndef DK_INTERNAL_H
+#define DK_INTERNAL_H
+
+#include "../include/difkern.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+struct dk_backend_ops;
+struct dk_weight_entry;
+
+struct dk_buffer {
+    uint64_t size;        /* bytes */
+    uint64_t id;          /* unique within the context, never reused (cache keys) */
+    uint64_t generation;  /* bumped whenever difkern writes the buffer */
+    int wrapped;          /* memory owned by the caller */
+    void *impl;           /* the backend's handle */
+};
+
+struct dk_context {
+    const struct dk_backend_ops *ops;
+    void *backend;                 /* the backend's state */
+    char error[1024];
+    char device_name[256];
+    char description[512];
+    uint64_t next_buffer_id;
+    uint64_t mem_current, mem_peak;
+    struct dk_weight_entry *weights; /* prepared-weight cache (src/weights.c) */
+    uint64_t weights_bytes;
+};
+
+/* Record an error message (printf-style) on ctx, or in the thread's
+ * context-less slot when ctx is NULL; returns status so callers can
+ * `return dk__fail(ctx, DK_ERR_..., "...")`. */
+dk_status dk__fail(dk_context *ctx, dk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void dk__clear_error(dk_context *ctx);
+
+/* Bounded string copy that always terminates. */
+void dk__strlcpy(char *dst, const char *src, size_t cap);
+
+/* ---- prepared-weight cache (src/weights.c) ----
+ * A backend keeps repacked weights here; an entry is found again only while the
+ * buffer's generation is unchanged, and is freed when the buffer is written or
+ * destroyed, or the context is destroyed. */
+typedef struct dk_weight_key {
+    uint64_t buffer_id, generation, offset;
+    int32_t dtype, ndim, use, variant; /* variant: the backend's packing kind */
+    int64_t shape[DK_MAX_DIMS], strides[DK_MAX_DIMS];
+} dk_weight_key;
+
+typedef void (*dk_weight_free_fn)(dk_context *ctx, void *data);
+
+void dk__weight_key(dk_weight_key *key, const dk_tensor *w, int32_t use, int32_t variant);
+void *dk__weight_find(dk_context *ctx, const dk_weight_key *key);
+/* Takes ownership of data (freed with free_fn, also on failure). */
+dk_status dk__weight_insert(dk_context *ctx, const dk_weight_key *key, void *data,
+                            uint64_t bytes, dk_weight_free_fn free_fn);
+void dk__weight_drop_buffer(dk_context *ctx, const dk_buffer *buffer);
+void dk__weight_drop_all(dk_context *ctx);
+
+/* Mark a buffer as written by difkern (bumps generation, drops prepared weights). */
+void dk__buffer_written(dk_context *ctx, dk_buffer *buffer);
+
+/* ---- numeric helpers shared by backends ---- */
+float dk__act_f32(dk_activation act, float x);
+double dk__act_f64(dk_activation act, double x);
+
+/* Element address arithmetic for strided views. */
+static inline int64_t dk__offset4(const dk_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return i0 * t->strides[0] + i1 * t->strides[1] + i2 * t->strides[2] + i3 * t->strides[3];
+}
+
+#endif /* DK_INTERNAL_H */

@@ -1,0 +1,164 @@
+/* Public op entry points: initialize descriptors, validate, mark outputs written,
+ * dispatch to the context's backend table. */
+#include "dk_internal.h"
+#include "validate.h"
+#include "../backends/backend.h"
+
+void dk_conv2d_desc_init(dk_conv2d_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->stride_h = d->stride_w = 1;
+    d->dilation_h = d->dilation_w = 1;
+    d->groups = 1;
+    d->upsample = 1;
+    d->activation = DK_ACT_NONE;
+    d->output_scale = 1.0f;
+    d->residual_scale = 1.0f;
+}
+
+void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->stride_h = d->stride_w = 1;
+    d->dilation_h = d->dilation_w = 1;
+    d->groups = 1;
+    d->activation = DK_ACT_NONE;
+    d->output_scale = 1.0f;
+    d->residual_scale = 1.0f;
+}
+
+void dk_matmul_desc_init(dk_matmul_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->activation = DK_ACT_NONE;
+    d->output_scale = 1.0f;
+    d->residual_scale = 1.0f;
+}
+
+void dk_group_norm_desc_init(dk_group_norm_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->groups = 32;
+    d->eps = 1e-5f;
+    d->activation = DK_ACT_NONE;
+}
+
+void dk_layer_norm_desc_init(dk_layer_norm_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->eps = 1e-5f;
+    d->activation = DK_ACT_NONE;
+}
+
+void dk_attention_desc_init(dk_attention_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->scale = 0.0f;
+}
+
+/* Every op: no ctx -> thread error; validation; output marked written; backend. */
+#define OPS_BEGIN(name)                                                                 \
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, name ": ctx must not be NULL"); \
+    dk__clear_error(ctx)
+
+#define OPS_CALL(validate_call, out, backend_call)  \
+    do {                                            \
+        dk_status ops_st = (validate_call);         \
+        if (ops_st != DK_OK) return ops_st;         \
+        dk__buffer_written(ctx, (out)->buffer);     \
+        return (backend_call);                      \
+    } while (0)
+
+dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
+                    const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    OPS_BEGIN("dk_conv2d");
+    OPS_CALL(dk__validate_conv2d(ctx, desc, x, w, bias, residual, y), y,
+             ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y));
+}
+
+dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
+                              const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                              const dk_tensor *y) {
+    OPS_BEGIN("dk_conv_transpose2d");
+    OPS_CALL(dk__validate_conv_transpose2d(ctx, desc, x, w, bias, residual, y), y,
+             ctx->ops->conv_transpose2d(ctx, desc, x, w, bias, residual, y));
+}
+
+dk_status dk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
+                    const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    OPS_BEGIN("dk_matmul");
+    OPS_CALL(dk__validate_matmul(ctx, "dk_matmul", desc, a, b, bias, residual, y), y,
+             ctx->ops->matmul(ctx, desc, a, b, bias, residual, y));
+}
+
+dk_status dk_linear(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *x, const dk_tensor *weight,
+                    const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    dk_tensor wt;
+    OPS_BEGIN("dk_linear");
+    if (!weight) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_linear: weight must not be NULL");
+    if (weight->ndim != 2)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_linear: weight.ndim (=%d) must be 2 ([N, K])",
+                        (int)weight->ndim);
+    /* weight [N, K] seen as b = W^T [K, N]: swap shape and strides. */
+    wt = *weight;
+    wt.shape[0] = weight->shape[1];
+    wt.shape[1] = weight->shape[0];
+    wt.strides[0] = weight->strides[1];
+    wt.strides[1] = weight->strides[0];
+    OPS_CALL(dk__validate_matmul(ctx, "dk_linear", desc, x, &wt, bias, residual, y), y,
+             ctx->ops->matmul(ctx, desc, x, &wt, bias, residual, y));
+}
+
+dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                        const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    OPS_BEGIN("dk_group_norm");
+    OPS_CALL(dk__validate_group_norm(ctx, desc, x, gamma, beta, y), y,
+             ctx->ops->group_norm(ctx, desc, x, gamma, beta, y));
+}
+
+dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                        const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    OPS_BEGIN("dk_layer_norm");
+    OPS_CALL(dk__validate_layer_norm(ctx, desc, x, gamma, beta, y), y,
+             ctx->ops->layer_norm(ctx, desc, x, gamma, beta, y));
+}
+
+dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,
+                       const dk_tensor *v, const dk_tensor *out) {
+    OPS_BEGIN("dk_attention");
+    OPS_CALL(dk__validate_attention(ctx, desc, q, k, v, out), out,
+             ctx->ops->attention(ctx, desc, q, k, v, out));
+}
+
+dk_status dk_activation_forward(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
+    OPS_BEGIN("dk_activation_forward");
+    OPS_CALL(dk__validate_activation(ctx, act, x, y), y, ctx->ops->activation(ctx, act, x, y));
+}
+
+dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                 dk_activation act, const dk_tensor *y) {
+    OPS_BEGIN("dk_add");
+    OPS_CALL(dk__validate_add(ctx, alpha, a, beta, b, act, y), y, ctx->ops->add(ctx, alpha, a, beta, b, act, y));
+}
+
+dk_status dk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    OPS_BEGIN("dk_upsample_nearest");
+    OPS_CALL(dk__validate_upsample_nearest(ctx, x, y), y, ctx->ops->upsample_nearest(ctx, x, y));
+}
+
+dk_status dk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    OPS_BEGIN("dk_convert");
+    OPS_CALL(dk__validate_convert(ctx, x, y), y, ctx->ops->convert(ctx, x, y));
+}
+
+dk_status dk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w) {
+    dk_status st;
+    OPS_BEGIN("dk_prepare_weight");
+    st = dk__validate_prepare_weight(ctx, use, w);
+    if (st != DK_OK) return st;
+    if (!ctx->ops->prepare_weight) return DK_OK;
+    return ctx->ops->prepare_weight(ctx, use, w);
+}
+
+#undef OPS_BEGIN
+#undef OPS_CALL
