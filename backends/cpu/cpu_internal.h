@@ -4,6 +4,9 @@
 
 #include "../backend.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
 /* A CPU buffer is host memory: buffer->impl points at its first byte. */
 static inline unsigned char *dk__cpu_ptr(const dk_buffer *b) { return (unsigned char *)b->impl; }
 
@@ -47,6 +50,41 @@ static inline void dk__cpu_store(void *base, dk_dtype t, int64_t i, float v) {
     }
 }
 
+/* ---- the GEMM core (cpu_gemm.c) ----
+ * C[rows, cols] = A[rows, k] * B[k, cols] in fp32.  A is packed once into
+ * panels of DK_CPU_MR rows (dk__cpu_pack_a); B is packed on the fly by the
+ * op's pack_b callback, so convolutions never materialize im2col beyond one
+ * KC x NC block.  Each op maps its own indexing onto these callbacks. */
+#define DK_CPU_MR 6
+#define DK_CPU_NR 16
+#define DK_CPU_KC 256
+#define DK_CPU_NC 128
+
+typedef struct dk_cpu_gemm {
+    int64_t rows, cols, k;
+    const float *apack;  /* dk__cpu_packed_a_size(rows, k) floats */
+    /* Write B[k0 + kk][c0 + j] to dst[(j / NR) * kc * NR + kk * NR + j % NR] for
+     * kk < kc, j < round_up(nc, NR); columns >= cols must be written as 0. */
+    void (*pack_b)(const void *user, int64_t k0, int64_t kc, int64_t c0, int64_t nc, float *dst);
+    /* Consume the finished C block: c[r * ldc + j] = C[r][c0 + j], r < rows, j < nc. */
+    void (*store)(const void *user, int64_t c0, int64_t nc, const float *c, int64_t ldc);
+    const void *user;
+} dk_cpu_gemm;
+
+int64_t dk__cpu_packed_a_size(int64_t rows, int64_t k);
+/* dst[p * k * MR + kk * MR + i] = A(p * MR + i, kk), zero past rows; A(r, kk) = src[r * rs + kk * ks]. */
+void dk__cpu_pack_a_f32(float *dst, const float *src, int64_t rows, int64_t k, int64_t rs, int64_t ks);
+/* Runs columns [c0, c0 + nc) of g (nc <= DK_CPU_NC) on the calling thread.
+ * Returns 0, or -1 when its scratch memory cannot be allocated. */
+int dk__cpu_gemm_columns(const dk_cpu_gemm *g, int64_t c0, int64_t nc);
+
+/* The epilogue of conv / conv_transpose / matmul on one value. */
+static inline float dk__cpu_epilogue(float acc, float bias, dk_activation act, float out_scale,
+                                     float res_scale, float residual) {
+    return out_scale * dk__act_f32(act, acc + bias) + res_scale * residual;
+}
+
+
 /* ---- op entry points, one file per family ---- */
 /* cpu_conv.c */
 dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
@@ -62,8 +100,9 @@ dk_status dk__cpu_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_t
 /* cpu_attention.c */
 dk_status dk__cpu_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
                             const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
-/* cpu_gemm.c: prepare_weight (repacks conv / conv_transpose / matmul weights) */
+/* cpu_conv.c: prepare_weight (repacks conv / conv_transpose weights; matmul's via cpu_matmul.c) */
 dk_status dk__cpu_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+dk_status dk__cpu_matmul_prepare(dk_context *ctx, const dk_tensor *b);
 /* cpu_norm.c */
 dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
