@@ -123,7 +123,7 @@ uint16_t dk_f32_to_bf16(float x) {
     return (uint16_t)(u >> 16);
 }
 
-float dk_bf16_to_f32(uint16_t h) { return core_bits_f32((uint32_t)h << 16); }
+float dk_bf16_to_f32(uint16_t h) { return dk__bf16_to_f32(h); }
 
 uint16_t dk_f32_to_f16(float x) {
     uint32_t u = core_f32_bits(x);
@@ -145,17 +145,7 @@ uint16_t dk_f32_to_f16(float x) {
     }
 }
 
-float dk_f16_to_f32(uint16_t h) {
-    uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
-    uint32_t e = ((uint32_t)h >> 10) & 0x1fu;
-    uint32_t m = (uint32_t)h & 0x3ffu;
-    if (e == 0) {
-        float v = (float)m * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    if (e == 31) return core_bits_f32(sign | 0x7f800000u | (m << 13));
-    return core_bits_f32(sign | ((e - 15u + 127u) << 23) | (m << 13));
-}
+float dk_f16_to_f32(uint16_t h) { return dk__f16_to_f32(h); }
 
 /* ----------------------------------------------------------------- context */
 

@@ -77,6 +77,24 @@ void dk__buffer_written(dk_context *ctx, dk_buffer *buffer);
 float dk__act_f32(dk_activation act, float x);
 double dk__act_f64(dk_activation act, double x);
 
+/* Half-precision decoding, inline for kernels' inner loops (the public
+ * dk_f16_to_f32 / dk_bf16_to_f32 call these). */
+static inline float dk__bits_to_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline float dk__bf16_to_f32(uint16_t h) { return dk__bits_to_f32((uint32_t)h << 16); }
+static inline float dk__f16_to_f32(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = (uint32_t)h & 0x3ffu;
+    if (e == 0) {
+        float v = (float)m * (1.0f / 16777216.0f); /* zero and subnormals: m * 2^-24 */
+        return sign ? -v : v;
+    }
+    if (e == 31) return dk__bits_to_f32(sign | 0x7f800000u | (m << 13));
+    return dk__bits_to_f32(sign | ((e - 15u + 127u) << 23) | (m << 13));
+}
+
 /* Element address arithmetic for strided views. */
 static inline int64_t dk__offset4(const dk_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return i0 * t->strides[0] + i1 * t->strides[1] + i2 * t->strides[2] + i3 * t->strides[3];

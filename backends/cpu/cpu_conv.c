@@ -221,35 +221,56 @@ typedef struct cpuconv_task {
     int64_t n, g;
 } cpuconv_task;
 
+/* Gathers one reduction row (a channel and a tap) for NR columns of a panel:
+ * d[j] = x at (pos_h[j] + dh, pos_w[j] + dw) or 0 outside the (upsampled) input.
+ * One loop per dtype keeps the dtype switch out of the inner loop. */
+#define CPUCONV_GATHER(TYPE, DECODE)                                                             \
+    do {                                                                                        \
+        const TYPE *src = (const TYPE *)xb + chan;                                              \
+        for (j = 0; j < DK_CPU_NR; j++) {                                                       \
+            int64_t yy = ph[j] + dh, xx = pw[j] + dw;                                           \
+            d[j] = (yy >= 0 && yy < ah->in_size && xx >= 0 && xx < aw->in_size)                 \
+                       ? DECODE(src[(yy >> ush) * sh + (xx >> usw) * sw]) : 0.0f;               \
+        }                                                                                       \
+    } while (0)
+#define CPUCONV_F32(v) (v)
+
 static void cpuconv_pack_b(const void *user, int64_t k0, int64_t kc, int64_t c0, int64_t nc, float *dst) {
     const cpuconv_task *t = (const cpuconv_task *)user;
     const dk_tensor *x = t->job->x;
     const cpuconv_axis *ah = &t->P->h, *aw = &t->P->w;
     const void *xb = dk__cpu_base(x);
     int64_t taps = ah->taps * aw->taps, ncp = (nc + DK_CPU_NR - 1) / DK_CPU_NR * DK_CPU_NR;
-    int64_t ph[DK_CPU_NC], pw[DK_CPU_NC];
-    int64_t j, kk;
-    for (j = 0; j < nc; j++) {
-        int64_t c = c0 + j;
-        ph[j] = (c / aw->out_count) * ah->in_step + ah->off0;
-        pw[j] = (c % aw->out_count) * aw->in_step + aw->off0;
-    }
-    for (kk = 0; kk < kc; kk++) {
-        int64_t k = k0 + kk, ci = k / taps, tap = k % taps;
-        int64_t dh = (tap / aw->taps) * ah->off_step, dw = (tap % aw->taps) * aw->off_step;
-        int64_t chan = dk__offset4(x, t->n, t->g * t->job->cin_g + ci, 0, 0);
-        for (j = 0; j < ncp; j++) {
-            float v = 0.0f;
-            if (j < nc) {
-                int64_t y = ph[j] + dh, xx = pw[j] + dw;
-                if (y >= 0 && y < ah->in_size && xx >= 0 && xx < aw->in_size)
-                    v = dk__cpu_load(xb, x->dtype,
-                                     chan + (y / ah->upsample) * x->strides[2] + (xx / aw->upsample) * x->strides[3]);
+    int64_t sh = x->strides[2], sw = x->strides[3];
+    int ush = ah->upsample == 2, usw = aw->upsample == 2; /* upsample is 1 or 2: a shift */
+    int64_t jp;
+    for (jp = 0; jp < ncp; jp += DK_CPU_NR) {
+        int64_t ph[DK_CPU_NR], pw[DK_CPU_NR], j, kk;
+        float *panel = dst + jp * kc;
+        for (j = 0; j < DK_CPU_NR; j++) {
+            int64_t c = c0 + jp + j;
+            if (jp + j < nc) {
+                ph[j] = (c / aw->out_count) * ah->in_step + ah->off0;
+                pw[j] = (c % aw->out_count) * aw->in_step + aw->off0;
+            } else {
+                ph[j] = pw[j] = INT64_MIN / 4; /* padding column: always outside */
             }
-            dst[(j / DK_CPU_NR) * kc * DK_CPU_NR + kk * DK_CPU_NR + j % DK_CPU_NR] = v;
+        }
+        for (kk = 0; kk < kc; kk++) {
+            int64_t k = k0 + kk, ci = k / taps, tap = k % taps;
+            int64_t dh = (tap / aw->taps) * ah->off_step, dw = (tap % aw->taps) * aw->off_step;
+            int64_t chan = dk__offset4(x, t->n, t->g * t->job->cin_g + ci, 0, 0);
+            float *d = panel + kk * DK_CPU_NR;
+            switch (x->dtype) {
+            case DK_F32: CPUCONV_GATHER(float, CPUCONV_F32); break;
+            case DK_F16: CPUCONV_GATHER(uint16_t, dk__f16_to_f32); break;
+            case DK_BF16: CPUCONV_GATHER(uint16_t, dk__bf16_to_f32); break;
+            }
         }
     }
 }
+#undef CPUCONV_GATHER
+#undef CPUCONV_F32
 
 static void cpuconv_store(const void *user, int64_t c0, int64_t nc, const float *c, int64_t ldc) {
     const cpuconv_task *t = (const cpuconv_task *)user;

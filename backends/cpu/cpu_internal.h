@@ -36,8 +36,8 @@ static inline dk_cpu_state *dk__cpu_state(dk_context *ctx) { return (dk_cpu_stat
 static inline float dk__cpu_load(const void *base, dk_dtype t, int64_t i) {
     switch (t) {
     case DK_F32: return ((const float *)base)[i];
-    case DK_F16: return dk_f16_to_f32(((const uint16_t *)base)[i]);
-    case DK_BF16: return dk_bf16_to_f32(((const uint16_t *)base)[i]);
+    case DK_F16: return dk__f16_to_f32(((const uint16_t *)base)[i]);
+    case DK_BF16: return dk__bf16_to_f32(((const uint16_t *)base)[i]);
     }
     return 0.0f;
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Side by side: dk_bench (each backend given) and PyTorch, same specs, same run.
+
+    compare.py --bench BUILD/tests/perf/dk_bench --suite h100 --backend vulkan,hip
+               --dtype f16,bf16 --layout nchw,nhwc [--device cuda] [--out table.md]
+
+Prints a markdown table: per spec and dtype, difkern's time per backend and
+layout next to PyTorch's best layout, with the ratio torch_ms / difkern_ms
+(> 1: difkern faster) and difkern's TFLOP/s or GB/s.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import shapes  # noqa: E402
+
+
+def run(cmd):
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    sys.stderr.write(r.stdout)
+    return r.returncode
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--suite", default="cpu")
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--dtype", default="f32")
+    ap.add_argument("--layout", default="nchw,nhwc")
+    ap.add_argument("--device", default=None, help="torch device (default: cuda if present)")
+    ap.add_argument("--iters", default="10")
+    ap.add_argument("--torch-python", default="python3")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    suite_file = os.path.join(tmp, "suite.txt")
+    with open(suite_file, "w") as f:
+        f.write(subprocess.run([a.bench, "--list", "--suite", a.suite], stdout=subprocess.PIPE,
+                               text=True, check=True).stdout)
+    rows = []
+    for be in a.backend.split(","):
+        js = os.path.join(tmp, f"dk_{be}.json")
+        rc = run([a.bench, "--backend", be, "--suite", a.suite, "--dtype", a.dtype, "--layout", a.layout,
+                  "--iters", a.iters, "--json", js])
+        if rc == 77 or not os.path.exists(js):
+            print(f"backend {be}: skipped (not available)", file=sys.stderr)
+            continue
+        rows += json.load(open(js))
+    tj = os.path.join(tmp, "torch.json")
+    cmd = [a.torch_python, os.path.join(here, "torch_bench.py"), "--suite-file", suite_file, "--dtype", a.dtype,
+           "--layout", a.layout, "--iters", a.iters, "--json", tj]
+    if a.device:
+        cmd += ["--device", a.device]
+    run(cmd)
+    torch_rows = json.load(open(tj)) if os.path.exists(tj) else []
+    best = {}
+    for t in torch_rows:
+        k = (t["op"], t["spec"], t["dtype"])
+        if k not in best or t["ms"] < best[k]["ms"]:
+            best[k] = t
+    same = {(t["op"], t["spec"], t["dtype"], t["layout"]): t for t in torch_rows}
+    lines = ["| op | shape | dtype | backend | layout | difkern ms | torch same-layout ms | torch best ms (layout) "
+             "| best/difkern | difkern TFLOP/s | difkern GB/s |", "|" + "---|" * 11]
+    for r in rows:
+        k = (r["op"], r["spec"], r["dtype"])
+        b = best.get(k)
+        s = same.get(k + (r["layout"],))
+        lines.append("| {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {:.2f} | {:.0f} |".format(
+            r["op"], r["spec"], r["dtype"], r["backend"], r["layout"], r["ms"],
+            f"{s['ms']:.4f}" if s else "-", f"{b['ms']:.4f} ({b['layout']})" if b else "-",
+            f"{b['ms'] / r['ms']:.2f}x" if b else "-", r["tflops"], r["gbps"]))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (after tools/install-deps.sh):
+#   1. release build: every meson test (CPU case list, Vulkan case list on
+#      lavapipe with the validation layer, validation rules, PyTorch oracle,
+#      readers, VAE decoder, header-only install, benchmark smoke run, HIP checks)
+#   2. ASan + UBSan build: the same unit tests and the quick case list
+#   3. the fuzz targets, a bounded time each (FUZZ_SECONDS, default 60)
+# Build folders: build-test/, build-asan/, build-fuzz/ (delete them to start clean).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${FUZZ_SECONDS:-60}
+start=$(date +%s)
+step() { echo; echo "=== $* ($(( $(date +%s) - start )) s)"; }
+
+step "release build and tests"
+[ -f build-test/build.ninja ] || meson setup build-test --buildtype=release
+ninja -C build-test -j"$jobs"
+meson test -C build-test --print-errorlogs --num-processes 1
+
+step "sanitizer build (ASan + UBSan) and tests"
+[ -f build-asan/build.ninja ] || meson setup build-asan --buildtype=debugoptimized \
+  -Db_sanitize=address,undefined -Db_lundef=false -Dexamples=true
+ninja -C build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  DIFKERN_TEST_QUICK=1 meson test -C build-asan --print-errorlogs --num-processes 1 --no-suite slow
+
+step "fuzzing, ${fuzz_seconds} s per target"
+tools/fuzz.sh "$fuzz_seconds"
+
+step "all passed in $(( $(date +%s) - start )) s"
