@@ -1,0 +1,399 @@
+/* The shared case list (see cases.h).
+ *
+ * Base cases below name a shape and its parameters; zero fields take the
+ * defaults (n 1, stride 1, dilation 1, groups 1, upsample 1, scales 1).  Each
+ * base case is expanded over f32/f16/bf16 and, for image ops, NCHW/NHWC.
+ * Shapes are Stable Diffusion / SDXL VAE and UNet shapes with the channel and
+ * spatial sizes scaled down so the whole list runs on a 2-core CPU in seconds.
+ */
+#include "cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HC_MAX_CASES 1024
+
+/* Base-case flags. */
+#define Q 1   /* quick */
+#define G 2   /* strided output with a gap (name suffix _outgap) */
+#define I 4   /* strided activation inputs with a gap (name suffix _ingap) */
+
+typedef struct hcb_conv { const char *label; int flags; hc_conv p; } hcb_conv;
+typedef struct hcb_mm { const char *label; int flags; hc_matmul p; } hcb_mm;
+typedef struct hcb_norm { const char *label; int flags; hc_norm p; } hcb_norm;
+typedef struct hcb_attn { const char *label; int flags; hc_attention p; } hcb_attn;
+typedef struct hcb_ew { const char *label; int flags; hc_elementwise p; } hcb_ew;
+
+/* ------------------------------------------------------------------ conv2d */
+
+static const hcb_conv hcb_conv2d[] = {
+    /* VAE decoder (channels 512/256/128 scaled to 64/32) */
+    {"vae_conv_in_c4to64_12x12", Q, {.cin = 4, .h = 12, .w = 12, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"vae_3x3_c64_16x16", Q, {.cin = 64, .h = 16, .w = 16, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"vae_resnet_3x3_c64_residual", 0, {.cin = 64, .h = 12, .w = 12, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}},
+    {"vae_upsample2_3x3_c32_8x8", Q, {.cin = 32, .h = 8, .w = 8, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}},
+    {"vae_conv_out_c32to3_16x16", 0, {.cin = 32, .h = 16, .w = 16, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"vae_shortcut_1x1_c64to32", 0, {.cin = 64, .h = 12, .w = 12, .cout = 32, .kh = 1, .kw = 1, .bias = 1}},
+    /* UNet (320/640/1280 scaled to 40/80/160) */
+    {"unet_3x3_c160_8x8", 0, {.cin = 160, .h = 8, .w = 8, .cout = 160, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"unet_conv_in_c4to40_9x9", 0, {.cin = 4, .h = 9, .w = 9, .cout = 40, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"3x3_s2_p1", Q, {.cin = 40, .h = 15, .w = 15, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    /* odd sizes */
+    {"odd_7x5_3x3_c5to6", G | I, {.cin = 5, .h = 7, .w = 5, .cout = 6, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"input_1x1_3x3_p1", 0, {.cin = 8, .h = 1, .w = 1, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"out_1x1_3x3_p0", 0, {.cin = 8, .h = 3, .w = 3, .cout = 8, .kh = 3, .kw = 3, .bias = 1}},
+    {"1x1_s2_shortcut_9x8", 0, {.cin = 8, .h = 9, .w = 8, .cout = 12, .kh = 1, .kw = 1, .stride_h = 2, .stride_w = 2, .bias = 1}},
+    {"1x1_c3to5_7x5", 0, {.cin = 3, .h = 7, .w = 5, .cout = 5, .kh = 1, .kw = 1}},
+    {"rect_1x7_p0x3", 0, {.cin = 6, .h = 5, .w = 9, .cout = 7, .kh = 1, .kw = 7, .pad_w = 3, .bias = 1}},
+    {"5x5_s3_p2_11x13", 0, {.cin = 6, .h = 11, .w = 13, .cout = 10, .kh = 5, .kw = 5, .stride_h = 3, .stride_w = 3, .pad_h = 2, .pad_w = 2, .bias = 1}},
+    /* padding larger than kernel/2, dilation */
+    {"3x3_p3", 0, {.cin = 6, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .pad_h = 3, .pad_w = 3, .bias = 1}},
+    {"5x5_p4x1", 0, {.cin = 4, .h = 7, .w = 8, .cout = 5, .kh = 5, .kw = 5, .pad_h = 4, .pad_w = 1}},
+    {"3x3_d2_p2", 0, {.cin = 8, .h = 10, .w = 10, .cout = 8, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .bias = 1}},
+    {"3x2_d3x1_s1x2_p1x0", 0, {.cin = 5, .h = 11, .w = 9, .cout = 4, .kh = 3, .kw = 2, .stride_w = 2, .pad_h = 1, .dilation_h = 3, .bias = 1}},
+    /* groups */
+    {"groups4_c16to32", 0, {.cin = 16, .h = 8, .w = 8, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 4, .bias = 1}},
+    {"depthwise_c24_9x9", 0, {.cin = 24, .h = 9, .w = 9, .cout = 24, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 24, .bias = 1}},
+    {"depthwise_mult2_5x5", I, {.cin = 8, .h = 8, .w = 8, .cout = 16, .kh = 5, .kw = 5, .pad_h = 2, .pad_w = 2, .groups = 8}},
+    /* every activation and the full epilogue */
+    {"act_relu", 0, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_RELU}},
+    {"act_silu", 0, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_SILU}},
+    {"act_gelu", 0, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_GELU}},
+    {"act_gelu_tanh", 0, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_GELU_TANH}},
+    {"act_tanh", 0, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_TANH}},
+    {"epilogue_silu_oscale0.5_rscale-0.75", Q, {.cin = 16, .h = 8, .w = 8, .cout = 24, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"upsample2_gelu_residual_7x5", G | I, {.cin = 8, .h = 7, .w = 5, .cout = 12, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .residual_scale = 0.5f}},
+    {"upsample2_s2_d2_groups2", 0, {.cin = 8, .h = 6, .w = 5, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 1, .dilation_h = 2, .groups = 2, .upsample = 2, .bias = 1}},
+    {"batch3_c16to8_6x6", 0, {.n = 3, .cin = 16, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}},
+    /* several GPU tiles in every GEMM dimension, none of them full */
+    {"tiles_c48to192_20x20", 0, {.cin = 48, .h = 20, .w = 20, .cout = 192, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+};
+
+/* -------------------------------------------------------- conv_transpose2d */
+
+static const hcb_conv hcb_convt[] = {
+    /* the seed shape (Cin 512, Cout 256, k3, s2, p1, op1), spatially scaled down */
+    {"seed_c512to256_k3_s2_p1_op1_4x4", Q, {.cin = 512, .h = 4, .w = 4, .cout = 256, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"k3_s2_p1_op1_7x5", G | I, {.cin = 16, .h = 7, .w = 5, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"k4_s2_p1_6x6", 0, {.cin = 16, .h = 6, .w = 6, .cout = 16, .kh = 4, .kw = 4, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"k3_s1_p1", 0, {.cin = 12, .h = 6, .w = 7, .cout = 10, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"k3_s3_p0_op2", 0, {.cin = 6, .h = 5, .w = 4, .cout = 7, .kh = 3, .kw = 3, .stride_h = 3, .stride_w = 3, .output_padding_h = 2, .output_padding_w = 2}},
+    {"k3_s2_d2_p2_op1", 0, {.cin = 8, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"k5_s2_p3_pad_gt_half", 0, {.cin = 6, .h = 6, .w = 5, .cout = 6, .kh = 5, .kw = 5, .stride_h = 2, .stride_w = 2, .pad_h = 3, .pad_w = 3, .bias = 1}},
+    {"groups2_k3_s2_p1_op1", 0, {.cin = 8, .h = 5, .w = 5, .cout = 12, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1}},
+    {"depthwise_c8_k3_s2", 0, {.cin = 8, .h = 5, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 8}},
+    {"epilogue_silu_res_scales", Q, {.cin = 16, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 1.5f, .residual_scale = 0.25f}},
+    {"act_gelu_tanh_k2_s2", 0, {.cin = 8, .h = 5, .w = 5, .cout = 8, .kh = 2, .kw = 2, .stride_h = 2, .stride_w = 2, .bias = 1, .act = DK_ACT_GELU_TANH}},
+    {"k2_s3_holes", 0, {.cin = 6, .h = 4, .w = 5, .cout = 5, .kh = 2, .kw = 2, .stride_h = 3, .stride_w = 3, .bias = 1}},
+    {"k3_s2_p3", 0, {.cin = 6, .h = 6, .w = 7, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 3, .pad_w = 3, .bias = 1}},
+    {"input_1x1_k3_s2", 0, {.cin = 8, .h = 1, .w = 1, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .bias = 1}},
+    {"k2x3_s2x1_p0x1_op1x0", 0, {.cin = 6, .h = 5, .w = 7, .cout = 5, .kh = 2, .kw = 3, .stride_h = 2, .pad_w = 1, .output_padding_h = 1, .bias = 1}},
+    {"batch2_k3_s2_p1_op1", 0, {.n = 2, .cin = 12, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_RELU}},
+    {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+};
+
+/* ------------------------------------------------------------------ matmul */
+
+static const hcb_mm hcb_matmul[] = {
+    {"64x48x40_bias", Q, {.m = 64, .k = 48, .n = 40, .bias = 1}},
+    {"b3_33x29x17_epilogue", G | I, {.batch = 3, .m = 33, .k = 29, .n = 17, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 2.0f}},
+    {"b4_shared_b_at", Q, {.batch = 4, .m = 20, .k = 24, .n = 36, .b_shared = 1, .a_t = 1, .bias = 1}},
+    {"b2_shared_a_bt", 0, {.batch = 2, .m = 15, .k = 40, .n = 22, .a_shared = 1, .b_t = 1}},
+    {"at_bt_31x19x23", 0, {.m = 31, .k = 19, .n = 23, .a_t = 1, .b_t = 1, .act = DK_ACT_TANH}},
+    {"b3_at_bt_relu", 0, {.batch = 3, .m = 9, .k = 33, .n = 14, .a_t = 1, .b_t = 1, .bias = 1, .act = DK_ACT_RELU}},
+    {"1x1x1", 0, {.m = 1, .k = 1, .n = 1}},
+    {"long_k_8x1024x8", 0, {.m = 8, .k = 1024, .n = 8}},
+    {"vae_attn_proj_256x64x64", 0, {.m = 256, .k = 64, .n = 64, .bias = 1, .residual = 1}},
+    {"tiles_300x260x200", 0, {.m = 300, .k = 260, .n = 200, .bias = 1}},
+};
+
+/* ------------------------------------------------------------------ linear */
+
+static const hcb_mm hcb_linear[] = {
+    {"64x80_to_40", Q | G, {.m = 64, .k = 80, .n = 40, .bias = 1}},
+    {"b2_77x64_to_96_silu_res", 0, {.batch = 2, .m = 77, .k = 64, .n = 96, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"weight_stored_kn", 0, {.m = 24, .k = 48, .n = 32, .b_t = 1, .bias = 1}},
+    {"geglu_32x40_to_160_gelu_tanh", 0, {.m = 32, .k = 40, .n = 160, .bias = 1, .act = DK_ACT_GELU_TANH}},
+    {"b3_x_shared_weight_no_bias", 0, {.batch = 3, .m = 5, .k = 7, .n = 9}},
+};
+
+/* -------------------------------------------------------------- group_norm */
+
+static const hcb_norm hcb_group_norm[] = {
+    {"vae_g32_c64_8x8", Q, {.shape = {1, 64, 8, 8}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1}},
+    {"vae_g32_c128_6x6_silu", 0, {.shape = {1, 128, 6, 6}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    {"g4_no_affine", 0, {.shape = {1, 16, 5, 7}, .groups = 4, .eps = 1e-5f}},
+    {"inplace_g8_silu", Q, {.shape = {1, 32, 6, 5}, .groups = 8, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .inplace = 1}},
+    {"inplace_no_affine", I, {.shape = {2, 12, 3, 5}, .groups = 3, .eps = 1e-5f, .inplace = 1}},
+    {"g1_c6_7x5", 0, {.shape = {1, 6, 7, 5}, .groups = 1, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"g_eq_c8_instance", 0, {.shape = {1, 8, 3, 3}, .groups = 8, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_GELU}},
+    {"batch2_g4_c16_5x7", G | I, {.shape = {2, 16, 5, 7}, .groups = 4, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"mean20_g4_c16_8x8", 0, {.shape = {1, 16, 8, 8}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .mean = 20.0f}},
+    {"1x1_g8_c32", 0, {.shape = {1, 32, 1, 1}, .groups = 8, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_TANH}},
+    {"vae_g32_c128_32x32_silu", 0, {.shape = {1, 128, 32, 32}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+};
+
+/* -------------------------------------------------------------- layer_norm */
+
+static const hcb_norm hcb_layer_norm[] = {
+    {"2d_64x160", Q, {.ndim = 2, .shape = {64, 160}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"3d_b2_77x64", G | I, {.ndim = 3, .shape = {2, 77, 64}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"gamma_only", 0, {.ndim = 2, .shape = {9, 40}, .eps = 1e-5f, .gamma = 1}},
+    {"beta_only", 0, {.ndim = 2, .shape = {9, 40}, .eps = 1e-5f, .beta = 1}},
+    {"no_affine_1d", 0, {.ndim = 1, .shape = {80}, .eps = 1e-5f}},
+    {"inplace_gelu", Q, {.ndim = 2, .shape = {16, 48}, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_GELU, .inplace = 1}},
+    {"4d_2x3x5x40_silu", 0, {.ndim = 4, .shape = {2, 3, 5, 40}, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    {"mean20_32x256", 0, {.ndim = 2, .shape = {32, 256}, .eps = 1e-5f, .gamma = 1, .beta = 1, .mean = 20.0f}},
+    {"d3_odd", 0, {.ndim = 2, .shape = {7, 3}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"d512", 0, {.ndim = 2, .shape = {4, 512}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"rows300_d1280", 0, {.ndim = 2, .shape = {300, 1280}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+};
+
+/* --------------------------------------------------------------- attention */
+
+static const hcb_attn hcb_attention[] = {
+    {"vae_mid_h1_d512_n64", Q, {.b = 1, .heads = 1, .nq = 64, .nkv = 64, .d = 512, .dv = 512}},
+    {"sd15_h2_d40_n64_bnhd", 0, {.b = 1, .heads = 2, .nq = 64, .nkv = 64, .d = 40, .dv = 40, .storage = HC_BNHD}},
+    {"sdxl_cross_d64_nq64_nkv77_bnhd", Q, {.b = 2, .heads = 2, .nq = 64, .nkv = 77, .d = 64, .dv = 64, .storage = HC_BNHD}},
+    {"d80_nq33_nkv20", 0, {.b = 1, .heads = 3, .nq = 33, .nkv = 20, .d = 80, .dv = 80}},
+    {"d128_nq17_nkv50", 0, {.b = 1, .heads = 2, .nq = 17, .nkv = 50, .d = 128, .dv = 128}},
+    {"qkv_packed_d64_n48", 0, {.b = 2, .heads = 2, .nq = 48, .nkv = 48, .d = 64, .dv = 64, .storage = HC_QKV_PACKED}},
+    {"dv40_ne_d64", 0, {.b = 1, .heads = 2, .nq = 24, .nkv = 31, .d = 64, .dv = 40}},
+    {"dv512_ne_d64_bnhd", 0, {.b = 1, .heads = 1, .nq = 9, .nkv = 16, .d = 64, .dv = 512, .storage = HC_BNHD}},
+    {"nq1_nkv100", 0, {.b = 2, .heads = 1, .nq = 1, .nkv = 100, .d = 64, .dv = 64}},
+    {"nkv1", 0, {.b = 1, .heads = 2, .nq = 5, .nkv = 1, .d = 40, .dv = 40}},
+    {"scale0.05_d64", 0, {.b = 1, .heads = 1, .nq = 16, .nkv = 16, .d = 64, .dv = 64, .scale = 0.05f}},
+    {"large_logits_std50_d64", 0, {.b = 1, .heads = 2, .nq = 16, .nkv = 40, .d = 64, .dv = 64, .q_range = 150.0f}},
+    {"long_kv_300_d64", 0, {.b = 1, .heads = 1, .nq = 8, .nkv = 300, .d = 64, .dv = 64}},
+    {"d512_bnhd_batch2", 0, {.b = 2, .heads = 2, .nq = 12, .nkv = 20, .d = 512, .dv = 512, .storage = HC_BNHD}},
+    {"tiles_nq200_nkv333_d64", 0, {.b = 1, .heads = 2, .nq = 200, .nkv = 333, .d = 64, .dv = 64}},
+};
+
+/* ------------------------------------------------------------- elementwise */
+
+static const hcb_ew hcb_add[] = {
+    {"1x32x9x7", Q | G | I, {.n = 1, .c = 32, .h = 9, .w = 7, .alpha = 1.0f, .beta = 1.0f}},
+    {"scaled_0.5_-1.5_silu", 0, {.n = 2, .c = 6, .h = 5, .w = 3, .alpha = 0.5f, .beta = -1.5f, .act = DK_ACT_SILU}},
+    {"inplace_a_gelu", 0, {.n = 1, .c = 8, .h = 4, .w = 6, .alpha = 1.0f, .beta = 0.7f, .act = DK_ACT_GELU, .inplace = 1}},
+    {"inplace_b_relu", Q, {.n = 1, .c = 8, .h = 4, .w = 6, .alpha = -1.0f, .beta = 1.0f, .act = DK_ACT_RELU, .inplace = 2}},
+    {"1x1x1x1", 0, {.n = 1, .c = 1, .h = 1, .w = 1, .alpha = 2.0f, .beta = 1.0f}},
+};
+
+static const hcb_ew hcb_activation[] = {
+    {"relu", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_RELU}},
+    {"silu", Q, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_SILU}},
+    {"gelu", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_GELU}},
+    {"gelu_tanh", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_GELU_TANH}},
+    {"tanh", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_TANH}},
+    {"none_copy", G | I, {.n = 1, .c = 7, .h = 6, .w = 5, .act = DK_ACT_NONE}},
+    {"inplace_silu", Q, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .inplace = 1}},
+};
+
+static const hcb_ew hcb_upsample[] = {
+    {"2x_c4_8x8", Q, {.n = 2, .c = 4, .h = 8, .w = 8, .oh = 16, .ow = 16}},
+    {"2x_odd_7x5", G | I, {.n = 1, .c = 3, .h = 7, .w = 5, .oh = 14, .ow = 10}},
+    {"ratio1.5_4x6_to_6x9", 0, {.n = 1, .c = 5, .h = 4, .w = 6, .oh = 6, .ow = 9}},
+    {"ratio_7x5_to_10x12", 0, {.n = 1, .c = 2, .h = 7, .w = 5, .oh = 10, .ow = 12}},
+    {"down_9x7_to_4x5", 0, {.n = 1, .c = 3, .h = 9, .w = 7, .oh = 4, .ow = 5}},
+    {"1x1_to_3x5", 0, {.n = 1, .c = 6, .h = 1, .w = 1, .oh = 3, .ow = 5}},
+};
+
+/* ------------------------------------------------------------------ names */
+
+const char *hc_op_name(hc_op op) {
+    switch (op) {
+    case HC_CONV2D: return "conv2d";
+    case HC_CONV_TRANSPOSE2D: return "conv_transpose2d";
+    case HC_MATMUL: return "matmul";
+    case HC_LINEAR: return "linear";
+    case HC_GROUP_NORM: return "group_norm";
+    case HC_LAYER_NORM: return "layer_norm";
+    case HC_ATTENTION: return "attention";
+    case HC_ADD: return "add";
+    case HC_ACTIVATION: return "activation";
+    case HC_UPSAMPLE_NEAREST: return "upsample_nearest";
+    case HC_CONVERT: return "convert";
+    case HC_OP_COUNT: break;
+    }
+    return "invalid";
+}
+
+const char *hc_layout_name(hc_layout layout) {
+    switch (layout) {
+    case HC_NCHW: return "nchw";
+    case HC_NHWC: return "nhwc";
+    case HC_LAYOUT_NONE: break;
+    }
+    return "";
+}
+
+/* ------------------------------------------------------------- expansion */
+
+static hc_case hc_list[HC_MAX_CASES];
+static int hc_count;
+
+static const dk_dtype hc_dtypes[3] = {DK_F32, DK_F16, DK_BF16};
+static const hc_layout hc_layouts[2] = {HC_NCHW, HC_NHWC};
+
+static int32_t hc_def32(int32_t v) { return v ? v : 1; }
+static int64_t hc_def64(int64_t v) { return v ? v : 1; }
+static float hc_deff(float v) { return v != 0.0f ? v : 1.0f; }
+
+static hc_conv hc_norm_conv(hc_conv p) {
+    p.n = hc_def64(p.n);
+    p.stride_h = hc_def32(p.stride_h);
+    p.stride_w = hc_def32(p.stride_w);
+    p.dilation_h = hc_def32(p.dilation_h);
+    p.dilation_w = hc_def32(p.dilation_w);
+    p.groups = hc_def32(p.groups);
+    p.upsample = hc_def32(p.upsample);
+    p.output_scale = hc_deff(p.output_scale);
+    p.residual_scale = hc_deff(p.residual_scale);
+    return p;
+}
+
+static hc_matmul hc_norm_mm(hc_matmul p) {
+    p.output_scale = hc_deff(p.output_scale);
+    p.residual_scale = hc_deff(p.residual_scale);
+    return p;
+}
+
+/* Appends one expanded case (the caller sets the op's parameters). */
+static hc_case *hc_push(hc_op op, const char *label, int flags, int base_index, int dtype_i,
+                        int layout_i, int has_layout, int has_weight, const char *extra) {
+    hc_case *c;
+    if (hc_count >= HC_MAX_CASES) return NULL;
+    c = &hc_list[hc_count++];
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->dtype = hc_dtypes[dtype_i];
+    c->layout = has_layout ? hc_layouts[layout_i] : HC_LAYOUT_NONE;
+    c->quick = (flags & Q) && (dtype_i + layout_i) % 2 == 0;
+    c->out_gap = (flags & G) != 0;
+    c->in_gap = (flags & I) != 0;
+    c->prepare = has_weight && (dtype_i + layout_i + base_index) % 2 == 1;
+    snprintf(c->name, sizeof c->name, "%s/%s%s%s%s/%s%s%s%s", hc_op_name(op), label, c->in_gap ? "_ingap" : "",
+             c->out_gap ? "_outgap" : "", extra ? extra : "", dk_dtype_name(c->dtype), has_layout ? "/" : "",
+             hc_layout_name(c->layout), c->prepare ? "/prep" : "");
+    return c;
+}
+
+#define HC_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void hc_expand_conv(hc_op op, const hcb_conv *base, int nbase) {
+    int i, d, l;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++)
+            for (l = 0; l < 2; l++) {
+                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, 1, 1, NULL);
+                if (c) c->conv = hc_norm_conv(base[i].p);
+            }
+}
+
+static void hc_expand_mm(hc_op op, const hcb_mm *base, int nbase) {
+    int i, d;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++) {
+            /* only a 2-D b (a weight shared by every batch) is prepared */
+            int has_weight = op == HC_LINEAR || base[i].p.batch == 0 || base[i].p.b_shared;
+            hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, 0, 0, has_weight, NULL);
+            if (c) c->mm = hc_norm_mm(base[i].p);
+        }
+}
+
+static void hc_expand_norm(hc_op op, const hcb_norm *base, int nbase, int has_layout) {
+    int i, d, l;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++)
+            for (l = 0; l < (has_layout ? 2 : 1); l++) {
+                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, has_layout, 0, NULL);
+                if (!c) continue;
+                c->norm = base[i].p;
+                if (op == HC_GROUP_NORM) c->norm.ndim = 4;
+            }
+}
+
+static void hc_expand_attn(const hcb_attn *base, int nbase) {
+    int i, d;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++) {
+            hc_case *c = hc_push(HC_ATTENTION, base[i].label, base[i].flags, i, d, 0, 0, 0, NULL);
+            if (c) c->attn = base[i].p;
+        }
+}
+
+static void hc_expand_ew(hc_op op, const hcb_ew *base, int nbase) {
+    int i, d, l;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++)
+            for (l = 0; l < 2; l++) {
+                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, 1, 0, NULL);
+                if (c) c->ew = base[i].p;
+            }
+}
+
+/* convert: every (source dtype, source layout) x (dtype, layout) pair on one
+ * odd shape, plus a larger one with an output gap (dtype and layout both change). */
+static void hc_expand_convert(void) {
+    int sd, sl, d, l;
+    char extra[32];
+    for (sd = 0; sd < 3; sd++)
+        for (sl = 0; sl < 2; sl++)
+            for (d = 0; d < 3; d++)
+                for (l = 0; l < 2; l++) {
+                    hc_case *c;
+                    snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(hc_dtypes[sd]),
+                             hc_layout_name(hc_layouts[sl]));
+                    c = hc_push(HC_CONVERT, "2x5x7x3", 0, 0, d, l, 1, 0, extra);
+                    if (!c) continue;
+                    c->quick = sd == d && sl != l && d != 2; /* the layout swaps */
+                    c->ew.n = 2; c->ew.c = 5; c->ew.h = 7; c->ew.w = 3;
+                    c->ew.src_dtype = hc_dtypes[sd];
+                    c->ew.src_layout = hc_layouts[sl];
+                }
+    for (d = 0; d < 3; d++)
+        for (l = 0; l < 2; l++) {
+            hc_case *c;
+            snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(hc_dtypes[(d + 1) % 3]),
+                     hc_layout_name(hc_layouts[1 - l]));
+            c = hc_push(HC_CONVERT, "1x16x6x6", G | I, 0, d, l, 1, 0, extra);
+            if (!c) continue;
+            c->ew.n = 1; c->ew.c = 16; c->ew.h = 6; c->ew.w = 6;
+            c->ew.src_dtype = hc_dtypes[(d + 1) % 3];
+            c->ew.src_layout = hc_layouts[1 - l];
+        }
+}
+
+static int hc_build(void) {
+    int i, j;
+    hc_count = 0;
+    hc_expand_conv(HC_CONV2D, hcb_conv2d, HC_COUNT(hcb_conv2d));
+    hc_expand_conv(HC_CONV_TRANSPOSE2D, hcb_convt, HC_COUNT(hcb_convt));
+    hc_expand_mm(HC_MATMUL, hcb_matmul, HC_COUNT(hcb_matmul));
+    hc_expand_mm(HC_LINEAR, hcb_linear, HC_COUNT(hcb_linear));
+    hc_expand_norm(HC_GROUP_NORM, hcb_group_norm, HC_COUNT(hcb_group_norm), 1);
+    hc_expand_norm(HC_LAYER_NORM, hcb_layer_norm, HC_COUNT(hcb_layer_norm), 0);
+    hc_expand_attn(hcb_attention, HC_COUNT(hcb_attention));
+    hc_expand_ew(HC_ADD, hcb_add, HC_COUNT(hcb_add));
+    hc_expand_ew(HC_ACTIVATION, hcb_activation, HC_COUNT(hcb_activation));
+    hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
+    hc_expand_convert();
+    if (hc_count >= HC_MAX_CASES) return -1;
+    for (i = 0; i < hc_count; i++)
+        for (j = i + 1; j < hc_count; j++)
+            if (strcmp(hc_list[i].name, hc_list[j].name) == 0) {
+                fprintf(stderr, "harness bug: duplicate case name %s\n", hc_list[i].name);
+                return -1;
+            }
+    return hc_count;
+}
+
+int hc_cases(const hc_case **out) {
+    static int built = 0;
+    *out = hc_list;
+    if (!built) {
+        built = hc_build() >= 0 ? 1 : -1;
+    }
+    return built > 0 ? hc_count : -1;
+}

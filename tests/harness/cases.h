@@ -1,0 +1,117 @@
+/* The shared case list: every op, shape, parameter set, dtype and layout that
+ * every backend is checked on (tests/harness/dk_test_runner.c runs it).
+ *
+ * A small base list of shapes is expanded combinatorially over the dtypes
+ * (f32, f16, bf16) and, where an op takes 4-D images, over NCHW and NHWC.
+ * Each expanded case has a stable readable name "op/shape/dtype[/layout]",
+ * e.g. "conv2d/3x3_s2_p1/f16/nhwc".
+ */
+#ifndef HC_CASES_H
+#define HC_CASES_H
+
+#include <difkern.h>
+
+typedef enum hc_op {
+    HC_CONV2D,
+    HC_CONV_TRANSPOSE2D,
+    HC_MATMUL,
+    HC_LINEAR,
+    HC_GROUP_NORM,
+    HC_LAYER_NORM,
+    HC_ATTENTION,
+    HC_ADD,
+    HC_ACTIVATION,
+    HC_UPSAMPLE_NEAREST,
+    HC_CONVERT,
+    HC_OP_COUNT
+} hc_op;
+
+typedef enum hc_layout { HC_LAYOUT_NONE = 0, HC_NCHW = 1, HC_NHWC = 2 } hc_layout;
+
+/* conv2d and conv_transpose2d.  All fields are final (no zero defaults). */
+typedef struct hc_conv {
+    int64_t n, cin, h, w, cout, kh, kw;
+    int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+    int32_t groups, upsample;                  /* upsample: conv2d only */
+    int32_t output_padding_h, output_padding_w; /* conv_transpose2d only */
+    dk_activation act;
+    float output_scale, residual_scale;
+    int bias, residual;
+} hc_conv;
+
+/* matmul and linear.  batch 0: 2-D operands; otherwise a/b may still be 2-D
+ * (shared by every batch).  a_t / b_t: the operand is stored transposed (its
+ * view has swapped strides).  For linear, b is the [N, K] weight and b_t means
+ * it is stored [K, N]. */
+typedef struct hc_matmul {
+    int64_t batch, m, k, n;
+    int a_shared, b_shared, a_t, b_t;
+    dk_activation act;
+    float output_scale, residual_scale;
+    int bias, residual;
+} hc_matmul;
+
+typedef struct hc_norm {
+    /* group_norm: [n, c, h, w]; layer_norm: ndim dims of shape (last = D). */
+    int32_t ndim;
+    int64_t shape[4];
+    int32_t groups;
+    float eps;
+    int gamma, beta;       /* group_norm: both or neither */
+    dk_activation act;
+    int inplace;
+    float mean;            /* input values are mean + 2 * U(-1, 1); 0: 0.5 */
+} hc_norm;
+
+/* Storage of q/k/v/out for attention. */
+typedef enum hc_attn_storage {
+    HC_BHND = 0,      /* each tensor contiguous [B, H, N, D] */
+    HC_BNHD = 1,      /* each tensor stored [B, N, H, D]: a strided view */
+    HC_QKV_PACKED = 2 /* q, k, v are views of one [B, N, 3, H, D] buffer; out [B, N, H, D] */
+} hc_attn_storage;
+
+typedef struct hc_attention {
+    int64_t b, heads, nq, nkv, d, dv;
+    float scale;           /* 0: 1/sqrt(D) */
+    float q_range;         /* q values are q_range * U(-1, 1); 0: 6 (logits std ~2).  Set:
+                            * large logits, made exact in fp32 (q integers, k multiples
+                            * of 1/8), so the case tests softmax range, not conditioning */
+    hc_attn_storage storage;
+} hc_attention;
+
+/* add, activation, upsample_nearest, convert on [n, c, h, w] images. */
+typedef struct hc_elementwise {
+    int64_t n, c, h, w;
+    int64_t oh, ow;        /* upsample_nearest output size */
+    dk_activation act;
+    float alpha, beta;     /* add */
+    int inplace;           /* add: 1 y is a, 2 y is b; activation: 1 y is x */
+    dk_dtype src_dtype;    /* convert: the input's dtype (output: the case dtype) */
+    hc_layout src_layout;  /* convert: the input's layout (output: the case layout) */
+} hc_elementwise;
+
+typedef struct hc_case {
+    char name[128];
+    hc_op op;
+    dk_dtype dtype;
+    hc_layout layout;      /* NONE where the op has no image layout */
+    int quick;             /* part of the --quick subset */
+    int prepare;           /* call dk_prepare_weight first, then re-upload and rerun */
+    int out_gap;           /* the output view has a gap after every row / pixel (strided output) */
+    int in_gap;            /* likewise the activation inputs (x, a, residual; not weights) */
+    hc_conv conv;
+    hc_matmul mm;
+    hc_norm norm;
+    hc_attention attn;
+    hc_elementwise ew;
+} hc_case;
+
+/* Builds the full expanded list (static storage, built once).  Returns the
+ * number of cases; *out points at them.  Returns -1 if two cases share a name
+ * (a harness bug). */
+int hc_cases(const hc_case **out);
+
+const char *hc_op_name(hc_op op);
+const char *hc_layout_name(hc_layout layout);
+
+#endif /* HC_CASES_H */

@@ -1,0 +1,380 @@
+/* Per-op glue of the harness (see harness_ops.h). */
+#include "harness_ops.h"
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HO_GAP 3 /* extra elements per row / pixel of a gapped output view */
+
+/* Slots per op family. */
+enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4 };          /* conv, matmul, linear */
+enum { HO_NX = 0, HO_GAMMA = 1, HO_BETA = 2, HO_NY = 3 };                /* norms */
+enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* attention */
+enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
+
+/* A 4-D image tensor [n, c, h, w] in the case's layout. */
+static void ho_image(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t h,
+                     int64_t w, int64_t gap, int output, double scale, double shift) {
+    int64_t shape[4], strides[4];
+    shape[0] = n; shape[1] = c; shape[2] = h; shape[3] = w;
+    ht_image_strides(layout, gap, shape, strides);
+    if (output) ht_define_output(s, slot, slot, t, 4, shape, strides, 0);
+    else ht_define(s, slot, slot, t, 4, shape, strides, 0, scale, shift);
+}
+
+/* A row-major tensor, optionally with a row gap. */
+static void ho_rowmajor(ht_set *s, int slot, dk_dtype t, int32_t ndim, const int64_t *shape,
+                        int64_t gap, int output, double scale, double shift) {
+    int64_t strides[4];
+    ht_rowmajor_strides(ndim, shape, gap, strides);
+    if (output) ht_define_output(s, slot, slot, t, ndim, shape, strides, 0);
+    else ht_define(s, slot, slot, t, ndim, shape, strides, 0, scale, shift);
+}
+
+/* The output slot as the same view as input slot `in` (in place). */
+static void ho_alias(ht_set *s, int slot, int in) {
+    const ht_tensor *x = &s->t[in];
+    ht_define_output(s, slot, x->store, x->t.dtype, x->t.ndim, x->t.shape, x->t.strides, x->elem_offset);
+}
+
+/* A matrix operand [batch?, rows, cols], stored transposed (last two dims
+ * swapped in memory) when `transposed`, with `gap` extra elements per stored row. */
+static void ho_matrix(ht_set *s, int slot, dk_dtype t, int64_t batch, int64_t rows, int64_t cols,
+                      int transposed, int64_t gap, double scale) {
+    int64_t shape[3], strides[3];
+    int32_t nd = batch > 0 ? 3 : 2, o = nd - 2;
+    shape[o] = rows;
+    shape[o + 1] = cols;
+    strides[o] = transposed ? 1 : cols + gap;
+    strides[o + 1] = transposed ? rows + gap : 1;
+    if (batch > 0) {
+        shape[0] = batch;
+        strides[0] = transposed ? cols * (rows + gap) : rows * (cols + gap);
+    }
+    ht_define(s, slot, slot, t, nd, shape, strides, 0, scale, 0.0);
+}
+
+/* ----------------------------------------------------------------- setup */
+
+static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
+    const hc_conv *q = &c->conv;
+    ht_set *s = &p->set;
+    int64_t oh = hr_conv_out_h(q, transposed), ow = hr_conv_out_w(q, transposed);
+    int64_t cin_g = q->cin / q->groups, cout_g = q->cout / q->groups;
+    int64_t wshape[4], wstrides[4], fan;
+    if (transposed) {
+        wshape[0] = q->cin; wshape[1] = cout_g;
+        fan = cin_g * ((q->kh + q->stride_h - 1) / q->stride_h) * ((q->kw + q->stride_w - 1) / q->stride_w);
+    } else {
+        wshape[0] = q->cout; wshape[1] = cin_g;
+        fan = cin_g * q->kh * q->kw;
+    }
+    wshape[2] = q->kh; wshape[3] = q->kw;
+    ho_image(s, HO_X, c->dtype, c->layout, q->n, q->cin, q->h, q->w, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
+    /* the weight follows the case layout too: NHWC cases use [O, KH, KW, I] storage */
+    ht_image_strides(c->layout, 0, wshape, wstrides);
+    ht_define(s, HO_W, HO_W, c->dtype, 4, wshape, wstrides, 0, sqrt(3.0 / (double)(fan > 0 ? fan : 1)), 0.0);
+    if (q->bias) {
+        int64_t n = q->cout;
+        ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
+    }
+    if (q->residual)
+        ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
+    ho_image(s, HO_Y, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    p->out = HO_Y;
+    p->weight = HO_W;
+    p->weight_use = transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D;
+    p->k = fan;
+}
+
+static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {
+    const hc_matmul *q = &c->mm;
+    ht_set *s = &p->set;
+    int64_t yshape[3];
+    int32_t nd = q->batch > 0 ? 3 : 2;
+    int64_t ig = c->in_gap ? HO_GAP : 0;
+    double ws = sqrt(3.0 / (double)q->k);
+    int b_is_weight = linear || q->b_shared || q->batch == 0;
+    ho_matrix(s, HO_X, c->dtype, q->a_shared ? 0 : q->batch, q->m, q->k, q->a_t, ig, 1.0);
+    if (linear) ho_matrix(s, HO_W, c->dtype, 0, q->n, q->k, q->b_t, 0, ws);
+    else ho_matrix(s, HO_W, c->dtype, q->b_shared ? 0 : q->batch, q->k, q->n, q->b_t, b_is_weight ? 0 : ig, ws);
+    if (q->bias) {
+        int64_t n = q->n;
+        ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
+    }
+    yshape[0] = q->batch;
+    yshape[nd - 2] = q->m;
+    yshape[nd - 1] = q->n;
+    if (q->residual) ho_rowmajor(s, HO_RES, c->dtype, nd, yshape, ig, 0, 1.0, 0.0);
+    ho_rowmajor(s, HO_Y, c->dtype, nd, yshape, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    p->out = HO_Y;
+    /* only a 2-D b can be prepared (it is the shared weight) */
+    p->weight = b_is_weight ? HO_W : -1;
+    p->weight_use = DK_WEIGHT_MATMUL_B;
+    p->k = q->k;
+}
+
+static void ho_setup_norm(const hc_case *c, ho_plan *p) {
+    const hc_norm *q = &c->norm;
+    ht_set *s = &p->set;
+    int group = c->op == HC_GROUP_NORM;
+    int64_t gap = c->out_gap ? HO_GAP : 0, ig = c->in_gap ? HO_GAP : 0;
+    int64_t pc = group ? q->shape[1] : q->shape[q->ndim - 1];
+    /* inputs away from zero mean: statistics must not cancel catastrophically */
+    double mean = q->mean != 0.0f ? (double)q->mean : 0.5;
+    if (group) ho_image(s, HO_NX, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2], q->shape[3],
+                        ig, 0, 2.0, mean);
+    else ho_rowmajor(s, HO_NX, c->dtype, q->ndim, q->shape, ig, 0, 2.0, mean);
+    if (q->gamma) ho_rowmajor(s, HO_GAMMA, c->dtype, 1, &pc, 0, 0, 0.5, 1.0);
+    if (q->beta) ho_rowmajor(s, HO_BETA, c->dtype, 1, &pc, 0, 0, 0.5, 0.0);
+    if (q->inplace) ho_alias(s, HO_NY, HO_NX);
+    else if (group) ho_image(s, HO_NY, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2],
+                             q->shape[3], gap, 1, 0, 0);
+    else ho_rowmajor(s, HO_NY, c->dtype, q->ndim, q->shape, gap, 1, 0, 0);
+    p->out = HO_NY;
+    p->weight = -1;
+    p->k = 1; /* statistics in fp32 or wider: error is the output rounding */
+}
+
+/* Attention tensors [b, heads, n, d] in one of the storages of hc_attn_storage. */
+static void ho_attn_tensor(ht_set *s, int slot, int store, dk_dtype t, const hc_attention *q,
+                           int64_t n, int64_t d, int output, double scale) {
+    int64_t shape[4], strides[4], off = 0;
+    shape[0] = q->b; shape[1] = q->heads; shape[2] = n; shape[3] = d;
+    if (q->storage == HC_BHND) {
+        ht_rowmajor_strides(4, shape, 0, strides);
+    } else if (q->storage == HC_BNHD || output) { /* stored [b, n, heads, d] */
+        strides[3] = 1;
+        strides[1] = d;
+        strides[2] = q->heads * d;
+        strides[0] = n * q->heads * d;
+    } else { /* packed [b, n, 3, heads, d]: slot 0/1/2 is q/k/v */
+        strides[3] = 1;
+        strides[1] = d;
+        strides[2] = 3 * q->heads * d;
+        strides[0] = n * 3 * q->heads * d;
+        off = slot * q->heads * d;
+    }
+    if (output) ht_define_output(s, slot, store, t, 4, shape, strides, off);
+    else ht_define(s, slot, store, t, 4, shape, strides, off, scale, 0.0);
+}
+
+static void ho_setup_attention(const hc_case *c, ho_plan *p) {
+    const hc_attention *q = &c->attn;
+    ht_set *s = &p->set;
+    int packed = q->storage == HC_QKV_PACKED;
+    /* q scaled so that the logits spread (std ~2): softmax is not near-uniform */
+    ho_attn_tensor(s, HO_Q, HO_Q, c->dtype, q, q->nq, q->d, 0, q->q_range != 0.0f ? (double)q->q_range : 6.0);
+    ho_attn_tensor(s, HO_K, packed ? HO_Q : HO_K, c->dtype, q, q->nkv, q->d, 0, 1.0);
+    ho_attn_tensor(s, HO_V, packed ? HO_Q : HO_V, c->dtype, q, q->nkv, q->dv, 0, 1.0);
+    if (q->q_range != 0.0f) {
+        s->t[HO_Q].grid = 1.0;
+        s->t[HO_K].grid = 0.125;
+    }
+    ho_attn_tensor(s, HO_O, HO_O, c->dtype, q, q->nq, q->dv, 1, 0.0);
+    p->out = HO_O;
+    p->weight = -1;
+    p->k = q->d > q->nkv ? q->d : q->nkv;
+}
+
+static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
+    const hc_elementwise *q = &c->ew;
+    ht_set *s = &p->set;
+    int64_t gap = c->out_gap ? HO_GAP : 0, ig = c->in_gap ? HO_GAP : 0;
+    p->out = HO_EY;
+    p->weight = -1;
+    p->k = 1;
+    switch (c->op) {
+    case HC_ADD:
+        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
+        ho_image(s, HO_B, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
+        if (q->inplace) ho_alias(s, HO_EY, q->inplace == 1 ? HO_A : HO_B);
+        else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        break;
+    case HC_ACTIVATION:
+        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
+        if (q->inplace) ho_alias(s, HO_EY, HO_A);
+        else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        break;
+    case HC_UPSAMPLE_NEAREST:
+        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
+        ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->oh, q->ow, gap, 1, 0, 0);
+        p->exact = 1;
+        break;
+    default: /* HC_CONVERT */
+        ho_image(s, HO_A, q->src_dtype, q->src_layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
+        ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        p->exact = 1;
+        break;
+    }
+}
+
+void ho_setup(const hc_case *c, ho_plan *p) {
+    memset(p, 0, sizeof *p);
+    switch (c->op) {
+    case HC_CONV2D: ho_setup_conv(c, p, 0); break;
+    case HC_CONV_TRANSPOSE2D: ho_setup_conv(c, p, 1); break;
+    case HC_MATMUL: ho_setup_matmul(c, p, 0); break;
+    case HC_LINEAR: ho_setup_matmul(c, p, 1); break;
+    case HC_GROUP_NORM:
+    case HC_LAYER_NORM: ho_setup_norm(c, p); break;
+    case HC_ATTENTION: ho_setup_attention(c, p); break;
+    default: ho_setup_elementwise(c, p); break;
+    }
+}
+
+/* ------------------------------------------------------------------- run */
+
+static const dk_tensor *ho_opt(ho_plan *p, int slot) { return p->set.t[slot].used ? &p->set.t[slot].t : NULL; }
+
+/* dk_linear's weight [N, K] seen as matmul's b [K, N]. */
+static dk_tensor ho_transposed(const dk_tensor *w) {
+    dk_tensor t = *w;
+    t.shape[0] = w->shape[1];
+    t.shape[1] = w->shape[0];
+    t.strides[0] = w->strides[1];
+    t.strides[1] = w->strides[0];
+    return t;
+}
+
+dk_status ho_prepare(dk_context *ctx, const hc_case *c, ho_plan *p) {
+    dk_tensor w;
+    if (p->weight < 0) return DK_OK;
+    w = p->set.t[p->weight].t;
+    if (c->op == HC_LINEAR) w = ho_transposed(&w);
+    return dk_prepare_weight(ctx, p->weight_use, &w);
+}
+
+dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
+    switch (c->op) {
+    case HC_CONV2D: {
+        dk_conv2d_desc d;
+        dk_conv2d_desc_init(&d);
+        d.stride_h = c->conv.stride_h; d.stride_w = c->conv.stride_w;
+        d.pad_h = c->conv.pad_h; d.pad_w = c->conv.pad_w;
+        d.dilation_h = c->conv.dilation_h; d.dilation_w = c->conv.dilation_w;
+        d.groups = c->conv.groups;
+        d.upsample = c->conv.upsample;
+        d.activation = c->conv.act;
+        d.output_scale = c->conv.output_scale;
+        d.residual_scale = c->conv.residual_scale;
+        return dk_conv2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
+                         ho_opt(p, HO_Y));
+    }
+    case HC_CONV_TRANSPOSE2D: {
+        dk_conv_transpose2d_desc d;
+        dk_conv_transpose2d_desc_init(&d);
+        d.stride_h = c->conv.stride_h; d.stride_w = c->conv.stride_w;
+        d.pad_h = c->conv.pad_h; d.pad_w = c->conv.pad_w;
+        d.output_padding_h = c->conv.output_padding_h; d.output_padding_w = c->conv.output_padding_w;
+        d.dilation_h = c->conv.dilation_h; d.dilation_w = c->conv.dilation_w;
+        d.groups = c->conv.groups;
+        d.activation = c->conv.act;
+        d.output_scale = c->conv.output_scale;
+        d.residual_scale = c->conv.residual_scale;
+        return dk_conv_transpose2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS),
+                                   ho_opt(p, HO_RES), ho_opt(p, HO_Y));
+    }
+    case HC_MATMUL:
+    case HC_LINEAR: {
+        dk_matmul_desc d;
+        dk_matmul_desc_init(&d);
+        d.activation = c->mm.act;
+        d.output_scale = c->mm.output_scale;
+        d.residual_scale = c->mm.residual_scale;
+        if (c->op == HC_LINEAR)
+            return dk_linear(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
+                             ho_opt(p, HO_Y));
+        return dk_matmul(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
+                         ho_opt(p, HO_Y));
+    }
+    case HC_GROUP_NORM: {
+        dk_group_norm_desc d;
+        dk_group_norm_desc_init(&d);
+        d.groups = c->norm.groups;
+        d.eps = c->norm.eps;
+        d.activation = c->norm.act;
+        return dk_group_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA), ho_opt(p, HO_NY));
+    }
+    case HC_LAYER_NORM: {
+        dk_layer_norm_desc d;
+        dk_layer_norm_desc_init(&d);
+        d.eps = c->norm.eps;
+        d.activation = c->norm.act;
+        return dk_layer_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA), ho_opt(p, HO_NY));
+    }
+    case HC_ATTENTION: {
+        dk_attention_desc d;
+        dk_attention_desc_init(&d);
+        d.scale = c->attn.scale;
+        return dk_attention(ctx, &d, ho_opt(p, HO_Q), ho_opt(p, HO_K), ho_opt(p, HO_V), ho_opt(p, HO_O));
+    }
+    case HC_ADD:
+        return dk_add(ctx, c->ew.alpha, ho_opt(p, HO_A), c->ew.beta, ho_opt(p, HO_B), c->ew.act, ho_opt(p, HO_EY));
+    case HC_ACTIVATION:
+        return dk_activation_forward(ctx, c->ew.act, ho_opt(p, HO_A), ho_opt(p, HO_EY));
+    case HC_UPSAMPLE_NEAREST:
+        return dk_upsample_nearest(ctx, ho_opt(p, HO_A), ho_opt(p, HO_EY));
+    case HC_CONVERT:
+        return dk_convert(ctx, ho_opt(p, HO_A), ho_opt(p, HO_EY));
+    case HC_OP_COUNT: break;
+    }
+    return DK_ERR_INTERNAL;
+}
+
+/* ------------------------------------------------------------- reference */
+
+static const double *ho_val(ho_plan *p, int slot) { return p->set.t[slot].used ? p->set.t[slot].val : NULL; }
+
+int ho_reference(const hc_case *c, ho_plan *p) {
+    int64_t n = p->set.t[p->out].numel, i;
+    free(p->ref);
+    p->ref = (double *)malloc((size_t)n * sizeof(double));
+    if (!p->ref) return 0;
+    switch (c->op) {
+    case HC_CONV2D:
+        hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
+        break;
+    case HC_CONV_TRANSPOSE2D:
+        hr_conv_transpose2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES),
+                            p->ref);
+        break;
+    case HC_MATMUL:
+        hr_matmul(&c->mm, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
+        break;
+    case HC_LINEAR:
+        hr_linear(&c->mm, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
+        break;
+    case HC_GROUP_NORM:
+        hr_group_norm(&c->norm, ho_val(p, HO_NX), ho_val(p, HO_GAMMA), ho_val(p, HO_BETA), p->ref);
+        break;
+    case HC_LAYER_NORM:
+        hr_layer_norm(&c->norm, ho_val(p, HO_NX), ho_val(p, HO_GAMMA), ho_val(p, HO_BETA), p->ref);
+        break;
+    case HC_ATTENTION:
+        for (i = 0; i < n; i++) p->ref[i] = NAN; /* stays NaN (and fails) if the reference cannot allocate */
+        hr_attention(&c->attn, ho_val(p, HO_Q), ho_val(p, HO_K), ho_val(p, HO_V), p->ref);
+        break;
+    case HC_ADD:
+        hr_add(n, c->ew.alpha, ho_val(p, HO_A), c->ew.beta, ho_val(p, HO_B), c->ew.act, p->ref);
+        break;
+    case HC_ACTIVATION:
+        hr_activation(n, c->ew.act, ho_val(p, HO_A), p->ref);
+        break;
+    case HC_UPSAMPLE_NEAREST:
+        hr_upsample_nearest(&c->ew, ho_val(p, HO_A), p->ref);
+        break;
+    case HC_CONVERT: /* the value, rounded to the output dtype (round to nearest even) */
+        for (i = 0; i < n; i++) p->ref[i] = ht_round(c->dtype, ho_val(p, HO_A)[i]);
+        break;
+    case HC_OP_COUNT: break;
+    }
+    return 1;
+}
+
+void ho_free(ho_plan *p) {
+    free(p->ref);
+    p->ref = NULL;
+}
