@@ -69,7 +69,10 @@ static void cpubk_destroy(dk_context *ctx) {
     ctx->backend = NULL;
 }
 
-static dk_status cpubk_sync(dk_context *ctx) { return DK_OK; }
+static dk_status cpubk_sync(dk_context *ctx) {
+    (void)ctx;
+    return DK_OK;
+}
 
 /* 64-byte alignment: whole cache lines, and any vector width the compiler picks. */
 static dk_status cpubk_buffer_create(dk_context *ctx, dk_buffer *b) {
@@ -93,21 +96,25 @@ static dk_status cpubk_buffer_wrap(dk_context *ctx, dk_buffer *b, const dk_exter
 }
 
 static void cpubk_buffer_destroy(dk_context *ctx, dk_buffer *b) {
+    (void)ctx;
     if (!b->wrapped) free(b->impl);
     b->impl = NULL;
 }
 
 static dk_status cpubk_upload(dk_context *ctx, dk_buffer *b, uint64_t off, const void *src, uint64_t size) {
+    (void)ctx;
     memmove(dk__cpu_ptr(b) + off, src, (size_t)size);
     return DK_OK;
 }
 
 static dk_status cpubk_download(dk_context *ctx, const dk_buffer *b, uint64_t off, void *dst, uint64_t size) {
+    (void)ctx;
     memmove(dst, dk__cpu_ptr(b) + off, (size_t)size);
     return DK_OK;
 }
 
 static dk_status cpubk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size, uint32_t pattern) {
+    (void)ctx;
     unsigned char *p = dk__cpu_ptr(b) + off;
     uint64_t i;
     for (i = 0; i < size; i += 4) memcpy(p + i, &pattern, 4);

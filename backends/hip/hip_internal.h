@@ -1,0 +1,109 @@
+/* HIP backend internals: the run-time loaded driver API (HIP or CUDA) behind one
+ * function table, the backend state, and the op entry points (hip_ops.c). */
+#ifndef DK_HIP_INTERNAL_H
+#define DK_HIP_INTERNAL_H
+
+#include "../backend.h"
+#include "hip_kargs.h"
+
+/* The calls difkern needs, with the signatures HIP and the CUDA driver API share
+ * (status as int; modules, functions, streams, events, contexts as opaque
+ * pointers; device memory as a 64-bit address, which is what hipDeviceptr_t and
+ * CUdeviceptr are on the 64-bit platforms both runtimes support).  Entries
+ * marked HIP or CUDA exist only for that runtime. */
+typedef struct dk_hip_api {
+    void *lib;
+    int is_cuda;
+    int (*init)(unsigned flags);
+    int (*device_count)(int *count);
+    int (*device_get)(int *device, int ordinal);
+    int (*device_name)(char *name, int len, int device);
+    int (*device_attribute)(int *value, int attribute, int device);
+    int (*module_load_data)(void **module, const void *image);
+    int (*module_unload)(void *module);
+    int (*module_get_function)(void **function, void *module, const char *name);
+    int (*launch)(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                  unsigned shared_bytes, void *stream, void **params, void **extra);
+    int (*mem_alloc)(uint64_t *ptr, size_t size);
+    int (*mem_free)(uint64_t ptr);
+    int (*memcpy_htod_async)(uint64_t dst, const void *src, size_t size, void *stream);
+    int (*memcpy_dtoh_async)(void *dst, uint64_t src, size_t size, void *stream);
+    int (*memset_d32_async)(uint64_t dst, unsigned value, size_t count, void *stream);
+    int (*stream_create)(void **stream, unsigned flags);
+    int (*stream_destroy)(void *stream);
+    int (*stream_sync)(void *stream);
+    int (*event_create)(void **event, unsigned flags);
+    int (*event_destroy)(void *event);
+    int (*event_record)(void *event, void *stream);
+    int (*event_sync)(void *event);
+    int (*event_elapsed)(float *ms, void *start, void *end);
+    /* HIP */
+    int (*hip_set_device)(int device);
+    int (*hip_get_device)(int *device);
+    int (*hip_get_properties)(void *props, int device);
+    const char *(*hip_error_string)(int status);
+    /* CUDA */
+    int (*cu_primary_retain)(void **context, int device);
+    int (*cu_primary_release)(int device);
+    int (*cu_ctx_set_current)(void *context);
+    int (*cu_ctx_get_current)(void **context);
+    int (*cu_ctx_get_device)(int *device);
+    int (*cu_error_string)(int status, const char **text);
+} dk_hip_api;
+
+/* Loads libamdhip64 (cuda = 0) or libcuda (cuda = 1); on failure appends what
+ * was tried to why (capacity cap) and returns DK_ERR_BACKEND_UNAVAILABLE. */
+dk_status dk__hip_api_load(dk_context *ctx, dk_hip_api *api, int cuda, char *why, size_t cap);
+void dk__hip_api_unload(dk_hip_api *api);
+const char *dk__hip_api_error(const dk_hip_api *api, int status);
+
+/* Kernels looked up once per context. */
+enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
+typedef struct dk_hip_kernels {
+    void *gemm[4];                            /* by dk_dtype (1..3) */
+    void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
+    void *elementwise, *group_norm_stats, *layer_norm;
+} dk_hip_kernels;
+
+typedef struct dk_hip_state {
+    dk_hip_api api;
+    int device, own_stream, own_context;
+    void *context;   /* CUDA: the primary context we retained */
+    void *stream;
+    void *module;
+    void *timer_start, *timer_end;
+    dk_hip_kernels k;
+    uint64_t scratch;       /* device scratch (group-norm statistics) */
+    uint64_t scratch_bytes;
+    char arch[64];          /* "gfx90a" or "sm_90" */
+} dk_hip_state;
+
+static inline dk_hip_state *dk__hip_state(dk_context *ctx) { return (dk_hip_state *)ctx->backend; }
+static inline uint64_t dk__hip_ptr(const dk_buffer *b) { return (uint64_t)(uintptr_t)b->impl; }
+
+/* Launch on the context's stream; a failure becomes a message naming op. */
+dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                         void *args);
+/* Device scratch of at least bytes (grown with a stream sync when too small). */
+dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
+
+dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
+                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                   const dk_tensor *y);
+dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,
+                            const dk_tensor *v, const dk_tensor *out);
+dk_status dk__hip_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__hip_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                      dk_activation act, const dk_tensor *y);
+dk_status dk__hip_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__hip_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+#endif /* DK_HIP_INTERNAL_H */

@@ -1,0 +1,87 @@
+/* Kernel argument blocks of the HIP backend, shared by the host code (C11) and
+ * the kernels (HIP / CUDA C++).  Each kernel takes one of these by value; only
+ * 64-bit integers, 32-bit ints and floats, so both sides lay them out alike.
+ * Device addresses are byte addresses of element 0 (view offset included). */
+#ifndef DK_HIP_KARGS_H
+#define DK_HIP_KARGS_H
+
+#if defined(__CUDACC__) || defined(__HIP__)
+typedef long long dkh_i64;
+typedef unsigned long long dkh_u64;
+#else
+#include <stdint.h>
+typedef int64_t dkh_i64;
+typedef uint64_t dkh_u64;
+#endif
+
+/* Block tile of the GEMM kernel (rows x cols x reduction step) and its threads. */
+#define DKH_GEMM_BM 64
+#define DKH_GEMM_BN 64
+#define DKH_GEMM_BK 16
+#define DKH_THREADS 256
+/* Attention: query rows and keys per block step; D chunk staged at a time. */
+#define DKH_ATTN_BQ 16
+#define DKH_ATTN_BKV 16
+#define DKH_ATTN_DC 64
+
+enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
+
+/* One axis of a conv phase (see backends/cpu/cpu_conv.c): output o = out_start +
+ * i*out_step reads input p = i*in_step + off0 + t*off_step (upsampled coordinates)
+ * for taps k = k0 + t*k_step, t < taps. */
+typedef struct dkh_axis {
+    dkh_i64 out_count, out_start, out_step, in_step, off0, off_step, taps, k0, k_step, in_size;
+} dkh_axis;
+
+/* C[M x N] = A[M x K] * B[K x N] per batch z, with the fused epilogue
+ * out = out_scale * act(acc + bias) + res_scale * residual.
+ * MATMUL: A(m,k) = a[z*a_s0 + m*a_s1 + k*a_s2] (likewise b, y, res); bias per column.
+ * CONV:   z = image * groups + group; rows = output channels of the group,
+ *         columns = the phase's output pixels, reduction = (channel, tap_h, tap_w);
+ *         bias per output channel. */
+typedef struct dkh_gemm_args {
+    dkh_u64 a, b, bias, res, y;
+    dkh_i64 M, N, K;
+    dkh_i64 a_s[4], b_s[4], y_s[4], r_s[4];
+    dkh_i64 bias_s;
+    dkh_i64 groups, cin_g, ups;
+    dkh_axis h, w;
+    int mode, transposed, act, has_bias, has_res, pad0;
+    float out_scale, res_scale;
+} dkh_gemm_args;
+
+/* out[b,h,i,:] = softmax(scale * q[b,h,i,:] k[b,h,:,:]^T) v[b,h,:,:] */
+typedef struct dkh_attn_args {
+    dkh_u64 q, k, v, o;
+    dkh_i64 q_s[4], k_s[4], v_s[4], o_s[4];
+    dkh_i64 nq, nkv, d, dv;
+    float scale;
+    int pad0;
+} dkh_attn_args;
+
+enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3,
+       DKH_ELT_GN_APPLY = 4 };
+
+/* Elementwise over y's logical 4-D shape (leading dims padded with 1).
+ * GN_APPLY: y = act((x - mean) * rstd * gamma[c] + beta[c]) with (mean, rstd) of
+ * (n, c / (C/groups)) from stats (float pairs); a = x, b = gamma, c_ = beta. */
+typedef struct dkh_elt_args {
+    dkh_u64 a, b, c, y, stats;
+    dkh_i64 shape[4], a_s[4], b_s[4], y_s[4];
+    dkh_i64 a_h, a_w;     /* UPSAMPLE: the input's H, W */
+    dkh_i64 total, nblocks, groups, c_s;
+    int op, act, dt_a, dt_b, dt_y, has_affine;
+    float alpha, beta;
+} dkh_elt_args;
+
+/* Group norm statistics: one block per (n, g); writes (mean, rstd) at stats[2*(n*groups+g)].
+ * Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */
+typedef struct dkh_norm_args {
+    dkh_u64 x, y, gamma, beta, stats;
+    dkh_i64 shape[4], x_s[4], y_s[4];
+    dkh_i64 gamma_s, beta_s, groups;
+    float eps;
+    int act, dt, has_gamma, has_beta, pad0;
+} dkh_norm_args;
+
+#endif /* DK_HIP_KARGS_H */

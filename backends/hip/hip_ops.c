@@ -1,0 +1,324 @@
+/* HIP backend ops: each fills a kernel argument block (hip_kargs.h) from the
+ * validated tensors and launches on the context's stream. */
+#include "hip_internal.h"
+
+#include <math.h>
+
+static uint64_t hipops_addr(const dk_tensor *t) { return dk__hip_ptr(t->buffer) + t->offset; }
+
+static uint64_t hipops_blocks(int64_t n, int64_t per) { return (uint64_t)((n + per - 1) / per); }
+
+/* Shape and strides of t as 4-D, leading dims padded with size 1 / stride 0. */
+static void hipops_pad4(const dk_tensor *t, int64_t shape[4], int64_t strides[4]) {
+    int i, lead = 4 - t->ndim;
+    for (i = 0; i < 4; i++) {
+        shape[i] = i < lead ? 1 : t->shape[i - lead];
+        strides[i] = i < lead ? 0 : t->strides[i - lead];
+    }
+}
+
+/* ------------------------------------------------------------ conv family */
+
+/* Taps of transposed-conv phase r along one axis: output o = r + i*stride gets
+ * input i + (r + pad - k*dilation)/stride for the k where that division is exact;
+ * those k are k0, k0 + step, ... (step = stride / gcd(stride, dilation)). */
+static void hipops_transposed_axis(dkh_axis *a, int64_t r, int64_t stride, int64_t pad, int64_t dilation,
+                                   int64_t ksize, int64_t in_size, int64_t out_size) {
+    int64_t g = stride, d = dilation, step, kk;
+    while (d) {
+        int64_t t = g % d;
+        g = d;
+        d = t;
+    }
+    step = stride / g;
+    memset(a, 0, sizeof *a);
+    a->out_start = r;
+    a->out_step = stride;
+    a->out_count = r < out_size ? (out_size - r + stride - 1) / stride : 0;
+    a->in_step = 1;
+    a->in_size = in_size;
+    a->k_step = step;
+    a->off_step = -(step * dilation) / stride;
+    for (kk = 0; kk < step && kk < ksize; kk++) {
+        int64_t num = r + pad - kk * dilation;
+        if (num % stride == 0) {
+            a->k0 = kk;
+            a->taps = (ksize - kk + step - 1) / step;
+            a->off0 = num / stride;
+            break;
+        }
+    }
+}
+
+static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                               const dk_tensor *res, const dk_tensor *y, int64_t groups, dk_activation act,
+                               float out_scale, float res_scale) {
+    int i;
+    memset(p, 0, sizeof *p);
+    p->mode = DKH_GEMM_CONV;
+    p->a = hipops_addr(w);
+    p->b = hipops_addr(x);
+    p->y = hipops_addr(y);
+    for (i = 0; i < 4; i++) {
+        p->a_s[i] = w->strides[i];
+        p->b_s[i] = x->strides[i];
+        p->y_s[i] = y->strides[i];
+        p->r_s[i] = res ? res->strides[i] : 0;
+    }
+    if (bias) {
+        p->bias = hipops_addr(bias);
+        p->bias_s = bias->strides[0];
+        p->has_bias = 1;
+    }
+    if (res) {
+        p->res = hipops_addr(res);
+        p->has_res = 1;
+    }
+    p->groups = groups;
+    p->ups = 1;
+    p->act = (int)act;
+    p->out_scale = out_scale;
+    p->res_scale = res_scale;
+}
+
+static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemm[dt], hipops_blocks(p->N, DKH_GEMM_BN),
+                          hipops_blocks(p->M, DKH_GEMM_BM), (uint64_t)batch, p);
+}
+
+dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    dkh_gemm_args p;
+    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
+    p.ups = d->upsample;
+    p.cin_g = w->shape[1];
+    p.M = w->shape[0] / d->groups;
+    p.h.out_count = y->shape[2]; p.h.out_step = 1; p.h.in_step = d->stride_h; p.h.off0 = -d->pad_h;
+    p.h.off_step = d->dilation_h; p.h.taps = w->shape[2]; p.h.k_step = 1; p.h.in_size = x->shape[2] * d->upsample;
+    p.w.out_count = y->shape[3]; p.w.out_step = 1; p.w.in_step = d->stride_w; p.w.off0 = -d->pad_w;
+    p.w.off_step = d->dilation_w; p.w.taps = w->shape[3]; p.w.k_step = 1; p.w.in_size = x->shape[3] * d->upsample;
+    p.N = p.h.out_count * p.w.out_count;
+    p.K = p.cin_g * p.h.taps * p.w.taps;
+    return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
+}
+
+/* Stride-phase decomposition: stride_h * stride_w dense GEMMs, no zero insertion. */
+dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d, const dk_tensor *x,
+                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                   const dk_tensor *y) {
+    dkh_gemm_args p;
+    int64_t rh, rw;
+    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
+    p.transposed = 1;
+    p.cin_g = w->shape[0] / d->groups;
+    p.M = w->shape[1];
+    for (rh = 0; rh < d->stride_h; rh++)
+        for (rw = 0; rw < d->stride_w; rw++) {
+            dk_status s;
+            hipops_transposed_axis(&p.h, rh, d->stride_h, d->pad_h, d->dilation_h, w->shape[2], x->shape[2], y->shape[2]);
+            hipops_transposed_axis(&p.w, rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], x->shape[3], y->shape[3]);
+            p.N = p.h.out_count * p.w.out_count;
+            p.K = p.cin_g * p.h.taps * p.w.taps; /* 0: the phase gets the epilogue of a zero sum */
+            s = hipops_gemm_launch(ctx, "dk_conv_transpose2d", y->dtype, &p, x->shape[0] * d->groups);
+            if (s != DK_OK) return s;
+        }
+    return DK_OK;
+}
+
+dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    dkh_gemm_args p;
+    int ya = y->ndim - 2;
+    memset(&p, 0, sizeof p);
+    p.mode = DKH_GEMM_MATMUL;
+    p.a = hipops_addr(a);
+    p.b = hipops_addr(b);
+    p.y = hipops_addr(y);
+    p.M = y->shape[ya];
+    p.N = y->shape[ya + 1];
+    p.K = a->shape[a->ndim - 1];
+    p.a_s[0] = a->ndim == 3 ? a->strides[0] : 0;
+    p.a_s[1] = a->strides[a->ndim - 2];
+    p.a_s[2] = a->strides[a->ndim - 1];
+    p.b_s[0] = b->ndim == 3 ? b->strides[0] : 0;
+    p.b_s[1] = b->strides[b->ndim - 2];
+    p.b_s[2] = b->strides[b->ndim - 1];
+    p.y_s[0] = y->ndim == 3 ? y->strides[0] : 0;
+    p.y_s[1] = y->strides[ya];
+    p.y_s[2] = y->strides[ya + 1];
+    if (bias) {
+        p.bias = hipops_addr(bias);
+        p.bias_s = bias->strides[0];
+        p.has_bias = 1;
+    }
+    if (residual) {
+        int ra = residual->ndim - 2;
+        p.res = hipops_addr(residual);
+        p.r_s[0] = residual->ndim == 3 ? residual->strides[0] : 0;
+        p.r_s[1] = residual->strides[ra];
+        p.r_s[2] = residual->strides[ra + 1];
+        p.has_res = 1;
+    }
+    p.act = (int)d->activation;
+    p.out_scale = d->output_scale;
+    p.res_scale = d->residual_scale;
+    p.groups = 1;
+    p.ups = 1;
+    return hipops_gemm_launch(ctx, "dk_matmul", y->dtype, &p, y->ndim == 3 ? y->shape[0] : 1);
+}
+
+/* -------------------------------------------------------------- attention */
+
+dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
+                            const dk_tensor *v, const dk_tensor *out) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dkh_attn_args p;
+    int i, variant = 0;
+    memset(&p, 0, sizeof p);
+    p.q = hipops_addr(q);
+    p.k = hipops_addr(k);
+    p.v = hipops_addr(v);
+    p.o = hipops_addr(out);
+    for (i = 0; i < 4; i++) {
+        p.q_s[i] = q->strides[i];
+        p.k_s[i] = k->strides[i];
+        p.v_s[i] = v->strides[i];
+        p.o_s[i] = out->strides[i];
+    }
+    p.nq = q->shape[2];
+    p.nkv = k->shape[2];
+    p.d = q->shape[3];
+    p.dv = v->shape[3];
+    p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
+    while (variant < DK_HIP_ATTN_VARIANTS - 1 && p.dv > (64 << variant)) variant++;
+    if (p.dv > (64 << variant))
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention (hip): Dv (=%lld) must be <= 512", (long long)p.dv);
+    return dk__hip_launch(ctx, "dk_attention", st->k.attention[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTN_BQ),
+                          (uint64_t)q->shape[1], (uint64_t)q->shape[0], &p);
+}
+
+/* ------------------------------------------------------------------ norms */
+
+dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dkh_norm_args n;
+    dkh_elt_args e;
+    uint64_t stats;
+    int64_t groups = (int64_t)x->shape[0] * d->groups;
+    int i;
+    dk_status s = dk__hip_scratch(ctx, (uint64_t)groups * 8u, &stats);
+    if (s != DK_OK) return s;
+    memset(&n, 0, sizeof n);
+    n.x = hipops_addr(x);
+    n.stats = stats;
+    for (i = 0; i < 4; i++) {
+        n.shape[i] = x->shape[i];
+        n.x_s[i] = x->strides[i];
+    }
+    n.groups = d->groups;
+    n.eps = d->eps;
+    n.dt = (int)x->dtype;
+    s = dk__hip_launch(ctx, "dk_group_norm", st->k.group_norm_stats, (uint64_t)groups, 1, 1, &n);
+    if (s != DK_OK) return s;
+    memset(&e, 0, sizeof e);
+    e.op = DKH_ELT_GN_APPLY;
+    e.a = hipops_addr(x);
+    e.y = hipops_addr(y);
+    e.stats = stats;
+    for (i = 0; i < 4; i++) {
+        e.shape[i] = x->shape[i];
+        e.a_s[i] = x->strides[i];
+        e.y_s[i] = y->strides[i];
+    }
+    if (gamma && beta) {
+        e.has_affine = 1;
+        e.b = hipops_addr(gamma);
+        e.b_s[0] = gamma->strides[0];
+        e.c = hipops_addr(beta);
+        e.c_s = beta->strides[0];
+    }
+    e.groups = d->groups;
+    e.act = (int)d->activation;
+    e.dt_a = e.dt_b = e.dt_y = (int)x->dtype;
+    e.total = dk_tensor_numel(x);
+    e.nblocks = (int64_t)hipops_blocks(e.total, DKH_THREADS);
+    if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
+    return dk__hip_launch(ctx, "dk_group_norm", st->k.elementwise, (uint64_t)e.nblocks, 1, 1, &e);
+}
+
+dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dkh_norm_args n;
+    memset(&n, 0, sizeof n);
+    n.x = hipops_addr(x);
+    n.y = hipops_addr(y);
+    hipops_pad4(x, n.shape, n.x_s);
+    {
+        int64_t shp[4];
+        hipops_pad4(y, shp, n.y_s);
+    }
+    if (gamma) {
+        n.gamma = hipops_addr(gamma);
+        n.gamma_s = gamma->strides[0];
+        n.has_gamma = 1;
+    }
+    if (beta) {
+        n.beta = hipops_addr(beta);
+        n.beta_s = beta->strides[0];
+        n.has_beta = 1;
+    }
+    n.eps = d->eps;
+    n.act = (int)d->activation;
+    n.dt = (int)x->dtype;
+    return dk__hip_launch(ctx, "dk_layer_norm", st->k.layer_norm, (uint64_t)(n.shape[0] * n.shape[1] * n.shape[2]), 1,
+                          1, &n);
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
+                                    const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
+    dkh_elt_args e;
+    int64_t shp[4];
+    memset(&e, 0, sizeof e);
+    e.op = kind;
+    e.act = (int)act;
+    e.alpha = alpha;
+    e.beta = beta;
+    e.a = hipops_addr(a);
+    e.y = hipops_addr(y);
+    e.dt_a = (int)a->dtype;
+    e.dt_y = (int)y->dtype;
+    hipops_pad4(y, e.shape, e.y_s);
+    hipops_pad4(a, shp, e.a_s);
+    e.a_h = shp[2];
+    e.a_w = shp[3];
+    if (b) {
+        e.b = hipops_addr(b);
+        e.dt_b = (int)b->dtype;
+        hipops_pad4(b, shp, e.b_s);
+    }
+    e.total = e.shape[0] * e.shape[1] * e.shape[2] * e.shape[3];
+    e.nblocks = (int64_t)hipops_blocks(e.total, DKH_THREADS);
+    if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
+    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.elementwise, (uint64_t)e.nblocks, 1, 1, &e);
+}
+
+dk_status dk__hip_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
+    return hipops_elementwise(ctx, "dk_activation_forward", DKH_ELT_ACT, act, 1.0f, x, 0.0f, NULL, y);
+}
+
+dk_status dk__hip_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                      dk_activation act, const dk_tensor *y) {
+    return hipops_elementwise(ctx, "dk_add", DKH_ELT_ADD, act, alpha, a, beta, b, y);
+}
+
+dk_status dk__hip_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    return hipops_elementwise(ctx, "dk_upsample_nearest", DKH_ELT_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+}
+
+dk_status dk__hip_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    return hipops_elementwise(ctx, "dk_convert", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+}

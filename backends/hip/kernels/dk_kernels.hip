@@ -1,0 +1,4 @@
+/* The HIP backend's kernels: one translation unit, one code object per target. */
+#include "dk_gemm.hip"
+#include "dk_attention.hip"
+#include "dk_elementwise.hip"

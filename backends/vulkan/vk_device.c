@@ -1,0 +1,401 @@
+/* Vulkan backend: loader (volk), instance, device selection, queue, the debug
+ * messenger, and the backend table. */
+#include "vk_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+dk_status dk__vk_result(dk_context *ctx, VkResult r, const char *what) {
+    dk_vk_state *s = dk__vk(ctx);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: %s: out of %s memory (VkResult %d)", what,
+                        r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "device" : "host", (int)r);
+    if (r == VK_ERROR_DEVICE_LOST) {
+        if (s) s->lost = 1;
+        return dk__fail(ctx, DK_ERR_DEVICE_LOST, "vulkan backend: %s: the device was lost (VK_ERROR_DEVICE_LOST)", what);
+    }
+    return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: %s failed (VkResult %d)", what, (int)r);
+}
+
+/* Records validation-layer messages; dk_sync reports them (DIFKERN_VULKAN_VALIDATION=1). */
+static VKAPI_ATTR VkBool32 VKAPI_CALL vkdev_messenger_cb(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                         VkDebugUtilsMessageTypeFlagsEXT types,
+                                                         const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                         void *user) {
+    dk_vk_state *s = (dk_vk_state *)user;
+    (void)types;
+    if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
+        return VK_FALSE;
+    if (s->validation_errors++ == 0)
+        dk__strlcpy(s->validation_msg, data && data->pMessage ? data->pMessage : "(no text)", sizeof s->validation_msg);
+    return VK_FALSE;
+}
+
+static int vkdev_env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static int vkdev_has_layer(const char *name) {
+    uint32_t n = 0, i;
+    VkLayerProperties *p;
+    int found = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+    p = (VkLayerProperties *)calloc(n, sizeof *p);
+    if (!p) return 0;
+    if (vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
+        for (i = 0; i < n; i++) found |= strcmp(p[i].layerName, name) == 0;
+    free(p);
+    return found;
+}
+
+static int vkdev_has_instance_ext(const char *name) {
+    uint32_t n = 0, i;
+    VkExtensionProperties *p;
+    int found = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    p = (VkExtensionProperties *)calloc(n, sizeof *p);
+    if (!p) return 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, p) == VK_SUCCESS)
+        for (i = 0; i < n; i++) found |= strcmp(p[i].extensionName, name) == 0;
+    free(p);
+    return found;
+}
+
+static int vkdev_has_device_ext(VkPhysicalDevice pd, const char *name) {
+    uint32_t n = 0, i;
+    VkExtensionProperties *p;
+    int found = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    p = (VkExtensionProperties *)calloc(n, sizeof *p);
+    if (!p) return 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p) == VK_SUCCESS)
+        for (i = 0; i < n; i++) found |= strcmp(p[i].extensionName, name) == 0;
+    free(p);
+    return found;
+}
+
+/* The first queue family with compute; compute-only families are preferred. */
+static int vkdev_compute_family(VkPhysicalDevice pd, uint32_t *family) {
+    uint32_t n = 0, i;
+    VkQueueFamilyProperties p[32];
+    int best = -1;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    if (n > 32) n = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, p);
+    for (i = 0; i < n; i++) {
+        if (!(p[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (best < 0 || !(p[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) best = (int)i;
+        if (!(p[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) break;
+    }
+    if (best < 0) return 0;
+    *family = (uint32_t)best;
+    return 1;
+}
+
+/* Why a device cannot be used (NULL: usable). */
+static const char *vkdev_unusable(VkPhysicalDevice pd) {
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDevice16BitStorageFeatures f16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
+    VkPhysicalDeviceFeatures2 f2;
+    uint32_t fam;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    if (props.apiVersion < VK_API_VERSION_1_2) return "Vulkan < 1.2";
+    if (!vkdev_has_device_ext(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) return "no VK_KHR_push_descriptor";
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f16;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    if (!f16.storageBuffer16BitAccess) return "no storageBuffer16BitAccess";
+    if (!vkdev_compute_family(pd, &fam)) return "no compute queue";
+    return NULL;
+}
+
+static int vkdev_type_rank(VkPhysicalDeviceType t) {
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+    default: return 0;
+    }
+}
+
+/* options->device_index, else DIFKERN_VULKAN_DEVICE (index or name substring),
+ * else the best usable device (discrete first). */
+static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_index, VkPhysicalDevice *out) {
+    VkPhysicalDevice devs[16];
+    uint32_t n = 16, i;
+    const char *env = getenv("DIFKERN_VULKAN_DEVICE");
+    char seen[512] = "";
+    int best = -1, best_rank = -1;
+    VkResult r = vkEnumeratePhysicalDevices(inst, &n, devs);
+    if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no Vulkan device (driver) found");
+    if (want_index < 0 && env && env[0]) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (!*end) want_index = (int32_t)(v < 0 || v > 1000 ? 1000 : v);
+    }
+    for (i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        const char *why = vkdev_unusable(devs[i]);
+        int rank;
+        vkGetPhysicalDeviceProperties(devs[i], &p);
+        if (strlen(seen) + strlen(p.deviceName) + 64 < sizeof seen)
+            snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s#%u %s (%s)", seen[0] ? ", " : "", i,
+                     p.deviceName, why ? why : "usable");
+        if (want_index >= 0) {
+            if ((uint32_t)want_index != i) continue;
+            if (why)
+                return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: device #%u '%s' is not usable: %s", i,
+                                p.deviceName, why);
+            *out = devs[i];
+            return DK_OK;
+        }
+        if (why) continue;
+        if (env && env[0] && !strstr(p.deviceName, env)) continue;
+        rank = vkdev_type_rank(p.deviceType);
+        if (rank > best_rank) best = (int)i, best_rank = rank;
+    }
+    if (want_index >= 0)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: device index %d out of range (devices: %s)",
+                        (int)want_index, seen);
+    if (best < 0)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no usable Vulkan device%s%s%s (devices: %s)",
+                        env && env[0] ? " matching DIFKERN_VULKAN_DEVICE='" : "", env && env[0] ? env : "",
+                        env && env[0] ? "'" : "", seen);
+    *out = devs[best];
+    return DK_OK;
+}
+
+static dk_status vkdev_create_instance(dk_context *ctx, dk_vk_state *s) {
+    VkApplicationInfo app;
+    VkInstanceCreateInfo ci;
+    const char *layers[1], *exts[1];
+    uint32_t nlayers = 0, nexts = 0;
+    int validation = vkdev_env_flag("DIFKERN_VULKAN_VALIDATION");
+    VkResult r;
+    if (volkGetInstanceVersion() < VK_API_VERSION_1_2)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the Vulkan loader is older than 1.2");
+    if (validation && vkdev_has_layer("VK_LAYER_KHRONOS_validation")) layers[nlayers++] = "VK_LAYER_KHRONOS_validation";
+    if (validation && vkdev_has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) exts[nexts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    memset(&app, 0, sizeof app);
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "difkern";
+    app.pEngineName = "difkern";
+    app.engineVersion = dk_version();
+    app.apiVersion = VK_API_VERSION_1_2;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ci.pApplicationInfo = &app;
+    ci.enabledLayerCount = nlayers;
+    ci.ppEnabledLayerNames = layers;
+    ci.enabledExtensionCount = nexts;
+    ci.ppEnabledExtensionNames = exts;
+    r = vkCreateInstance(&ci, NULL, &s->instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE,
+                        "vulkan backend: no Vulkan driver (ICD) is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
+    if (r != VK_SUCCESS)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: vkCreateInstance failed (VkResult %d)", (int)r);
+    s->own_instance = 1;
+    volkLoadInstanceOnly(s->instance);
+    if (nexts) {
+        VkDebugUtilsMessengerCreateInfoEXT mi;
+        memset(&mi, 0, sizeof mi);
+        mi.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        mi.pfnUserCallback = vkdev_messenger_cb;
+        mi.pUserData = s;
+        if (vkCreateDebugUtilsMessengerEXT && vkCreateDebugUtilsMessengerEXT(s->instance, &mi, NULL, &s->messenger) != VK_SUCCESS)
+            s->messenger = VK_NULL_HANDLE;
+    }
+    return DK_OK;
+}
+
+static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi;
+    VkPhysicalDeviceVulkan11Features f11;
+    VkPhysicalDeviceFeatures2 f2;
+    VkDeviceCreateInfo ci;
+    const char *exts[1] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    VkResult r;
+    if (!vkdev_compute_family(s->physical, &s->queue_family))
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the device has no compute queue");
+    memset(&qi, 0, sizeof qi);
+    qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qi.queueFamilyIndex = s->queue_family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &prio;
+    memset(&f11, 0, sizeof f11);
+    f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    f11.storageBuffer16BitAccess = VK_TRUE;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f11;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    ci.pNext = &f2;
+    ci.queueCreateInfoCount = 1;
+    ci.pQueueCreateInfos = &qi;
+    ci.enabledExtensionCount = 1;
+    ci.ppEnabledExtensionNames = exts;
+    r = vkCreateDevice(s->physical, &ci, NULL, &s->device);
+    if (r != VK_SUCCESS)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: vkCreateDevice failed (VkResult %d)", (int)r);
+    s->own_device = 1;
+    volkLoadDeviceTable(&s->vk, s->device);
+    s->vk.vkGetDeviceQueue(s->device, s->queue_family, 0, &s->queue);
+    return DK_OK;
+}
+
+/* Memory types: device-local for buffers, host-visible+coherent for staging. */
+static dk_status vkdev_memory_types(dk_context *ctx, dk_vk_state *s) {
+    VkBufferCreateInfo bi;
+    VkBuffer probe;
+    VkMemoryRequirements req;
+    uint32_t i;
+    int dev = -1, host = -1;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bi.size = 4096;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (s->vk.vkCreateBuffer(s->device, &bi, NULL, &probe) != VK_SUCCESS)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: cannot create a probe buffer");
+    s->vk.vkGetBufferMemoryRequirements(s->device, probe, &req);
+    s->vk.vkDestroyBuffer(s->device, probe, NULL);
+    vkGetPhysicalDeviceMemoryProperties(s->physical, &s->memprops);
+    for (i = 0; i < s->memprops.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = s->memprops.memoryTypes[i].propertyFlags;
+        if (!(req.memoryTypeBits & (1u << i))) continue;
+        if (dev < 0 && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) dev = (int)i;
+        if (host < 0 && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+            host = (int)i;
+    }
+    if (dev < 0) dev = host;
+    if (dev < 0 || host < 0)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no suitable memory types");
+    s->device_type_index = (uint32_t)dev;
+    s->host_type_index = (uint32_t)host;
+    return DK_OK;
+}
+
+static void vkdev_destroy(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    if (!s) return;
+    if (s->device) {
+        if (!s->lost) s->vk.vkQueueWaitIdle(s->queue);
+        dk__vk_pipelines_destroy(s);
+        dk__vk_frames_destroy(s);
+        if (s->scratch.block) dk__vk_free_range(s, s->scratch.block, s->scratch.alloc_offset, s->scratch.alloc_size);
+        dk__vk_memory_destroy(s);
+        if (s->query_pool) s->vk.vkDestroyQueryPool(s->device, s->query_pool, NULL);
+        if (s->own_device) s->vk.vkDestroyDevice(s->device, NULL);
+    }
+    if (s->messenger) vkDestroyDebugUtilsMessengerEXT(s->instance, s->messenger, NULL);
+    if (s->own_instance && s->instance) vkDestroyInstance(s->instance, NULL);
+    free(s->dirty);
+    free(s);
+    ctx->backend = NULL;
+}
+
+static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
+    dk_vk_state *s;
+    dk_status st;
+    VkPhysicalDeviceSubgroupProperties sg;
+    VkPhysicalDeviceProperties2 p2;
+    if (o->external_stream)
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "vulkan backend: options->external_stream is for the HIP backend");
+    if (volkInitialize() != VK_SUCCESS)
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no Vulkan loader (libvulkan.so.1) found");
+    s = (dk_vk_state *)calloc(1, sizeof *s);
+    if (!s) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
+    ctx->backend = s;
+    s->epoch = 1;
+    s->force_portable = vkdev_env_flag("DIFKERN_VULKAN_PORTABLE");
+    if (o->vk_device) {
+        /* The caller's device: it must have VK_KHR_push_descriptor and
+         * storageBuffer16BitAccess enabled. */
+        if (!o->vk_instance || !o->vk_physical_device || !o->vk_queue) {
+            vkdev_destroy(ctx);
+            return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                            "vulkan backend: options->vk_device needs vk_instance, vk_physical_device and vk_queue too");
+        }
+        s->instance = (VkInstance)o->vk_instance;
+        s->physical = (VkPhysicalDevice)o->vk_physical_device;
+        s->device = (VkDevice)o->vk_device;
+        s->queue = (VkQueue)o->vk_queue;
+        s->queue_family = o->vk_queue_family;
+        volkLoadInstanceOnly(s->instance);
+        volkLoadDeviceTable(&s->vk, s->device);
+        if (!s->vk.vkCmdPushDescriptorSetKHR) {
+            vkdev_destroy(ctx);
+            return dk__fail(ctx, DK_ERR_UNSUPPORTED,
+                            "vulkan backend: options->vk_device must have VK_KHR_push_descriptor enabled");
+        }
+    } else {
+        st = vkdev_create_instance(ctx, s);
+        if (st == DK_OK) st = vkdev_select(ctx, s->instance, o->device_index, &s->physical);
+        if (st == DK_OK) st = vkdev_create_device(ctx, s);
+        if (st != DK_OK) {
+            char msg[1024];
+            dk__strlcpy(msg, ctx->error, sizeof msg);
+            vkdev_destroy(ctx);
+            return dk__fail(ctx, st, "%s", msg);
+        }
+    }
+    vkGetPhysicalDeviceProperties(s->physical, &s->props);
+    memset(&sg, 0, sizeof sg);
+    sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    memset(&p2, 0, sizeof p2);
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &sg;
+    vkGetPhysicalDeviceProperties2(s->physical, &p2);
+    s->subgroup_size = sg.subgroupSize;
+    st = vkdev_memory_types(ctx, s);
+    if (st == DK_OK) st = dk__vk_frames_create(ctx);
+    if (st == DK_OK) st = dk__vk_pipelines_create(ctx, o->pipeline_cache_path);
+    if (st != DK_OK) {
+        char msg[1024];
+        dk__strlcpy(msg, ctx->error, sizeof msg);
+        vkdev_destroy(ctx);
+        return dk__fail(ctx, st, "%s", msg);
+    }
+    dk__strlcpy(ctx->device_name, s->props.deviceName, sizeof ctx->device_name);
+    snprintf(ctx->description, sizeof ctx->description,
+             "vulkan backend: %s (Vulkan %u.%u, subgroup %u), portable fp32-accumulate kernels%s",
+             s->props.deviceName, VK_API_VERSION_MAJOR(s->props.apiVersion), VK_API_VERSION_MINOR(s->props.apiVersion),
+             s->subgroup_size, s->messenger ? ", validation messenger on" : "");
+    return DK_OK;
+}
+
+const dk_backend_ops dk__vulkan_backend = {
+    DK_BACKEND_VULKAN,
+    "vulkan",
+    vkdev_create,
+    vkdev_destroy,
+    dk__vk_sync,
+    dk__vk_buffer_create,
+    dk__vk_buffer_wrap,
+    dk__vk_buffer_destroy,
+    dk__vk_upload,
+    dk__vk_download,
+    dk__vk_fill,
+    dk__vk_timer_begin,
+    dk__vk_timer_end,
+    NULL, /* prepare_weight: the portable kernels read weights in place */
+    dk__vk_conv2d,
+    dk__vk_conv_transpose2d,
+    dk__vk_matmul,
+    dk__vk_group_norm,
+    dk__vk_layer_norm,
+    dk__vk_attention,
+    dk__vk_activation,
+    dk__vk_add,
+    dk__vk_upsample_nearest,
+    dk__vk_convert,
+};

@@ -1,0 +1,195 @@
+/* Vulkan backend: state shared by its files (device, memory, submission,
+ * pipelines, ops).  The loader comes in at run time through volk. */
+#ifndef DK_VK_INTERNAL_H
+#define DK_VK_INTERNAL_H
+
+#include <volk.h>
+
+#include "../backend.h"
+#include "../../shaders/dk_vk_params.h"
+
+#define DK_VK_FRAMES 2            /* command buffers in flight */
+#define DK_VK_BINDINGS 7          /* 0..5 tensors/scratch, 6 parameters */
+#define DK_VK_SPEC 3              /* specialization constants per pipeline */
+#define DK_VK_BLOCK_SIZE ((uint64_t)256 << 20) /* device-local suballocation block */
+#define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
+#define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
+
+/* Shaders (index into the embedded SPIR-V table). */
+typedef enum dk_vk_shader {
+    DK_VK_SH_CONV2D = 0,
+    DK_VK_SH_MATMUL,
+    DK_VK_SH_ELTWISE,
+    DK_VK_SH_GN_STATS,
+    DK_VK_SH_GN_FINAL,
+    DK_VK_SH_GN_NORM,
+    DK_VK_SH_LAYER_NORM,
+    DK_VK_SH_ATTENTION,
+    DK_VK_SH_COUNT
+} dk_vk_shader;
+
+typedef struct dk_vk_range { uint64_t offset, size; } dk_vk_range;
+
+/* One VkDeviceMemory with one VkBuffer over all of it; dk buffers are ranges. */
+typedef struct dk_vk_block {
+    VkDeviceMemory memory;
+    VkBuffer buffer;
+    uint64_t size;
+    void *mapped;                 /* host-visible blocks only */
+    dk_vk_range *free;            /* sorted by offset, coalesced */
+    uint32_t nfree, capfree;
+    int dedicated;                /* one allocation only: freed when it is released */
+    struct dk_vk_block *next;
+} dk_vk_block;
+
+/* A buffer as the backend sees it: dk buffers, wrapped VkBuffers and scratch. */
+typedef struct dk_vk_buf {
+    VkBuffer buffer;
+    uint64_t base;                /* byte offset of the region inside buffer */
+    uint64_t size;
+    dk_vk_block *block;           /* NULL when wrapped */
+    uint64_t alloc_offset, alloc_size;
+    uint64_t write_epoch, read_epoch; /* last access, in barrier epochs */
+    uint64_t last_serial;         /* submission serial of the last use */
+} dk_vk_buf;
+
+typedef struct dk_vk_pending_free { dk_vk_block *block; uint64_t offset, size; } dk_vk_pending_free;
+
+typedef struct dk_vk_frame {
+    VkCommandBuffer cmd;
+    VkFence fence;
+    int recording, submitted;
+    uint64_t serial;
+    dk_vk_block *staging;         /* host-visible, mapped */
+    uint64_t staging_used;
+    dk_vk_block *params;          /* host-visible, mapped: parameter slots */
+    uint32_t params_used;
+    dk_vk_pending_free *frees;    /* released when this frame's fence signals */
+    uint32_t nfrees, capfrees;
+} dk_vk_frame;
+
+typedef struct dk_vk_pipeline {
+    uint32_t shader;
+    uint32_t spec[DK_VK_SPEC];
+    VkPipeline pipeline;
+} dk_vk_pipeline;
+
+/* One bound storage buffer of a dispatch. */
+typedef struct dk_vk_binding {
+    dk_vk_buf *buf;               /* NULL: unused slot */
+    uint64_t offset, range;       /* descriptor offset/range in buf->buffer */
+    int write;                    /* 1: written; 2: written where no other
+                                   * dispatch of the same op writes (no WAW barrier) */
+} dk_vk_binding;
+
+typedef struct dk_vk_state {
+    VkInstance instance;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    int own_instance, own_device;
+    struct VolkDeviceTable vk;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    uint32_t subgroup_size;
+    uint32_t device_type_index, host_type_index;
+    int host_coherent_device;     /* the device-local type is also host visible */
+
+    dk_vk_block *blocks;          /* device-local blocks */
+    VkCommandPool command_pool;
+    dk_vk_frame frames[DK_VK_FRAMES];
+    uint32_t cur;                 /* frame being recorded */
+    uint64_t next_serial, done_serial;
+    int lost;
+
+    /* hazard tracking: a buffer written since the last barrier is "dirty". */
+    uint64_t epoch;
+    dk_vk_buf **dirty;
+    uint32_t ndirty, capdirty;
+
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkShaderModule modules[DK_VK_SH_COUNT];
+    VkPipelineCache pipeline_cache;
+    char cache_path[1024];
+    dk_vk_pipeline *pipelines;
+    uint32_t npipelines, cappipelines;
+    VkPipeline bound_pipeline;
+
+    VkQueryPool query_pool;
+    int timer_device;             /* timestamps usable */
+    int timer_running;            /* dk_timer_begin seen, dk_timer_end not yet */
+    double timer_host_start;
+
+    VkDebugUtilsMessengerEXT messenger;
+    char validation_msg[512];
+    int validation_errors;
+
+    dk_vk_buf scratch;            /* group_norm statistics */
+    int force_portable;
+} dk_vk_state;
+
+static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }
+static inline dk_vk_buf *dk__vk_buf(const dk_buffer *b) { return (dk_vk_buf *)b->impl; }
+
+/* vk_device.c */
+extern const dk_backend_ops dk__vulkan_backend;
+dk_status dk__vk_result(dk_context *ctx, VkResult r, const char *what);
+
+/* vk_memory.c */
+dk_status dk__vk_alloc(dk_context *ctx, dk_vk_buf *b, uint64_t size);
+void dk__vk_release(dk_context *ctx, dk_vk_buf *b);
+dk_status dk__vk_host_block(dk_context *ctx, uint64_t size, VkBufferUsageFlags usage, dk_vk_block **out);
+void dk__vk_free_block(dk_vk_state *s, dk_vk_block *blk);
+void dk__vk_free_range(dk_vk_state *s, dk_vk_block *blk, uint64_t offset, uint64_t size);
+void dk__vk_memory_destroy(dk_vk_state *s);
+dk_status dk__vk_buffer_create(dk_context *ctx, dk_buffer *buffer);
+dk_status dk__vk_buffer_wrap(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *m);
+void dk__vk_buffer_destroy(dk_context *ctx, dk_buffer *buffer);
+dk_status dk__vk_upload(dk_context *ctx, dk_buffer *b, uint64_t off, const void *src, uint64_t size);
+dk_status dk__vk_download(dk_context *ctx, const dk_buffer *b, uint64_t off, void *dst, uint64_t size);
+dk_status dk__vk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size, uint32_t pattern);
+
+/* vk_submit.c */
+dk_status dk__vk_frames_create(dk_context *ctx);
+void dk__vk_frames_destroy(dk_vk_state *s);
+dk_status dk__vk_begin(dk_context *ctx);              /* make sure the current frame records */
+dk_status dk__vk_flush(dk_context *ctx);              /* submit the current frame (no wait) */
+dk_status dk__vk_wait_all(dk_context *ctx);           /* flush and wait for everything */
+dk_status dk__vk_wait_serial(dk_context *ctx, uint64_t serial);
+void dk__vk_access(dk_context *ctx, dk_vk_binding *b, uint32_t n); /* barriers + tracking */
+void dk__vk_forget(dk_vk_state *s, dk_vk_buf *b);    /* drop from hazard tracking */
+dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec,
+                          dk_vk_binding *bind, const int32_t *params, uint32_t nparams,
+                          uint64_t gx, uint32_t gy, uint32_t gz);
+dk_status dk__vk_sync(dk_context *ctx);
+dk_status dk__vk_timer_begin(dk_context *ctx);
+dk_status dk__vk_timer_end(dk_context *ctx, double *ms);
+
+/* vk_pipeline.c */
+dk_status dk__vk_pipelines_create(dk_context *ctx, const char *cache_path);
+void dk__vk_pipelines_destroy(dk_vk_state *s);
+dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out);
+
+/* vk_ops.c */
+dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
+                                  const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                  const dk_tensor *y);
+dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
+                           const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
+dk_status dk__vk_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                     dk_activation act, const dk_tensor *y);
+dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+#endif /* DK_VK_INTERNAL_H */

@@ -1,0 +1,488 @@
+/* Vulkan backend ops: turn validated op arguments into bindings, parameter
+ * slots (shaders/dk_vk_params.h) and dispatches of the portable shader family.
+ * Each tensor is bound at its own (aligned) offset with the range its view
+ * spans, so element offsets and strides fit the shaders' 32-bit indices. */
+#include "vk_internal.h"
+
+#include <math.h>
+
+#define VKOP_MAX_INDEX 0xffffffffull
+
+/* Right-aligned 4-D view: dims missing on the left are size 1; a size-1 dim
+ * gets stride 0 (its stride can never matter, and this keeps it 32-bit). */
+static void vkop_view4(const dk_tensor *t, int64_t shape[4], int64_t strides[4]) {
+    int32_t i, pad = 4 - t->ndim;
+    for (i = 0; i < 4; i++) {
+        shape[i] = 1;
+        strides[i] = 0;
+    }
+    for (i = 0; i < t->ndim; i++) {
+        shape[pad + i] = t->shape[i];
+        strides[pad + i] = t->shape[i] == 1 ? 0 : t->strides[i];
+    }
+}
+
+/* Bind tensor t in slot b; p[0..3] = its 4-D strides, p[4] = its element offset. */
+static dk_status vkop_bind(dk_context *ctx, const char *op, const char *name, const dk_tensor *t, int write,
+                           dk_vk_binding *b, int32_t *p) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_buf *vb = dk__vk_buf(t->buffer);
+    uint64_t es = dk_dtype_size(t->dtype), align = s->props.limits.minStorageBufferOffsetAlignment;
+    uint64_t extent = 1, start, aligned, delta, range;
+    int64_t shape[4], strides[4];
+    int i;
+    vkop_view4(t, shape, strides);
+    for (i = 0; i < 4; i++) extent += (uint64_t)(shape[i] - 1) * (uint64_t)strides[i];
+    start = vb->base + t->offset;
+    if (align == 0) align = 1;
+    aligned = start - start % align;
+    delta = start - aligned;
+    if (delta % es)
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: %s.offset (=%llu) must be a multiple of the element size (%llu) "
+                        "on the vulkan backend", op, name, (unsigned long long)t->offset, (unsigned long long)es);
+    range = delta + extent * es;
+    if (range > s->props.limits.maxStorageBufferRange || delta / es + extent > VKOP_MAX_INDEX)
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: %s spans %llu bytes, more than this device binds at once (%u)", op,
+                        name, (unsigned long long)range, s->props.limits.maxStorageBufferRange);
+    b->buf = vb;
+    b->offset = aligned;
+    b->range = range;
+    b->write = write;
+    for (i = 0; i < 4; i++) p[i] = (int32_t)strides[i];
+    p[4] = (int32_t)(delta / es);
+    return DK_OK;
+}
+
+static int32_t vkop_fbits(float f) {
+    int32_t i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+
+static dk_status vkop_too_big(dk_context *ctx, const char *op, const char *what, uint64_t v) {
+    return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: %s (=%llu) exceeds the vulkan backend's 32-bit index range", op, what,
+                    (unsigned long long)v);
+}
+
+/* Specialization constants, and the activation + flags parameter slots. */
+static void vkop_spec(uint32_t *spec, int32_t *p, dk_dtype dt, dk_activation act, uint32_t flags, dk_dtype dt2,
+                      uint32_t mode) {
+    spec[DK_VKS_DT] = (uint32_t)dt;
+    spec[DK_VKS_DT2] = (uint32_t)dt2;
+    spec[DK_VKS_MODE] = mode;
+    p[DK_VKP_ACT] = (int32_t)act;
+    p[DK_VKP_FLAGS] = (int32_t)flags;
+}
+
+/* ---------------------------------------------------------------- conv */
+
+/* Shared by conv2d and conv_transpose2d: binds and fills the parts of the conv
+ * parameters that do not depend on the sub-grid. */
+typedef struct vkop_conv {
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS];
+    uint32_t spec[DK_VK_SPEC];
+} vkop_conv;
+
+static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c, const dk_tensor *x,
+                                  const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                  const dk_tensor *y, dk_activation act, float oscale, float rscale) {
+    int32_t wp[5];
+    dk_status st;
+    uint32_t flags = 0;
+    memset(c, 0, sizeof *c);
+    st = vkop_bind(ctx, op, "x", x, 0, &c->bind[0], &c->p[DK_VKP_CV_XS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "w", w, 0, &c->bind[1], wp);
+    if (st == DK_OK && residual) st = vkop_bind(ctx, op, "residual", residual, 0, &c->bind[3], &c->p[DK_VKP_CV_RS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &c->bind[4], &c->p[DK_VKP_CV_YS]);
+    if (st != DK_OK) return st;
+    /* bias [C]: its stride sits in slot 3 of the 4-D view; restore the pair. */
+    if (bias) {
+        int32_t bst[5];
+        st = vkop_bind(ctx, op, "bias", bias, 0, &c->bind[2], bst);
+        if (st != DK_OK) return st;
+        c->p[DK_VKP_CV_BS] = bst[3];
+        c->p[DK_VKP_CV_BS + 1] = bst[4];
+        flags |= 1;
+    }
+    if (residual) flags |= 2;
+    /* K-fast A loads when the input is channels-last (C stride below W stride). */
+    if (x->shape[1] > 1 && (x->shape[3] == 1 || x->strides[1] < x->strides[3])) flags |= 4;
+    c->p[DK_VKP_CV_WGS + 1] = wp[0]; /* caller re-maps for transposed weights */
+    c->p[DK_VKP_CV_WGS + 2] = wp[1];
+    c->p[DK_VKP_CV_WGS + 3] = wp[2];
+    c->p[DK_VKP_CV_WGS + 4] = wp[3];
+    c->p[DK_VKP_CV_WGS + 5] = wp[4];
+    c->p[DK_VKP_CV_OSCALE] = vkop_fbits(oscale);
+    c->p[DK_VKP_CV_RSCALE] = vkop_fbits(rscale);
+    vkop_spec(c->spec, c->p, y->dtype, act, flags, y->dtype, 0);
+    return DK_OK;
+}
+
+static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc, uint64_t k,
+                               uint32_t groups) {
+    if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
+    if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin/groups*KH*KW", k);
+    c->p[DK_VKP_CV_M] = (int32_t)m;
+    c->p[DK_VKP_CV_NC] = (int32_t)nc;
+    c->p[DK_VKP_CV_K] = (int32_t)k;
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64,
+                           (uint32_t)((nc + 63) / 64), groups);
+}
+
+dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    vkop_conv c;
+    int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
+    dk_status st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
+                                    d->residual_scale);
+    if (st != DK_OK) return st;
+    c.p[DK_VKP_CV_WGS] = (int32_t)(coutg * c.p[DK_VKP_CV_WGS + 1]);
+    c.p[DK_VKP_CV_CING] = (int32_t)cing;
+    c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
+    c.p[DK_VKP_CV_W] = (int32_t)x->shape[3];
+    c.p[DK_VKP_CV_OHS] = (int32_t)y->shape[2];
+    c.p[DK_VKP_CV_OWS] = (int32_t)y->shape[3];
+    c.p[DK_VKP_CV_TH] = (int32_t)w->shape[2];
+    c.p[DK_VKP_CV_TW] = (int32_t)w->shape[3];
+    c.p[DK_VKP_CV_STRH] = d->stride_h;
+    c.p[DK_VKP_CV_STRW] = d->stride_w;
+    c.p[DK_VKP_CV_OFFH] = -d->pad_h;
+    c.p[DK_VKP_CV_OFFW] = -d->pad_w;
+    c.p[DK_VKP_CV_DILH] = d->dilation_h;
+    c.p[DK_VKP_CV_DILW] = d->dilation_w;
+    c.p[DK_VKP_CV_UPS] = d->upsample;
+    c.p[DK_VKP_CV_KSTH] = 1;
+    c.p[DK_VKP_CV_KSTW] = 1;
+    c.p[DK_VKP_CV_OSTH] = 1;
+    c.p[DK_VKP_CV_OSTW] = 1;
+    return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
+                         (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
+}
+
+static int32_t vkop_gcd(int32_t a, int32_t b) {
+    while (b) {
+        int32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* One output phase of a transposed conv along one axis: outputs o = o0 + s*t use
+ * the taps k = k0 + j*kstep (those with k*dil = r mod s), reading input
+ * i = off + t - j*(dil/g).  Returns the number of outputs (0: none). */
+static int64_t vkop_phase(int32_t r, int32_t s, int32_t pad, int32_t dil, int64_t ksize, int64_t osize, int32_t *o0,
+                          int32_t *k0, int32_t *kstep, int32_t *taps, int32_t *off, int32_t *idil) {
+    int32_t g = vkop_gcd(dil, s), k;
+    int32_t first = ((r - pad) % s + s) % s; /* smallest o >= 0 with (o + pad) % s == r */
+    *o0 = first;
+    *kstep = s / g;
+    *idil = -(dil / g);
+    *taps = 0;
+    *k0 = 0;
+    for (k = 0; k < *kstep && k < ksize; k++)
+        if (((int64_t)k * dil) % s == r) break;
+    if (k < *kstep && k < ksize) {
+        *k0 = k;
+        *taps = (int32_t)((ksize - 1 - k) / *kstep + 1);
+    }
+    *off = (int32_t)(((int64_t)first + pad - (int64_t)(*k0) * dil) / s);
+    if (first >= osize) return 0;
+    return (osize - first + s - 1) / s;
+}
+
+dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d, const dk_tensor *x,
+                                  const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                  const dk_tensor *y) {
+    vkop_conv c;
+    int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
+    int32_t rh, rw, ws_ci, ws_co;
+    dk_status st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation,
+                                    d->output_scale, d->residual_scale);
+    if (st != DK_OK) return st;
+    /* w is [Cin, Cout/groups, KH, KW]: the GEMM's n is w's dim 1, k's ci is dim 0. */
+    ws_ci = c.p[DK_VKP_CV_WGS + 1];
+    ws_co = c.p[DK_VKP_CV_WGS + 2];
+    c.p[DK_VKP_CV_WGS] = (int32_t)(cing * ws_ci);
+    c.p[DK_VKP_CV_WGS + 1] = ws_co;
+    c.p[DK_VKP_CV_WGS + 2] = ws_ci;
+    c.p[DK_VKP_CV_CING] = (int32_t)cing;
+    c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
+    c.p[DK_VKP_CV_W] = (int32_t)x->shape[3];
+    c.p[DK_VKP_CV_STRH] = 1;
+    c.p[DK_VKP_CV_STRW] = 1;
+    c.p[DK_VKP_CV_UPS] = 1;
+    c.p[DK_VKP_CV_OSTH] = d->stride_h;
+    c.p[DK_VKP_CV_OSTW] = d->stride_w;
+    /* Every phase writes its own outputs: no barrier between the phases. */
+    for (rh = 0; rh < d->stride_h; rh++) {
+        for (rw = 0; rw < d->stride_w; rw++) {
+            int32_t *p = c.p;
+            int64_t ohs = vkop_phase(rh, d->stride_h, d->pad_h, d->dilation_h, w->shape[2], y->shape[2],
+                                     &p[DK_VKP_CV_OH0], &p[DK_VKP_CV_KH0], &p[DK_VKP_CV_KSTH], &p[DK_VKP_CV_TH],
+                                     &p[DK_VKP_CV_OFFH], &p[DK_VKP_CV_DILH]);
+            int64_t ows = vkop_phase(rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], y->shape[3],
+                                     &p[DK_VKP_CV_OW0], &p[DK_VKP_CV_KW0], &p[DK_VKP_CV_KSTW], &p[DK_VKP_CV_TW],
+                                     &p[DK_VKP_CV_OFFW], &p[DK_VKP_CV_DILW]);
+            if (ohs == 0 || ows == 0) continue;
+            p[DK_VKP_CV_OHS] = (int32_t)ohs;
+            p[DK_VKP_CV_OWS] = (int32_t)ows;
+            st = vkop_conv_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
+                               (uint64_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]), (uint32_t)d->groups);
+            if (st != DK_OK) return st;
+            c.bind[4].write = 2;
+        }
+    }
+    return DK_OK;
+}
+
+/* -------------------------------------------------------------- matmul */
+
+dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    const char *op = "dk_matmul";
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS], t[5];
+    uint32_t spec[DK_VK_SPEC], flags = 0;
+    int64_t shape[4], strides[4];
+    int64_t batch, m, n, k;
+    dk_status st;
+    memset(bind, 0, sizeof bind);
+    memset(p, 0, sizeof p);
+    vkop_view4(y, shape, strides);
+    batch = shape[1];
+    m = shape[2];
+    n = shape[3];
+    k = a->shape[a->ndim - 1];
+    /* 4-D views are right-aligned [1, B, rows, cols]: slots 1..3 are batch, row, col. */
+    st = vkop_bind(ctx, op, "a", a, 0, &bind[0], t);
+    if (st != DK_OK) return st;
+    p[DK_VKP_MM_AS] = t[1], p[DK_VKP_MM_AS + 1] = t[2], p[DK_VKP_MM_AS + 2] = t[3], p[DK_VKP_MM_AS + 3] = t[4];
+    st = vkop_bind(ctx, op, "b", b, 0, &bind[1], t);
+    if (st != DK_OK) return st;
+    p[DK_VKP_MM_BS] = t[1], p[DK_VKP_MM_BS + 1] = t[2], p[DK_VKP_MM_BS + 2] = t[3], p[DK_VKP_MM_BS + 3] = t[4];
+    if (bias) {
+        st = vkop_bind(ctx, op, "bias", bias, 0, &bind[2], t);
+        if (st != DK_OK) return st;
+        p[DK_VKP_MM_BIAS] = t[3], p[DK_VKP_MM_BIAS + 1] = t[4];
+        flags |= 1;
+    }
+    if (residual) {
+        st = vkop_bind(ctx, op, "residual", residual, 0, &bind[3], t);
+        if (st != DK_OK) return st;
+        p[DK_VKP_MM_RS] = t[1], p[DK_VKP_MM_RS + 1] = t[2], p[DK_VKP_MM_RS + 2] = t[3], p[DK_VKP_MM_RS + 3] = t[4];
+        flags |= 2;
+    }
+    st = vkop_bind(ctx, op, "y", y, 1, &bind[4], t);
+    if (st != DK_OK) return st;
+    p[DK_VKP_MM_YS] = t[1], p[DK_VKP_MM_YS + 1] = t[2], p[DK_VKP_MM_YS + 2] = t[3], p[DK_VKP_MM_YS + 3] = t[4];
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) return vkop_too_big(ctx, op, "M, N or K", 0x80000000u);
+    p[DK_VKP_MM_M] = (int32_t)m;
+    p[DK_VKP_MM_N] = (int32_t)n;
+    p[DK_VKP_MM_K] = (int32_t)k;
+    p[DK_VKP_MM_OSCALE] = vkop_fbits(d->output_scale);
+    p[DK_VKP_MM_RSCALE] = vkop_fbits(d->residual_scale);
+    vkop_spec(spec, p, y->dtype, d->activation, flags, y->dtype, 0);
+    return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 63) / 64,
+                           (uint32_t)((n + 63) / 64), (uint32_t)batch);
+}
+
+/* ---------------------------------------------------------- elementwise */
+
+static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
+                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS];
+    uint32_t spec[DK_VK_SPEC];
+    int64_t shape[4], strides[4], ashape[4];
+    uint64_t total;
+    int i;
+    dk_status st;
+    memset(bind, 0, sizeof bind);
+    memset(p, 0, sizeof p);
+    vkop_view4(y, shape, strides);
+    vkop_view4(a, ashape, strides);
+    total = (uint64_t)(shape[0] * shape[1] * shape[2] * shape[3]);
+    if (total > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "the element count", total);
+    if (mode == 2 && ((uint64_t)shape[2] * (uint64_t)ashape[2] > VKOP_MAX_INDEX ||
+                      (uint64_t)shape[3] * (uint64_t)ashape[3] > VKOP_MAX_INDEX))
+        return vkop_too_big(ctx, op, "OH*H or OW*W", (uint64_t)shape[2] * (uint64_t)ashape[2]);
+    for (i = 0; i < 4; i++) p[DK_VKP_EW_SHAPE + i] = (int32_t)shape[i];
+    st = vkop_bind(ctx, op, "x", a, 0, &bind[0], &p[DK_VKP_EW_AS]);
+    if (st == DK_OK && b) st = vkop_bind(ctx, op, "b", b, 0, &bind[1], &p[DK_VKP_EW_BS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_EW_YS]);
+    if (st != DK_OK) return st;
+    p[DK_VKP_EW_ALPHA] = vkop_fbits(alpha);
+    p[DK_VKP_EW_BETA] = vkop_fbits(beta);
+    p[DK_VKP_EW_SRCH] = (int32_t)ashape[2];
+    p[DK_VKP_EW_SRCW] = (int32_t)ashape[3];
+    p[DK_VKP_EW_TOTAL] = (int32_t)(uint32_t)total;
+    vkop_spec(spec, p, a->dtype, act, 0, y->dtype, mode);
+    /* A grid-stride loop covers what 65535 workgroups do not. */
+    return dk__vk_dispatch(ctx, DK_VK_SH_ELTWISE, spec, bind, p, DK_VKP_SLOT_INTS,
+                           (total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535, 1, 1);
+}
+
+dk_status dk__vk_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
+    return vkop_eltwise(ctx, "dk_activation_forward", 0, act, 1.0f, x, 0.0f, NULL, y);
+}
+
+dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                     dk_activation act, const dk_tensor *y) {
+    return vkop_eltwise(ctx, "dk_add", 1, act, alpha, a, beta, b, y);
+}
+
+dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    return vkop_eltwise(ctx, "dk_upsample_nearest", 2, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+}
+
+dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
+    return vkop_eltwise(ctx, "dk_convert", 0, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+}
+
+/* ----------------------------------------------------------- group_norm */
+
+/* The statistics scratch buffer, grown (after a wait) when too small. */
+static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_status st;
+    if (s->scratch.block && s->scratch.size >= bytes) return DK_OK;
+    if (s->scratch.block) {
+        dk__vk_release(ctx, &s->scratch);
+        s->scratch.block = NULL;
+    }
+    st = dk__vk_alloc(ctx, &s->scratch, bytes < 65536 ? 65536 : bytes);
+    if (st != DK_OK) s->scratch.block = NULL;
+    return st;
+}
+
+dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
+                            const dk_tensor *beta, const dk_tensor *y) {
+    const char *op = "dk_group_norm";
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS], t[5];
+    uint32_t spec[DK_VK_SPEC], flags = 0;
+    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    uint64_t len = (uint64_t)(c / d->groups * h * w), total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
+    uint64_t chunks, chunk, scr_floats;
+    dk_status st;
+    if (total > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "the element count", total);
+    if (ng > 65535) return vkop_too_big(ctx, op, "N*groups (grid rows)", ng);
+    chunks = (len + 4095) / 4096;
+    if (chunks > 256) chunks = 256;
+    chunk = (len + chunks - 1) / chunks;
+    scr_floats = ng * chunks * 3 + ng * 2;
+    st = vkop_scratch(ctx, scr_floats * 4);
+    if (st != DK_OK) return st;
+    memset(bind, 0, sizeof bind);
+    memset(p, 0, sizeof p);
+    st = vkop_bind(ctx, op, "x", x, 0, &bind[0], &p[DK_VKP_GN_XS]);
+    if (st == DK_OK && gamma) st = vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], t), p[DK_VKP_GN_GAMMA] = t[3],
+                              p[DK_VKP_GN_GAMMA + 1] = t[4], flags |= 1;
+    if (st == DK_OK && beta) st = vkop_bind(ctx, op, "beta", beta, 0, &bind[2], t), p[DK_VKP_GN_BETA] = t[3],
+                             p[DK_VKP_GN_BETA + 1] = t[4], flags |= 2;
+    if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_GN_YS]);
+    if (st != DK_OK) return st;
+    p[DK_VKP_GN_N] = (int32_t)n;
+    p[DK_VKP_GN_C] = (int32_t)c;
+    p[DK_VKP_GN_H] = (int32_t)h;
+    p[DK_VKP_GN_W] = (int32_t)w;
+    p[DK_VKP_GN_G] = d->groups;
+    p[DK_VKP_GN_CHUNKS] = (int32_t)chunks;
+    p[DK_VKP_GN_CHUNK] = (int32_t)chunk;
+    p[DK_VKP_GN_EPS] = vkop_fbits(d->eps);
+    p[DK_VKP_GN_CFAST] = c > 1 && (w == 1 || x->strides[1] < x->strides[3]);
+    p[DK_VKP_GN_SCR] = 0;
+    p[DK_VKP_GN_STATS] = (int32_t)(ng * chunks * 3);
+    p[DK_VKP_GN_TOTAL] = (int32_t)(uint32_t)total;
+    vkop_spec(spec, p, x->dtype, d->activation, flags, x->dtype, 0);
+    {
+        /* pass 1 reads x only; pass 2 only the scratch; pass 3 everything. */
+        dk_vk_binding b1[DK_VK_BINDINGS], b2[DK_VK_BINDINGS];
+        memset(b1, 0, sizeof b1);
+        memset(b2, 0, sizeof b2);
+        b1[0] = bind[0];
+        b1[5].buf = &s->scratch;
+        b1[5].offset = s->scratch.base;
+        b1[5].range = scr_floats * 4;
+        b1[5].write = 1;
+        b2[5] = b1[5];
+        bind[5] = b1[5];
+        bind[5].write = 0;
+        st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, p, DK_VKP_SLOT_INTS, chunks, (uint32_t)ng, 1);
+        if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, p, DK_VKP_SLOT_INTS, (ng + 63) / 64, 1, 1);
+        if (st == DK_OK)
+            st = dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS,
+                                 (total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535, 1, 1);
+    }
+    return st;
+}
+
+/* ----------------------------------------------------------- layer_norm */
+
+dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
+                            const dk_tensor *beta, const dk_tensor *y) {
+    const char *op = "dk_layer_norm";
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS], t[5];
+    uint32_t spec[DK_VK_SPEC], flags = 0;
+    int64_t shape[4], strides[4];
+    uint64_t rows;
+    dk_status st;
+    memset(bind, 0, sizeof bind);
+    memset(p, 0, sizeof p);
+    vkop_view4(x, shape, strides);
+    rows = (uint64_t)(shape[0] * shape[1] * shape[2]);
+    if (rows > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "the row count", rows);
+    st = vkop_bind(ctx, op, "x", x, 0, &bind[0], &p[DK_VKP_LN_XS]);
+    if (st == DK_OK && gamma) st = vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], t), p[DK_VKP_LN_GAMMA] = t[3],
+                              p[DK_VKP_LN_GAMMA + 1] = t[4], flags |= 1;
+    if (st == DK_OK && beta) st = vkop_bind(ctx, op, "beta", beta, 0, &bind[2], t), p[DK_VKP_LN_BETA] = t[3],
+                             p[DK_VKP_LN_BETA + 1] = t[4], flags |= 2;
+    if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_LN_YS]);
+    if (st != DK_OK) return st;
+    p[DK_VKP_LN_ROWS] = (int32_t)(uint32_t)rows;
+    p[DK_VKP_LN_R1] = (int32_t)shape[1];
+    p[DK_VKP_LN_R2] = (int32_t)shape[2];
+    p[DK_VKP_LN_D] = (int32_t)shape[3];
+    p[DK_VKP_LN_EPS] = vkop_fbits(d->eps);
+    vkop_spec(spec, p, x->dtype, d->activation, flags, x->dtype, 0);
+    return dk__vk_dispatch(ctx, DK_VK_SH_LAYER_NORM, spec, bind, p, DK_VKP_SLOT_INTS, rows, 1, 1);
+}
+
+/* ------------------------------------------------------------ attention */
+
+dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
+                           const dk_tensor *v, const dk_tensor *out) {
+    const char *op = "dk_attention";
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    int32_t p[DK_VKP_SLOT_INTS];
+    uint32_t spec[DK_VK_SPEC];
+    int64_t dd = q->shape[3];
+    float scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)dd));
+    dk_status st;
+    if (q->shape[3] > 512 || v->shape[3] > 512)
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention: head dims (D=%lld, Dv=%lld) above 512",
+                        (long long)q->shape[3], (long long)v->shape[3]);
+    if (q->shape[1] > 65535 || q->shape[0] > 65535) return vkop_too_big(ctx, op, "B or H", 65536);
+    memset(bind, 0, sizeof bind);
+    memset(p, 0, sizeof p);
+    st = vkop_bind(ctx, op, "q", q, 0, &bind[0], &p[DK_VKP_AT_QS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "k", k, 0, &bind[1], &p[DK_VKP_AT_KS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "v", v, 0, &bind[2], &p[DK_VKP_AT_VS]);
+    if (st == DK_OK) st = vkop_bind(ctx, op, "out", out, 1, &bind[4], &p[DK_VKP_AT_OS]);
+    if (st != DK_OK) return st;
+    p[DK_VKP_AT_H] = (int32_t)q->shape[1];
+    p[DK_VKP_AT_NQ] = (int32_t)q->shape[2];
+    p[DK_VKP_AT_NKV] = (int32_t)k->shape[2];
+    p[DK_VKP_AT_D] = (int32_t)dd;
+    p[DK_VKP_AT_DV] = (int32_t)v->shape[3];
+    p[DK_VKP_AT_SCALE] = vkop_fbits(scale);
+    vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, 0);
+    return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(q->shape[2] + 7) / 8,
+                           (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
+}
+
+#undef VKOP_MAX_INDEX

@@ -1,0 +1,240 @@
+/* Vulkan backend pipelines: one push-descriptor layout for every shader,
+ * pipelines built lazily per (shader, specialization constants) and kept, and a
+ * VkPipelineCache persisted on disk (a file from another driver or a corrupt
+ * one is ignored: its header must match this device). */
+#include "vk_internal.h"
+#include "backends/vulkan/dk_vk_spirv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#if defined(_WIN32)
+#include <direct.h>
+#define VKPIPE_MKDIR(p) _mkdir(p)
+#else
+#define VKPIPE_MKDIR(p) mkdir(p, 0755)
+#endif
+
+typedef struct vkpipe_code { const uint32_t *words; size_t bytes; } vkpipe_code;
+
+static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
+    {dk__vk_spv_conv2d, sizeof dk__vk_spv_conv2d},
+    {dk__vk_spv_matmul, sizeof dk__vk_spv_matmul},
+    {dk__vk_spv_eltwise, sizeof dk__vk_spv_eltwise},
+    {dk__vk_spv_gn_stats, sizeof dk__vk_spv_gn_stats},
+    {dk__vk_spv_gn_final, sizeof dk__vk_spv_gn_final},
+    {dk__vk_spv_gn_norm, sizeof dk__vk_spv_gn_norm},
+    {dk__vk_spv_layer_norm, sizeof dk__vk_spv_layer_norm},
+    {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
+};
+
+/* options->pipeline_cache_path, else $XDG_CACHE_HOME/difkern or ~/.cache/difkern. */
+static void vkpipe_cache_path(dk_vk_state *s, const char *path) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char dir[900];
+    s->cache_path[0] = '\0';
+    if (path) {
+        dk__strlcpy(s->cache_path, path, sizeof s->cache_path);
+        return;
+    }
+    if (xdg && xdg[0]) snprintf(dir, sizeof dir, "%s/difkern", xdg);
+    else if (home && home[0]) snprintf(dir, sizeof dir, "%s/.cache/difkern", home);
+    else return;
+    if (xdg && xdg[0]) (void)VKPIPE_MKDIR(xdg);
+    else {
+        char parent[900];
+        snprintf(parent, sizeof parent, "%s/.cache", home);
+        (void)VKPIPE_MKDIR(parent);
+    }
+    (void)VKPIPE_MKDIR(dir);
+    snprintf(s->cache_path, sizeof s->cache_path, "%s/vulkan_pipelines_%08x_%08x.bin", dir, s->props.vendorID,
+             s->props.deviceID);
+}
+
+static uint32_t vkpipe_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* The cache file's contents if its header is this device's, else NULL. */
+static void *vkpipe_load(dk_vk_state *s, size_t *size) {
+    FILE *fp;
+    long len;
+    unsigned char *data;
+    if (!s->cache_path[0]) return NULL;
+    fp = fopen(s->cache_path, "rb");
+    if (!fp) return NULL;
+    if (fseek(fp, 0, SEEK_END) != 0 || (len = ftell(fp)) < 32 || len > (1L << 30) || fseek(fp, 0, SEEK_SET) != 0) {
+        fclose(fp);
+        return NULL;
+    }
+    data = (unsigned char *)malloc((size_t)len);
+    if (!data || fread(data, 1, (size_t)len, fp) != (size_t)len) {
+        free(data);
+        fclose(fp);
+        return NULL;
+    }
+    fclose(fp);
+    if (vkpipe_le32(data) < 32 || vkpipe_le32(data) > (uint32_t)len ||
+        vkpipe_le32(data + 4) != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || vkpipe_le32(data + 8) != s->props.vendorID ||
+        vkpipe_le32(data + 12) != s->props.deviceID ||
+        memcmp(data + 16, s->props.pipelineCacheUUID, VK_UUID_SIZE) != 0) {
+        free(data);
+        return NULL;
+    }
+    *size = (size_t)len;
+    return data;
+}
+
+/* Write the cache atomically (temporary file, then rename); failures are silent:
+ * the cache only saves compile time. */
+static void vkpipe_save(dk_vk_state *s) {
+    size_t size = 0;
+    void *data;
+    char tmp[1100];
+    FILE *fp;
+    int ok;
+    if (!s->cache_path[0] || !s->pipeline_cache || s->npipelines == 0) return;
+    if (s->vk.vkGetPipelineCacheData(s->device, s->pipeline_cache, &size, NULL) != VK_SUCCESS || size == 0) return;
+    data = malloc(size);
+    if (!data) return;
+    if (s->vk.vkGetPipelineCacheData(s->device, s->pipeline_cache, &size, data) != VK_SUCCESS) {
+        free(data);
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", s->cache_path);
+    fp = fopen(tmp, "wb");
+    if (fp) {
+        ok = fwrite(data, 1, size, fp) == size;
+        ok &= fclose(fp) == 0;
+        if (!ok || rename(tmp, s->cache_path) != 0) remove(tmp);
+    }
+    free(data);
+}
+
+dk_status dk__vk_pipelines_create(dk_context *ctx, const char *cache_path) {
+    dk_vk_state *s = dk__vk(ctx);
+    VkDescriptorSetLayoutBinding b[DK_VK_BINDINGS];
+    VkDescriptorSetLayoutCreateInfo li;
+    VkPushConstantRange pc;
+    VkPipelineLayoutCreateInfo pli;
+    VkPipelineCacheCreateInfo ci;
+    size_t size = 0;
+    void *data;
+    VkResult r;
+    uint32_t i;
+    for (i = 0; i < DK_VK_BINDINGS; i++) {
+        memset(&b[i], 0, sizeof b[i]);
+        b[i].binding = i;
+        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i].descriptorCount = 1;
+        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    memset(&li, 0, sizeof li);
+    li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    li.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+    li.bindingCount = DK_VK_BINDINGS;
+    li.pBindings = b;
+    r = s->vk.vkCreateDescriptorSetLayout(s->device, &li, NULL, &s->set_layout);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateDescriptorSetLayout");
+    pc.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    pc.offset = 0;
+    pc.size = 4;
+    memset(&pli, 0, sizeof pli);
+    pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &s->set_layout;
+    pli.pushConstantRangeCount = 1;
+    pli.pPushConstantRanges = &pc;
+    r = s->vk.vkCreatePipelineLayout(s->device, &pli, NULL, &s->pipeline_layout);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreatePipelineLayout");
+
+    vkpipe_cache_path(s, cache_path);
+    data = vkpipe_load(s, &size);
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+    ci.initialDataSize = data ? size : 0;
+    ci.pInitialData = data;
+    r = s->vk.vkCreatePipelineCache(s->device, &ci, NULL, &s->pipeline_cache);
+    if (r != VK_SUCCESS && data) { /* the driver refused the data: start empty */
+        ci.initialDataSize = 0;
+        ci.pInitialData = NULL;
+        r = s->vk.vkCreatePipelineCache(s->device, &ci, NULL, &s->pipeline_cache);
+    }
+    free(data);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreatePipelineCache");
+    return DK_OK;
+}
+
+void dk__vk_pipelines_destroy(dk_vk_state *s) {
+    uint32_t i;
+    vkpipe_save(s);
+    for (i = 0; i < s->npipelines; i++) s->vk.vkDestroyPipeline(s->device, s->pipelines[i].pipeline, NULL);
+    free(s->pipelines);
+    s->pipelines = NULL;
+    s->npipelines = 0;
+    for (i = 0; i < DK_VK_SH_COUNT; i++)
+        if (s->modules[i]) s->vk.vkDestroyShaderModule(s->device, s->modules[i], NULL);
+    if (s->pipeline_cache) s->vk.vkDestroyPipelineCache(s->device, s->pipeline_cache, NULL);
+    if (s->pipeline_layout) s->vk.vkDestroyPipelineLayout(s->device, s->pipeline_layout, NULL);
+    if (s->set_layout) s->vk.vkDestroyDescriptorSetLayout(s->device, s->set_layout, NULL);
+}
+
+dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out) {
+    dk_vk_state *s = dk__vk(ctx);
+    VkSpecializationMapEntry me[DK_VK_SPEC];
+    VkSpecializationInfo si;
+    VkComputePipelineCreateInfo ci;
+    dk_vk_pipeline *p;
+    VkResult r;
+    uint32_t i;
+    for (i = 0; i < s->npipelines; i++) {
+        p = &s->pipelines[i];
+        if (p->shader == shader && memcmp(p->spec, spec, sizeof p->spec) == 0) {
+            *out = p->pipeline;
+            return DK_OK;
+        }
+    }
+    if (!s->modules[shader]) {
+        VkShaderModuleCreateInfo mi;
+        memset(&mi, 0, sizeof mi);
+        mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+        mi.codeSize = vkpipe_shaders[shader].bytes;
+        mi.pCode = vkpipe_shaders[shader].words;
+        r = s->vk.vkCreateShaderModule(s->device, &mi, NULL, &s->modules[shader]);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateShaderModule");
+    }
+    if (s->npipelines == s->cappipelines) {
+        uint32_t cap = s->cappipelines ? s->cappipelines * 2 : 32;
+        dk_vk_pipeline *np = (dk_vk_pipeline *)realloc(s->pipelines, cap * sizeof *np);
+        if (!np) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
+        s->pipelines = np;
+        s->cappipelines = cap;
+    }
+    for (i = 0; i < DK_VK_SPEC; i++) {
+        me[i].constantID = i;
+        me[i].offset = i * 4;
+        me[i].size = 4;
+    }
+    si.mapEntryCount = DK_VK_SPEC;
+    si.pMapEntries = me;
+    si.dataSize = DK_VK_SPEC * 4;
+    si.pData = spec;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = s->modules[shader];
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = s->pipeline_layout;
+    p = &s->pipelines[s->npipelines];
+    r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateComputePipelines");
+    p->shader = shader;
+    memcpy(p->spec, spec, sizeof p->spec);
+    s->npipelines++;
+    *out = p->pipeline;
+    return DK_OK;
+}
+
+#undef VKPIPE_MKDIR

@@ -1,0 +1,379 @@
+/* Vulkan backend command recording: frames (command buffer + fence + staging +
+ * parameter slots) in flight, hazard tracking with buffer barriers only where a
+ * data dependency needs one, dispatch, sync and timestamps. */
+#include "vk_internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#define VKSUB_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define VKSUB_SRC_ACCESS (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+#define VKSUB_DST_ACCESS                                                                                   \
+    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |               \
+     VK_ACCESS_TRANSFER_WRITE_BIT)
+#define VKSUB_MAX_BUFFER_BARRIERS 32
+
+dk_status dk__vk_frames_create(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    VkCommandPoolCreateInfo pi;
+    VkCommandBufferAllocateInfo ai;
+    VkCommandBuffer cmds[DK_VK_FRAMES];
+    VkFenceCreateInfo fi;
+    VkResult r;
+    uint32_t i;
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = s->queue_family;
+    r = s->vk.vkCreateCommandPool(s->device, &pi, NULL, &s->command_pool);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateCommandPool");
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = s->command_pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = DK_VK_FRAMES;
+    r = s->vk.vkAllocateCommandBuffers(s->device, &ai, cmds);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkAllocateCommandBuffers");
+    memset(&fi, 0, sizeof fi);
+    fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    for (i = 0; i < DK_VK_FRAMES; i++) {
+        s->frames[i].cmd = cmds[i];
+        r = s->vk.vkCreateFence(s->device, &fi, NULL, &s->frames[i].fence);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateFence");
+    }
+    /* Device timestamps when the queue family has them. */
+    {
+        uint32_t n = 0;
+        VkQueueFamilyProperties qp[32];
+        vkGetPhysicalDeviceQueueFamilyProperties(s->physical, &n, NULL);
+        if (n > 32) n = 32;
+        vkGetPhysicalDeviceQueueFamilyProperties(s->physical, &n, qp);
+        if (s->queue_family < n && qp[s->queue_family].timestampValidBits > 0 &&
+            s->props.limits.timestampPeriod > 0.0f) {
+            VkQueryPoolCreateInfo qi;
+            memset(&qi, 0, sizeof qi);
+            qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+            qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+            qi.queryCount = 2;
+            if (s->vk.vkCreateQueryPool(s->device, &qi, NULL, &s->query_pool) == VK_SUCCESS) s->timer_device = 1;
+        }
+    }
+    return DK_OK;
+}
+
+static void vksub_release_frees(dk_vk_state *s, dk_vk_frame *f) {
+    uint32_t i;
+    for (i = 0; i < f->nfrees; i++) dk__vk_free_range(s, f->frees[i].block, f->frees[i].offset, f->frees[i].size);
+    f->nfrees = 0;
+}
+
+void dk__vk_frames_destroy(dk_vk_state *s) {
+    uint32_t i;
+    for (i = 0; i < DK_VK_FRAMES; i++) {
+        dk_vk_frame *f = &s->frames[i];
+        if (f->recording) s->vk.vkEndCommandBuffer(f->cmd);
+        vksub_release_frees(s, f);
+        free(f->frees);
+        dk__vk_free_block(s, f->staging);
+        dk__vk_free_block(s, f->params);
+        if (f->fence) s->vk.vkDestroyFence(s->device, f->fence, NULL);
+    }
+    if (s->command_pool) s->vk.vkDestroyCommandPool(s->device, s->command_pool, NULL);
+}
+
+/* Wait for a submitted frame and recycle what it held. */
+static dk_status vksub_wait_frame(dk_context *ctx, dk_vk_frame *f) {
+    dk_vk_state *s = dk__vk(ctx);
+    VkResult r;
+    if (!f->submitted) return DK_OK;
+    r = s->vk.vkWaitForFences(s->device, 1, &f->fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkWaitForFences");
+    r = s->vk.vkResetFences(s->device, 1, &f->fence);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkResetFences");
+    f->submitted = 0;
+    if (f->serial > s->done_serial) s->done_serial = f->serial;
+    vksub_release_frees(s, f);
+    return DK_OK;
+}
+
+dk_status dk__vk_begin(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_frame *f = &s->frames[s->cur];
+    VkCommandBufferBeginInfo bi;
+    VkMemoryBarrier mb;
+    VkResult r;
+    dk_status st;
+    if (s->lost) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "vulkan backend: the device was lost; destroy the context");
+    if (f->recording) return DK_OK;
+    st = vksub_wait_frame(ctx, f);
+    if (st != DK_OK) return st;
+    r = s->vk.vkResetCommandBuffer(f->cmd, 0);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkResetCommandBuffer");
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = s->vk.vkBeginCommandBuffer(f->cmd, &bi);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkBeginCommandBuffer");
+    f->recording = 1;
+    f->serial = ++s->next_serial;
+    f->staging_used = 0;
+    f->params_used = 0;
+    s->bound_pipeline = VK_NULL_HANDLE;
+    /* The previous frame may still run: order everything after it. */
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VKSUB_SRC_ACCESS;
+    mb.dstAccessMask = VKSUB_DST_ACCESS;
+    s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 1, &mb, 0, NULL, 0, NULL);
+    s->epoch++;
+    s->ndirty = 0;
+    return DK_OK;
+}
+
+dk_status dk__vk_flush(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_frame *f = &s->frames[s->cur];
+    VkSubmitInfo si;
+    VkResult r;
+    if (!f->recording) return DK_OK;
+    f->recording = 0;
+    r = s->vk.vkEndCommandBuffer(f->cmd);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkEndCommandBuffer");
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &f->cmd;
+    r = s->vk.vkQueueSubmit(s->queue, 1, &si, f->fence);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkQueueSubmit");
+    f->submitted = 1;
+    s->cur = (s->cur + 1) % DK_VK_FRAMES;
+    return DK_OK;
+}
+
+/* Wait until the work of submission serial (and everything before it) is done. */
+dk_status dk__vk_wait_serial(dk_context *ctx, uint64_t serial) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_status st = DK_OK;
+    uint32_t i;
+    if (serial <= s->done_serial) return DK_OK;
+    if (s->frames[s->cur].recording && s->frames[s->cur].serial <= serial) st = dk__vk_flush(ctx);
+    /* Oldest first, so that done_serial only moves over finished work. */
+    while (st == DK_OK) {
+        dk_vk_frame *oldest = NULL;
+        for (i = 0; i < DK_VK_FRAMES; i++) {
+            dk_vk_frame *f = &s->frames[i];
+            if (f->submitted && f->serial <= serial && (!oldest || f->serial < oldest->serial)) oldest = f;
+        }
+        if (!oldest) break;
+        st = vksub_wait_frame(ctx, oldest);
+    }
+    return st;
+}
+
+dk_status dk__vk_wait_all(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    if (s->lost) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "vulkan backend: the device was lost; destroy the context");
+    return dk__vk_wait_serial(ctx, s->next_serial);
+}
+
+void dk__vk_forget(dk_vk_state *s, dk_vk_buf *b) {
+    uint32_t i;
+    for (i = 0; i < s->ndirty; i++)
+        if (s->dirty[i] == b) s->dirty[i] = s->dirty[--s->ndirty];
+}
+
+/* Before a command touching bind[0..n): a barrier if it reads a buffer written
+ * since the last barrier (RAW), or writes one read or written since then
+ * (WAR/WAW).  The barrier makes every dirty buffer visible, so a new epoch starts. */
+void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_frame *f = &s->frames[s->cur];
+    int need = 0;
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        dk_vk_buf *b = bind[i].buf;
+        if (!b) continue;
+        if (b->write_epoch == s->epoch && bind[i].write != 2) need = 1;
+        if (bind[i].write && b->read_epoch == s->epoch) need = 1;
+    }
+    if (need) {
+        VkBufferMemoryBarrier bb[VKSUB_MAX_BUFFER_BARRIERS];
+        VkMemoryBarrier mb;
+        uint32_t nb = 0;
+        if (s->ndirty <= VKSUB_MAX_BUFFER_BARRIERS) {
+            for (i = 0; i < s->ndirty; i++) {
+                memset(&bb[nb], 0, sizeof bb[nb]);
+                bb[nb].sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+                bb[nb].srcAccessMask = VKSUB_SRC_ACCESS;
+                bb[nb].dstAccessMask = VKSUB_DST_ACCESS;
+                bb[nb].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+                bb[nb].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+                bb[nb].buffer = s->dirty[i]->buffer;
+                bb[nb].offset = s->dirty[i]->base;
+                bb[nb].size = s->dirty[i]->size;
+                nb++;
+            }
+            /* nb == 0: write-after-read only, an execution dependency suffices. */
+            s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 0, NULL, nb, bb, 0, NULL);
+        } else {
+            memset(&mb, 0, sizeof mb);
+            mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+            mb.srcAccessMask = VKSUB_SRC_ACCESS;
+            mb.dstAccessMask = VKSUB_DST_ACCESS;
+            s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 1, &mb, 0, NULL, 0, NULL);
+        }
+        s->epoch++;
+        s->ndirty = 0;
+    }
+    for (i = 0; i < n; i++) {
+        dk_vk_buf *b = bind[i].buf;
+        if (!b) continue;
+        b->last_serial = f->serial;
+        if (bind[i].write) {
+            if (b->write_epoch != s->epoch) {
+                if (s->ndirty == s->capdirty) {
+                    uint32_t cap = s->capdirty ? s->capdirty * 2 : 64;
+                    dk_vk_buf **d = (dk_vk_buf **)realloc(s->dirty, cap * sizeof *d);
+                    if (d) s->dirty = d, s->capdirty = cap;
+                }
+                /* Without room to track it, force a barrier before its next use. */
+                if (s->ndirty < s->capdirty) s->dirty[s->ndirty++] = b;
+                else s->epoch++;
+            }
+            b->write_epoch = s->epoch;
+        } else {
+            b->read_epoch = s->epoch;
+        }
+    }
+}
+
+dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec, dk_vk_binding *bind,
+                          const int32_t *params, uint32_t nparams, uint64_t gx, uint32_t gy, uint32_t gz) {
+    dk_vk_state *s = dk__vk(ctx);
+    const uint32_t *maxc = s->props.limits.maxComputeWorkGroupCount;
+    VkDescriptorBufferInfo info[DK_VK_BINDINGS];
+    VkWriteDescriptorSet wr[DK_VK_BINDINGS];
+    VkPipeline pipe;
+    dk_vk_frame *f;
+    uint64_t slot_off, x0;
+    uint32_t i;
+    dk_status st;
+    if (gx == 0 || gy == 0 || gz == 0) return DK_OK;
+    if (gy > maxc[1] || gz > maxc[2])
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "vulkan backend: grid %ux%u (y, z) exceeds the device limit %ux%u", gy,
+                        gz, maxc[1], maxc[2]);
+    if (nparams > DK_VKP_SLOT_INTS) return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: too many parameters");
+    st = dk__vk_pipeline(ctx, shader, spec, &pipe);
+    if (st != DK_OK) return st;
+    st = dk__vk_begin(ctx);
+    if (st != DK_OK) return st;
+    if (s->frames[s->cur].params_used == DK_VK_PARAM_SLOTS) {
+        st = dk__vk_flush(ctx);
+        if (st == DK_OK) st = dk__vk_begin(ctx);
+        if (st != DK_OK) return st;
+    }
+    f = &s->frames[s->cur];
+    if (!f->params) {
+        st = dk__vk_host_block(ctx, (uint64_t)DK_VK_PARAM_SLOTS * DK_VKP_SLOT_INTS * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                               &f->params);
+        if (st != DK_OK) return st;
+    }
+    slot_off = (uint64_t)f->params_used++ * DK_VKP_SLOT_INTS * 4;
+    memcpy((unsigned char *)f->params->mapped + slot_off, params, nparams * 4);
+
+    for (i = 0; i < DK_VK_BINDINGS; i++) {
+        if (i < DK_VK_BINDINGS - 1 && bind[i].buf) {
+            info[i].buffer = bind[i].buf->buffer;
+            info[i].offset = bind[i].offset;
+            info[i].range = bind[i].range;
+        } else { /* the parameter slot; also stands in for unused bindings */
+            info[i].buffer = f->params->buffer;
+            info[i].offset = slot_off;
+            info[i].range = DK_VKP_SLOT_INTS * 4;
+        }
+        memset(&wr[i], 0, sizeof wr[i]);
+        wr[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        wr[i].dstBinding = i;
+        wr[i].descriptorCount = 1;
+        wr[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        wr[i].pBufferInfo = &info[i];
+    }
+    dk__vk_access(ctx, bind, DK_VK_BINDINGS - 1);
+    if (s->bound_pipeline != pipe) {
+        s->vk.vkCmdBindPipeline(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        s->bound_pipeline = pipe;
+    }
+    s->vk.vkCmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline_layout, 0, DK_VK_BINDINGS, wr);
+    /* Grids wider than the device allows run as several dispatches. */
+    for (x0 = 0; x0 < gx; x0 += maxc[0]) {
+        uint32_t base = (uint32_t)x0;
+        uint64_t cnt = gx - x0 < maxc[0] ? gx - x0 : maxc[0];
+        s->vk.vkCmdPushConstants(f->cmd, s->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
+        s->vk.vkCmdDispatch(f->cmd, (uint32_t)cnt, gy, gz);
+    }
+    return DK_OK;
+}
+
+dk_status dk__vk_sync(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_status st = dk__vk_wait_all(ctx);
+    if (st != DK_OK) return st;
+    if (s->validation_errors) {
+        int n = s->validation_errors;
+        s->validation_errors = 0;
+        return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: %d validation message(s); first: %s", n, s->validation_msg);
+    }
+    return DK_OK;
+}
+
+static double vksub_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+dk_status dk__vk_timer_begin(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_status st;
+    if (!s->timer_device) {
+        st = dk__vk_wait_all(ctx);
+        s->timer_host_start = vksub_now_ms();
+        s->timer_running = st == DK_OK;
+        return st;
+    }
+    st = dk__vk_begin(ctx);
+    if (st != DK_OK) return st;
+    s->timer_running = 1;
+    s->vk.vkCmdResetQueryPool(s->frames[s->cur].cmd, s->query_pool, 0, 2);
+    s->vk.vkCmdWriteTimestamp(s->frames[s->cur].cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 0);
+    return DK_OK;
+}
+
+dk_status dk__vk_timer_end(dk_context *ctx, double *ms) {
+    dk_vk_state *s = dk__vk(ctx);
+    uint64_t ts[2];
+    VkResult r;
+    dk_status st;
+    if (!s->timer_running) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_timer_end: no dk_timer_begin before it");
+    s->timer_running = 0;
+    if (!s->timer_device) {
+        st = dk__vk_wait_all(ctx);
+        *ms = vksub_now_ms() - s->timer_host_start;
+        return st;
+    }
+    st = dk__vk_begin(ctx);
+    if (st != DK_OK) return st;
+    s->vk.vkCmdWriteTimestamp(s->frames[s->cur].cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 1);
+    st = dk__vk_wait_all(ctx);
+    if (st != DK_OK) return st;
+    r = s->vk.vkGetQueryPoolResults(s->device, s->query_pool, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkGetQueryPoolResults");
+    *ms = (double)(ts[1] - ts[0]) * (double)s->props.limits.timestampPeriod * 1e-6;
+    return DK_OK;
+}
+
+#undef VKSUB_STAGES
+#undef VKSUB_SRC_ACCESS
+#undef VKSUB_DST_ACCESS
+#undef VKSUB_MAX_BUFFER_BARRIERS

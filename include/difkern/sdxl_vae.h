@@ -1,0 +1,151 @@
+/* difkern SDXL VAE decoder: the AutoencoderKL decoder of Stable Diffusion XL built
+ * on difkern's public op API (include/difkern.h).
+ *
+ *   dk_sdxl_vae *vae;
+ *   dk_sdxl_vae_create_from_file(ctx, "sdxl_vae.safetensors", DK_BF16, NULL, &vae);
+ *   dk_sdxl_vae_decode_rgb8(vae, latents, batch, h, w, rgb, &info);  // rgb: batch*8h*8w*3 bytes
+ *   dk_sdxl_vae_destroy(vae);
+ *
+ * Architecture (diffusers AutoencoderKL, SDXL config): post_quant_conv 1x1 4->4,
+ * conv_in 3x3 4->512, mid block (resnet, single-head self-attention over the
+ * h*w tokens, resnet), four up blocks of three resnets with 512, 512, 256, 128
+ * channels (the first three end with nearest-2x upsample + 3x3 conv),
+ * GroupNorm(32, eps 1e-6)+SiLU, conv_out 3x3 128->3.  Output is 8x the latent size.
+ *
+ * Weights: a .safetensors file in diffusers naming (decoder.up_blocks.0...;
+ * the attention as to_q/to_k/to_v/to_out.0 or the older query/key/value/proj_attn),
+ * in the original single-file naming (first_stage_model.decoder.up.3...), or the
+ * latter without the first_stage_model. prefix; detected automatically.  f32, f16
+ * or bf16 tensors, converted to the decode dtype on upload.  Other tensors in the
+ * file (the encoder, a UNet) are ignored.
+ *
+ * Activations are NHWC in the decode dtype.  The decoder is written once on
+ * the op API: GroupNorm+SiLU fused, conv epilogues add the residual (and the
+ * 1x1 shortcut's bias is folded into conv2's), the upsample is fused into the
+ * following conv.  A memory planner places every intermediate at an offset
+ * of one device buffer (largest first, reusing memory whose tenant is dead;
+ * src/vae/vae_exec.c), kept by the decoder between decodes and freed by
+ * dk_sdxl_vae_destroy.  up_blocks.3's first shortcut is computed from the
+ * low-resolution input through the upsampler conv composed with it, so the
+ * 256-channel full-resolution tensor can be normalized in place.  Untiled
+ * plan at 1024x1024 (128x128 latent) in f16/bf16: 896 MiB of activations +
+ * 95 MiB of weights = 991 MiB (dk_sdxl_vae_plan, `sdxl_decode --plan 128`;
+ * dk_memory_usage's peak equals the plan); use max_device_bytes or tile_rows
+ * to stay below another budget.
+ *
+ * Precision: DK_F32, DK_F16, DK_BF16 (fp32 accumulation in every op).  The SDXL
+ * VAE's residual stream exceeds the fp16 range (65504) on real weights, which
+ * gives NaN/black images.  In DK_F16 the residual stream and every conv output
+ * that feeds a GroupNorm are kept multiplied by fp16_activation_scale (a power
+ * of two, default 2^-8: 256x headroom; exact, since powers of two only shift
+ * the exponent): the convs get output_scale = s, the upsampler biases are
+ * stored pre-scaled, and each GroupNorm, which is scale-invariant, runs with
+ * eps * s^2.  GroupNorm outputs, q/k/v and the attention output are unscaled.
+ * If the fp16 result still has a NaN/Inf, the sample is decoded again in fp32
+ * with the fp16 weights widened exactly (info->fp16_fallback says so; it
+ * needs device memory for the fp32 weights and activations on top of the
+ * budget), so DK_F16 never returns NaN/Inf where fp32 is finite.
+ *
+ * Bounded memory (tiled decode): with tile_rows or max_device_bytes the
+ * decoder runs layer by layer over bands of full-width rows: every full-size
+ * activation lives in host memory, each conv uploads its band plus exact halo
+ * rows (zero rows only at the image border), and each GroupNorm uses
+ * statistics of the whole tensor (computed on the host in double, applied to
+ * the band while staging it), so the result equals the untiled one within the
+ * dtype's rounding.  Device memory is then the weights + three band buffers +
+ * the mid-block attention, which is global and runs whole at latent resolution
+ * (5 buffers of 512*h*w elements).  This mode trades host<->device copies for
+ * memory: use it when the untiled plan does not fit.
+ */
+#ifndef DIFKERN_SDXL_VAE_H
+#define DIFKERN_SDXL_VAE_H
+
+#include "../difkern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dk_sdxl_vae dk_sdxl_vae;
+
+/* Progress: called after each stage of each decode has finished on the device
+ * (the decoder waits per stage when a callback is set).  Stages: 0 "conv_in"
+ * (post_quant_conv + conv_in), 1 "mid_block", 2..5 "up_blocks.0" .. "up_blocks.3",
+ * 6 "conv_out" (norm + SiLU + conv_out).  elapsed_ms: since the decode began. */
+#define DK_SDXL_VAE_NUM_STAGES 7
+typedef void (*dk_sdxl_vae_progress_fn)(void *user, int32_t stage, const char *stage_name,
+                                        double elapsed_ms);
+
+typedef struct dk_sdxl_vae_options {
+    float scaling_factor;          /* latents are divided by it first; init 0.13025 (SDXL) */
+    int32_t tile_rows;             /* > 0: decode in bands of this many latent rows; 0: none */
+    uint64_t max_device_bytes;     /* > 0: band the decode when the untiled plan (weights +
+                                      activations) exceeds it, with the largest bands that fit */
+    float fp16_activation_scale;   /* DK_F16 only: power of two in (0, 1]; init 2^-8 */
+    int32_t fp16_fallback;         /* DK_F16: redo a non-finite result in fp32 (init 1) */
+    dk_sdxl_vae_progress_fn progress; /* may be NULL */
+    void *progress_user;
+} dk_sdxl_vae_options;
+
+DK_API void dk_sdxl_vae_options_init(dk_sdxl_vae_options *options);
+
+/* What one decode did. */
+typedef struct dk_sdxl_vae_info {
+    int32_t banded;               /* 1: ran in row bands (bounded memory) */
+    int32_t band_rows;            /* latent rows per band when banded, else h */
+    int32_t fp16_fallback;        /* 1: the fp16 result had NaN/Inf and was redone in fp32 */
+    uint64_t plan_device_bytes;   /* activation + band buffers the plan allocated */
+    uint64_t weight_device_bytes; /* device bytes of the uploaded weights */
+    uint64_t peak_device_bytes;   /* dk_memory_usage peak of ctx during the decode (the
+                                     decode resets ctx's peak when it starts) */
+    double elapsed_ms;            /* host wall time of the decode */
+} dk_sdxl_vae_info;
+
+/* Weights from a .safetensors file (path).  dtype: the decode dtype.
+ * options may be NULL (defaults).  A missing or misshapen tensor is
+ * DK_ERR_FORMAT with a message naming it and the expected shape. */
+DK_API dk_status dk_sdxl_vae_create_from_file(dk_context *ctx, const char *path, dk_dtype dtype,
+                                              const dk_sdxl_vae_options *options, dk_sdxl_vae **out);
+
+/* Weights from an opened safetensors file in memory (the whole file's bytes;
+ * e.g. mapped by the caller); the bytes are only read during the call. */
+DK_API dk_status dk_sdxl_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t size,
+                                                dk_dtype dtype, const dk_sdxl_vae_options *options,
+                                                dk_sdxl_vae **out);
+
+/* Seeded random weights with the real shapes (for demos and tests): conv/linear
+ * weights uniform with He variance 2/fan_in (residual-branch output convs
+ * scaled by 1/4), biases and GroupNorm beta uniform in +-0.05, gamma 1 +- 0.05.
+ * The same seed gives the same weights on every machine. */
+DK_API dk_status dk_sdxl_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dtype,
+                                           const dk_sdxl_vae_options *options, dk_sdxl_vae **out);
+
+DK_API void dk_sdxl_vae_destroy(dk_sdxl_vae *vae); /* NULL is fine */
+
+/* Replace the options (e.g. another tile size) for later decodes. */
+DK_API dk_status dk_sdxl_vae_set_options(dk_sdxl_vae *vae, const dk_sdxl_vae_options *options);
+
+/* "diffusers", "original", "original+prefix" or "random". */
+DK_API const char *dk_sdxl_vae_naming(const dk_sdxl_vae *vae);
+DK_API dk_dtype dk_sdxl_vae_dtype(const dk_sdxl_vae *vae);
+
+/* Decode latents [batch, 4, h, w] (host float, NCHW, not yet divided by the
+ * scaling factor) to images of 8h x 8w.
+ * rgb8:  batch images, each 8h rows of 8w pixels of 3 bytes (R, G, B), from
+ *        clamp((x + 1) / 2, 0, 1) * 255 rounded;
+ * f32:   [batch, 3, 8h, 8w] host floats, NCHW, the decoder's raw output (~[-1, 1]).
+ * info may be NULL. */
+DK_API dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch,
+                                         int32_t h, int32_t w, uint8_t *rgb8, dk_sdxl_vae_info *info);
+DK_API dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t batch,
+                                        int32_t h, int32_t w, float *out, dk_sdxl_vae_info *info);
+
+/* The plan a decode of one h x w latent would use, without decoding: banded or
+ * not, band rows, plan_device_bytes and weight_device_bytes (other fields 0). */
+DK_API dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIFKERN_SDXL_VAE_H */

@@ -1,0 +1,477 @@
+/* SDXL VAE decoder: the public API (include/difkern/sdxl_vae.h), the forward
+ * pass written once on the executor's primitives (vae_exec.c), the choice
+ * between untiled and banded decoding, and the fp16 overflow fallback. */
+#include "vae_internal.h"
+#include "../../include/difkern/safetensors.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Stage 4 (up_blocks.2) ends before its upsampler, which runs in stage 5. */
+static const char *const vaed_stage_names[DK_SDXL_VAE_NUM_STAGES] = {
+    "conv_in", "mid_block", "up_blocks.0", "up_blocks.1", "up_blocks.2", "up_blocks.3", "conv_out"};
+
+static double vaed_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void dk_sdxl_vae_options_init(dk_sdxl_vae_options *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->scaling_factor = 0.13025f;
+    o->fp16_activation_scale = 1.0f / 256.0f;
+    o->fp16_fallback = 1;
+}
+
+static dk_status vaed_check_options(dk_context *ctx, const char *fn, const dk_sdxl_vae_options *o) {
+    int ex;
+    if (!isfinite(o->scaling_factor) || o->scaling_factor == 0.0f)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->scaling_factor is %g; it must be finite and non-zero",
+                        fn, (double)o->scaling_factor);
+    if (o->tile_rows < 0)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->tile_rows is %d; it must be >= 0", fn,
+                        (int)o->tile_rows);
+    if (!(o->fp16_activation_scale > 0.0f && o->fp16_activation_scale <= 1.0f) ||
+        frexp(o->fp16_activation_scale, &ex) != 0.5)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: options->fp16_activation_scale is %g; it must be a power of two in (0, 1]", fn,
+                        (double)o->fp16_activation_scale);
+    return DK_OK;
+}
+
+/* ------------------------------------------------------------ creation */
+
+static dk_status vaed_new(dk_context *ctx, const char *fn, dk_dtype dtype, const dk_sdxl_vae_options *options,
+                          dk_sdxl_vae **out) {
+    dk_sdxl_vae *vae;
+    dk_sdxl_vae_options def;
+    dk_status st;
+    if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: out must not be NULL", fn);
+    *out = NULL;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: ctx must not be NULL", fn);
+    if (dtype != DK_F32 && dtype != DK_F16 && dtype != DK_BF16)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: dtype %d is not DK_F32, DK_F16 or DK_BF16", fn, (int)dtype);
+    if (!options) {
+        dk_sdxl_vae_options_init(&def);
+        options = &def;
+    }
+    st = vaed_check_options(ctx, fn, options);
+    if (st != DK_OK) return st;
+    vae = (dk_sdxl_vae *)calloc(1, sizeof *vae);
+    if (!vae) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    vae->ctx = ctx;
+    vae->dtype = dtype;
+    vae->opt = *options;
+    dk__vae_arch_build(&vae->arch);
+    *out = vae;
+    return DK_OK;
+}
+
+typedef struct vaed_st_user {
+    const dk_safetensors *f;
+} vaed_st_user;
+
+static int vaed_st_lookup(void *user, const char *name, dk__vae_src *out) {
+    const vaed_st_user *u = (const vaed_st_user *)user;
+    dk_st_tensor t;
+    dk_status st = dk_safetensors_find(u->f, name, &t);
+    int32_t i;
+    if (st == DK_ERR_INVALID_ARGUMENT) return 0;
+    out->name = name;
+    if (st != DK_OK || (t.dtype != DK_F32 && t.dtype != DK_F16 && t.dtype != DK_BF16)) return -1;
+    out->dtype = t.dtype;
+    out->ndim = t.ndim;
+    for (i = 0; i < 4; i++) out->shape[i] = i < t.ndim ? t.shape[i] : 1;
+    out->data = t.data;
+    return 1;
+}
+
+static dk_status vaed_from_st(dk_context *ctx, const char *fn, dk_safetensors *f, dk_dtype dtype,
+                              const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
+    vaed_st_user u;
+    dk_status st = vaed_new(ctx, fn, dtype, options, out);
+    if (st != DK_OK) return st;
+    u.f = f;
+    st = dk__vae_load(*out, vaed_st_lookup, &u);
+    if (st != DK_OK) {
+        dk_sdxl_vae_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+dk_status dk_sdxl_vae_create_from_file(dk_context *ctx, const char *path, dk_dtype dtype,
+                                       const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
+    static const char fn[] = "dk_sdxl_vae_create_from_file";
+    dk_safetensors *f = NULL;
+    dk_status st;
+    if (out) *out = NULL;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: ctx must not be NULL", fn);
+    if (!path) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", fn);
+    st = dk_safetensors_open(path, &f);
+    if (st != DK_OK) return dk__fail(ctx, st, "%s: %s", fn, dk_last_error(NULL));
+    st = vaed_from_st(ctx, fn, f, dtype, options, out);
+    dk_safetensors_close(f);
+    return st;
+}
+
+dk_status dk_sdxl_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t size, dk_dtype dtype,
+                                         const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
+    static const char fn[] = "dk_sdxl_vae_create_from_memory";
+    dk_safetensors *f = NULL;
+    dk_status st;
+    if (out) *out = NULL;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: ctx must not be NULL", fn);
+    if (!data) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: data must not be NULL", fn);
+    st = dk_safetensors_open_memory(data, size, &f);
+    if (st != DK_OK) return dk__fail(ctx, st, "%s: %s", fn, dk_last_error(NULL));
+    st = vaed_from_st(ctx, fn, f, dtype, options, out);
+    dk_safetensors_close(f);
+    return st;
+}
+
+dk_status dk_sdxl_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dtype,
+                                    const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
+    dk_status st = vaed_new(ctx, "dk_sdxl_vae_create_random", dtype, options, out);
+    if (st != DK_OK) return st;
+    st = dk__vae_load_random(*out, seed);
+    if (st != DK_OK) {
+        dk_sdxl_vae_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+void dk_sdxl_vae_destroy(dk_sdxl_vae *vae) {
+    if (!vae) return;
+    dk_buffer_destroy(vae->ctx, vae->arena);
+    dk__vae_weights_free(vae->ctx, &vae->w);
+    dk__vae_arch_free(&vae->arch);
+    free(vae);
+}
+
+dk_status dk_sdxl_vae_set_options(dk_sdxl_vae *vae, const dk_sdxl_vae_options *options) {
+    static const char fn[] = "dk_sdxl_vae_set_options";
+    dk_status st;
+    if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
+    if (!options) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: options must not be NULL", fn);
+    st = vaed_check_options(vae->ctx, fn, options);
+    if (st != DK_OK) return st;
+    if (vae->dtype == DK_F16 && options->fp16_activation_scale != vae->w.act_scale) {
+        st = dk__vae_rescale(vae, options->fp16_activation_scale);
+        if (st != DK_OK) return st;
+    }
+    vae->opt = *options;
+    return DK_OK;
+}
+
+const char *dk_sdxl_vae_naming(const dk_sdxl_vae *vae) { return vae ? vae->naming : ""; }
+dk_dtype dk_sdxl_vae_dtype(const dk_sdxl_vae *vae) { return vae ? vae->dtype : DK_F32; }
+
+/* ------------------------------------------------------------ forward */
+
+typedef struct vaed_run {
+    dk_sdxl_vae *vae;
+    double t0;
+} vaed_run;
+
+static void vaed_stage(dk__vae_exec *e, const vaed_run *r, int32_t stage) {
+    const dk_sdxl_vae_options *o = &r->vae->opt;
+    if (!o->progress || e->dry || e->st != DK_OK) return;
+    e->st = dk_sync(r->vae->ctx);
+    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaed_stage_names[stage], vaed_now_ms() - r->t0);
+}
+
+static dk__vae_conv_args vaed_conv(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b,
+                                   int32_t k, float out_scale, int32_t consume) {
+    dk__vae_conv_args a;
+    memset(&a, 0, sizeof a);
+    a.in = in;
+    a.gn_gamma = gn_gamma;
+    a.gn_beta = gn_beta;
+    a.w = w;
+    a.b = b;
+    a.k = k;
+    a.upsample = 1;
+    a.resid.id = -1;
+    a.out_scale = out_scale;
+    a.consume = consume;
+    return a;
+}
+
+/* out = conv2(GN+SiLU(conv1(GN+SiLU(x)))) + shortcut(x); consumes x.  The
+ * shortcut runs first so that x can be normalized in place afterwards; its
+ * bias is folded into conv2's (vae_params.c). */
+static dk__vae_act vaed_resnet(dk__vae_exec *e, dk__vae_act x, const dk__vae_resnet *r) {
+    dk__vae_act sc = x, h, out;
+    dk__vae_conv_args a;
+    int32_t has_sc = r->scw >= 0;
+    if (has_sc) {
+        a = vaed_conv(x, -1, -1, r->scw, -1, 1, 1.0f, 0);
+        sc = dk__vae_conv(e, &a);
+    }
+    a = vaed_conv(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, has_sc);
+    h = dk__vae_conv(e, &a);
+    a = vaed_conv(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
+    a.resid = sc;
+    out = dk__vae_conv(e, &a);
+    dk__vae_free_act(e, sc);
+    return out;
+}
+
+/* up_blocks.2's upsampler followed by up_blocks.3.resnets.0 (256 -> 128 channels
+ * at full resolution), ordered for memory: the 256-channel x = upsampler(y) is
+ * normalized in place and dies in conv1, and the shortcut is computed
+ * afterwards from y through the composed conv (vae_params.c).  The plain
+ * order needs x, the shortcut and conv1's output at once: 1024 MiB of f16
+ * activations at 1024x1024 instead of 896 MiB. */
+static dk__vae_act vaed_upsample_resnet(dk__vae_exec *e, dk__vae_act y) {
+    const dk__vae_arch *a = &e->vae->arch;
+    const dk__vae_resnet *r = &a->up[3][0];
+    dk__vae_act x, h, sc, out;
+    dk__vae_conv_args c = vaed_conv(y, -1, -1, a->upc_w[2], a->upc_b[2], 3, 1.0f, 0);
+    c.upsample = 2;
+    x = dk__vae_conv(e, &c);
+    c = vaed_conv(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, 1);
+    h = dk__vae_conv(e, &c);
+    c = vaed_conv(y, -1, -1, a->csc_w, a->csc_b, 3, 1.0f, 1);
+    c.upsample = 2;
+    sc = dk__vae_conv(e, &c);
+    c = vaed_conv(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
+    c.resid = sc;
+    out = dk__vae_conv(e, &c);
+    dk__vae_free_act(e, sc);
+    return out;
+}
+
+/* latent: [4, h, w] floats; out: [3, 8h, 8w] floats. */
+static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *latent, int32_t h, int32_t w,
+                              float *out) {
+    const dk__vae_arch *a = &r->vae->arch;
+    dk__vae_conv_args c;
+    dk__vae_act x;
+    int32_t i, j;
+    e->nacts = 0;
+    x = dk__vae_input(e, latent, 4, h, w, 1.0f / r->vae->opt.scaling_factor);
+    c = vaed_conv(x, -1, -1, a->pq_w, a->pq_b, 1, 1.0f, 1);
+    x = dk__vae_conv(e, &c);
+    c = vaed_conv(x, -1, -1, a->in_w, a->in_b, 3, e->s, 1);
+    x = dk__vae_conv(e, &c);
+    vaed_stage(e, r, 0);
+    x = vaed_resnet(e, x, &a->mid[0]);
+    x = dk__vae_attention(e, x);
+    x = vaed_resnet(e, x, &a->mid[1]);
+    vaed_stage(e, r, 1);
+    for (i = 0; i < 4; i++) {
+        /* up_blocks.2's upsampler runs with up_blocks.3's first resnet. */
+        for (j = 0; j < 3; j++) x = i == 3 && j == 0 ? vaed_upsample_resnet(e, x) : vaed_resnet(e, x, &a->up[i][j]);
+        if (i < 2) {
+            /* Input and output at scale s: the bias is stored pre-scaled. */
+            c = vaed_conv(x, -1, -1, a->upc_w[i], a->upc_b[i], 3, 1.0f, 1);
+            c.upsample = 2;
+            x = dk__vae_conv(e, &c);
+        }
+        vaed_stage(e, r, 2 + i);
+    }
+    c = vaed_conv(x, a->no_g, a->no_b, a->out_w, a->out_b, 3, 1.0f, 1);
+    x = dk__vae_conv(e, &c);
+    dk__vae_output(e, x, out);
+    if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
+    vaed_stage(e, r, 6);
+    return e->st;
+}
+
+/* ------------------------------------------------------------ planning */
+
+typedef struct vaed_mode {
+    int32_t banded, band_rows;
+    uint64_t plan_bytes;
+} vaed_mode;
+
+static uint64_t vaed_dry(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
+                         int32_t w) {
+    dk__vae_exec e;
+    vaed_run r;
+    uint64_t n;
+    r.vae = vae;
+    r.t0 = 0.0;
+    dk__vae_exec_init(&e, vae, ws, 1, banded, band, h);
+    vaed_forward(&e, &r, NULL, h, w, NULL);
+    n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
+    dk__vae_exec_free(&e);
+    return n;
+}
+
+static uint64_t vaed_weight_bytes(const dk_sdxl_vae *vae) {
+    return (uint64_t)vae->arch.total_elems * dk_dtype_size(vae->dtype);
+}
+
+static dk_status vaed_choose(dk_sdxl_vae *vae, const char *fn, int32_t h, int32_t w, vaed_mode *m) {
+    const dk_sdxl_vae_options *o = &vae->opt;
+    uint64_t wb = vaed_weight_bytes(vae);
+    int32_t t;
+    m->banded = 0;
+    m->band_rows = h;
+    m->plan_bytes = vaed_dry(vae, &vae->w, 0, h, h, w);
+    if (o->tile_rows > 0) {
+        m->banded = 1;
+        m->band_rows = o->tile_rows < h ? o->tile_rows : h;
+        m->plan_bytes = vaed_dry(vae, &vae->w, 1, m->band_rows, h, w);
+        return DK_OK;
+    }
+    if (o->max_device_bytes == 0 || m->plan_bytes + wb <= o->max_device_bytes) return DK_OK;
+    for (t = h;; t = (t + 1) / 2) { /* halve the band until it fits */
+        uint64_t n = vaed_dry(vae, &vae->w, 1, t, h, w);
+        if (n + wb <= o->max_device_bytes) {
+            m->banded = 1;
+            m->band_rows = t;
+            m->plan_bytes = n;
+            return DK_OK;
+        }
+        if (t == 1) break;
+    }
+    return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
+                    "%s: options->max_device_bytes %llu is below what a %dx%d latent needs even in bands of one "
+                    "row (%llu bytes of weights + %llu)",
+                    fn, (unsigned long long)o->max_device_bytes, (int)h, (int)w, (unsigned long long)wb,
+                    (unsigned long long)vaed_dry(vae, &vae->w, 1, 1, h, w));
+}
+
+static dk_status vaed_check_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch,
+                                   int32_t h, int32_t w, const void *out) {
+    if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
+    if (!latents) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latents must not be NULL", fn);
+    if (!out) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: the output pointer must not be NULL", fn);
+    if (batch < 1 || h < 1 || w < 1)
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: batch %d, h %d, w %d: each must be >= 1", fn,
+                        (int)batch, (int)h, (int)w);
+    /* The largest activation is 512 channels at 8h x 8w in one sample; keep
+     * every size well inside 64 bits and host size_t. */
+    if ((uint64_t)h * (uint64_t)w > (UINT64_C(1) << 24) ||
+        (uint64_t)batch > (uint64_t)(SIZE_MAX / 2) / ((uint64_t)h * w * 64 * 3 * sizeof(float)))
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latent %dx%d (batch %d) is too large", fn, (int)h,
+                        (int)w, (int)batch);
+    return DK_OK;
+}
+
+static int vaed_finite(const float *p, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++)
+        if (!isfinite(p[i])) return 0;
+    return 1;
+}
+
+/* Decode every sample with executor settings m and weights ws. */
+static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
+                              int32_t h, int32_t w, float *out, const vaed_run *r) {
+    dk__vae_exec e;
+    dk_status st;
+    dk__vae_exec_init(&e, vae, ws, m->banded ? 0 : 1, m->banded, m->band_rows, h);
+    if (!m->banded) {
+        /* Plan, then run in the arena kept by vae (grown when too small). */
+        uint64_t need;
+        vaed_forward(&e, r, NULL, h, w, NULL);
+        need = dk__vae_exec_plan_bytes(&e);
+        if (e.st == DK_OK && (!vae->arena || dk_buffer_size(vae->arena) < need ||
+                              (vae->opt.max_device_bytes && dk_buffer_size(vae->arena) > need))) {
+            dk_buffer_destroy(vae->ctx, vae->arena);
+            vae->arena = NULL;
+            e.st = dk_buffer_create(vae->ctx, need ? need : 256, &vae->arena);
+        }
+        dk__vae_exec_realize(&e, vae->arena);
+    }
+    st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
+    dk__vae_exec_free(&e);
+    return st;
+}
+
+static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
+                             int32_t w, float *out, dk_sdxl_vae_info *info) {
+    vaed_mode m;
+    vaed_run r;
+    dk_sdxl_vae_info inf;
+    dk__vae_weights wide;
+    int64_t per_in = (int64_t)4 * h * w, per_out = (int64_t)3 * 64 * h * w;
+    int32_t b;
+    dk_status st;
+    uint64_t cur = 0;
+    memset(&inf, 0, sizeof inf);
+    memset(&wide, 0, sizeof wide);
+    r.vae = vae;
+    r.t0 = vaed_now_ms();
+    st = vaed_choose(vae, fn, h, w, &m);
+    if (st != DK_OK) return st;
+    if (m.banded) { /* bounded memory: drop the untiled arena of earlier decodes */
+        dk_buffer_destroy(vae->ctx, vae->arena);
+        vae->arena = NULL;
+    }
+    dk_memory_reset_peak(vae->ctx);
+    for (b = 0; b < batch && st == DK_OK; b++) {
+        st = vaed_run_one(vae, &vae->w, &m, latents + b * per_in, h, w, out + b * per_out, &r);
+        if (st == DK_OK && vae->dtype == DK_F16 && vae->opt.fp16_fallback && !vaed_finite(out + b * per_out, per_out)) {
+            /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
+            if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
+            if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, latents + b * per_in, h, w, out + b * per_out, &r);
+            inf.fp16_fallback = 1;
+        }
+    }
+    dk__vae_weights_free(vae->ctx, &wide);
+    if (st != DK_OK) return st;
+    inf.banded = m.banded;
+    inf.band_rows = m.band_rows;
+    inf.plan_device_bytes = m.plan_bytes;
+    inf.weight_device_bytes = vaed_weight_bytes(vae);
+    dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
+    inf.elapsed_ms = vaed_now_ms() - r.t0;
+    if (info) *info = inf;
+    return DK_OK;
+}
+
+dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                 float *out, dk_sdxl_vae_info *info) {
+    static const char fn[] = "dk_sdxl_vae_decode_f32";
+    dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
+    if (st != DK_OK) return st;
+    return vaed_decode(vae, fn, latents, batch, h, w, out, info);
+}
+
+dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                  uint8_t *rgb8, dk_sdxl_vae_info *info) {
+    static const char fn[] = "dk_sdxl_vae_decode_rgb8";
+    int64_t hw = (int64_t)64 * h * w, b, i, c;
+    float *f;
+    dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, rgb8);
+    if (st != DK_OK) return st;
+    f = (float *)malloc((size_t)(batch * 3 * hw) * sizeof(float));
+    if (!f) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    st = vaed_decode(vae, fn, latents, batch, h, w, f, info);
+    if (st == DK_OK)
+        for (b = 0; b < batch; b++)
+            for (i = 0; i < hw; i++)
+                for (c = 0; c < 3; c++) {
+                    float v = (f[(b * 3 + c) * hw + i] + 1.0f) * 0.5f;
+                    v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
+                    rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
+                }
+    free(f);
+    return st;
+}
+
+dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_info *info) {
+    static const char fn[] = "dk_sdxl_vae_plan";
+    float dummy = 0.0f;
+    vaed_mode m;
+    dk_status st = vaed_check_decode(vae, fn, &dummy, 1, h, w, info);
+    if (st != DK_OK) return st;
+    st = vaed_choose(vae, fn, h, w, &m);
+    if (st != DK_OK) return st;
+    memset(info, 0, sizeof *info);
+    info->banded = m.banded;
+    info->band_rows = m.band_rows;
+    info->plan_device_bytes = m.plan_bytes;
+    info->weight_device_bytes = vaed_weight_bytes(vae);
+    return DK_OK;
+}

@@ -1,0 +1,477 @@
+/* SDXL VAE executor: runs the decoder's primitives (GroupNorm+SiLU -> conv with
+ * residual, mid-block attention) untiled on device buffers from a memory plan,
+ * or in bands of rows with host-resident activations (see vae_internal.h). */
+#include "vae_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define VAEX_GROUPS 32
+#define VAEX_EPS 1e-6f
+
+static dk_status vaex_fail_oom(dk__vae_exec *e, const char *what, uint64_t bytes) {
+    e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory for %s (%llu bytes)", what,
+                     (unsigned long long)bytes);
+    return e->st;
+}
+
+void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t dry, int32_t banded,
+                       int32_t band_rows, int32_t lat_h) {
+    memset(e, 0, sizeof *e);
+    e->vae = vae;
+    e->ws = ws;
+    e->dtype = ws->dtype;
+    e->s = ws->act_scale;
+    e->dry = dry;
+    e->banded = banded;
+    e->band_rows = band_rows;
+    e->lat_h = lat_h;
+    e->st = DK_OK;
+}
+
+/* The plan: activations sorted by size, largest first; each goes to the lowest
+ * offset that overlaps no placed activation alive at the same time. */
+static void vaex_assign(dk__vae_exec *e) {
+    int32_t order[DK__VAE_MAX_ACTS], i, j, k, moved;
+    for (i = 0; i < e->nacts; i++) {
+        int32_t id = i;
+        for (j = i; j > 0 && e->act_bytes[order[j - 1]] < e->act_bytes[id]; j--) order[j] = order[j - 1];
+        order[j] = id;
+    }
+    e->arena_bytes = 0;
+    for (i = 0; i < e->nacts; i++) {
+        int32_t id = order[i];
+        uint64_t off = 0, size = (e->act_bytes[id] + 255) / 256 * 256;
+        do {
+            moved = 0;
+            for (k = 0; k < i; k++) {
+                int32_t o = order[k];
+                uint64_t osize = (e->act_bytes[o] + 255) / 256 * 256;
+                if (e->act_start[id] < e->act_end[o] && e->act_start[o] < e->act_end[id] && off < e->act_off[o] + osize &&
+                    e->act_off[o] < off + size) {
+                    off = e->act_off[o] + osize;
+                    moved = 1;
+                }
+            }
+        } while (moved);
+        e->act_off[id] = off;
+        if (off + size > e->arena_bytes) e->arena_bytes = off + size;
+    }
+    e->planned = 1;
+    e->nplanned = e->nacts;
+}
+
+void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena) {
+    if (!e->planned) vaex_assign(e);
+    e->arena = arena;
+    e->nacts = 0;
+    e->events = 0;
+    e->dry = 0;
+}
+
+void dk__vae_exec_free(dk__vae_exec *e) {
+    int32_t i;
+    for (i = 0; i < 3; i++) dk_buffer_destroy(e->vae->ctx, e->band[i]);
+    for (i = 0; i < e->nacts; i++) free(e->act_host[i]);
+    free(e->stage);
+    e->arena = NULL;
+    memset(e->band, 0, sizeof e->band);
+    memset(e->act_host, 0, sizeof e->act_host);
+    e->stage = NULL;
+}
+
+uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e) {
+    if (e->banded) return e->band_bytes[0] + e->band_bytes[1] + e->band_bytes[2] + e->attn_bytes;
+    if (!e->planned) vaex_assign(e);
+    return e->arena_bytes;
+}
+
+/* ------------------------------------------------------------ activations */
+
+static uint64_t vaex_bytes(const dk__vae_exec *e, int64_t c, int64_t h, int64_t w) {
+    return (uint64_t)(c * h * w) * dk_dtype_size(e->dtype);
+}
+
+static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) {
+    dk__vae_act a;
+    int32_t id;
+    uint64_t bytes = vaex_bytes(e, c, h, w);
+    a.c = c; a.h = h; a.w = w; a.id = -1;
+    if (e->st != DK_OK) return a;
+    if (e->nacts >= DK__VAE_MAX_ACTS) {
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: more than %d activations", DK__VAE_MAX_ACTS);
+        return a;
+    }
+    id = e->nacts++;
+    if (!e->planned) e->act_bytes[id] = bytes;
+    if (e->banded) {
+        if (!e->dry) {
+            e->act_host[id] = malloc((size_t)bytes);
+            if (!e->act_host[id]) {
+                vaex_fail_oom(e, "an activation", bytes);
+                return a;
+            }
+        }
+    } else if (!e->planned) {
+        e->act_start[id] = e->events++;
+        e->act_end[id] = INT32_MAX;
+    } else if (id >= e->nplanned || e->act_bytes[id] != bytes) {
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: memory plan does not match the decode");
+        return a;
+    }
+    a.id = id;
+    return a;
+}
+
+void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a) {
+    if (a.id < 0) return;
+    if (e->banded) {
+        free(e->act_host[a.id]);
+        e->act_host[a.id] = NULL;
+    } else if (!e->planned) {
+        e->act_end[a.id] = e->events++;
+    }
+}
+
+static dk_tensor vaex_t(const dk__vae_exec *e, dk__vae_act a) {
+    return dk_tensor_nhwc(e->arena, e->act_off[a.id], e->dtype, 1, a.c, a.h, a.w);
+}
+
+/* [N, C] matrix view of an NHWC activation at b + off: one row per pixel (token). */
+static dk_tensor vaex_tokens(dk_buffer *b, uint64_t off, dk_dtype t, int64_t n, int64_t c) {
+    int64_t shape[2];
+    shape[0] = n; shape[1] = c;
+    return dk_tensor_contiguous(b, off, t, 2, shape);
+}
+
+/* The same as [B=1, heads=1, N, C] for dk_attention. */
+static dk_tensor vaex_heads(const dk_tensor *tokens) {
+    int64_t shape[4];
+    shape[0] = 1; shape[1] = 1; shape[2] = tokens->shape[0]; shape[3] = tokens->shape[1];
+    return dk_tensor_contiguous(tokens->buffer, tokens->offset, tokens->dtype, 4, shape);
+}
+
+/* ------------------------------------------------------------ host elements */
+
+static float vaex_load(const void *p, dk_dtype t, int64_t i) {
+    if (t == DK_F32) return ((const float *)p)[i];
+    return t == DK_F16 ? dk_f16_to_f32(((const uint16_t *)p)[i]) : dk_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+
+static void vaex_store(void *p, dk_dtype t, int64_t i, float v) {
+    if (t == DK_F32) ((float *)p)[i] = v;
+    else ((uint16_t *)p)[i] = t == DK_F16 ? dk_f32_to_f16(v) : dk_f32_to_bf16(v);
+}
+
+static void *vaex_stage(dk__vae_exec *e, uint64_t bytes) {
+    if (e->stage_bytes < bytes) {
+        free(e->stage);
+        e->stage = malloc((size_t)bytes);
+        e->stage_bytes = e->stage ? bytes : 0;
+        if (!e->stage) {
+            vaex_fail_oom(e, "a band", bytes);
+            return NULL;
+        }
+    }
+    return e->stage;
+}
+
+dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul) {
+    dk__vae_act a = vaex_alloc(e, c, h, w);
+    void *dst;
+    int64_t i, j, hw = (int64_t)h * w;
+    if (e->st != DK_OK || e->dry) return a;
+    dst = e->banded ? e->act_host[a.id] : vaex_stage(e, e->act_bytes[a.id]);
+    if (!dst) return a;
+    for (i = 0; i < hw; i++)
+        for (j = 0; j < c; j++) vaex_store(dst, e->dtype, i * c + j, x[j * hw + i] * mul);
+    if (!e->banded) e->st = dk_buffer_upload(e->vae->ctx, e->arena, e->act_off[a.id], dst, e->act_bytes[a.id]);
+    return a;
+}
+
+void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
+    const void *src;
+    int64_t i, j, hw = (int64_t)a.h * a.w;
+    if (e->st == DK_OK && !e->dry) {
+        if (e->banded) {
+            src = e->act_host[a.id];
+        } else {
+            void *tmp = vaex_stage(e, e->act_bytes[a.id]);
+            if (tmp)
+                e->st = dk_buffer_download(e->vae->ctx, e->arena, e->act_off[a.id], tmp, e->act_bytes[a.id]);
+            src = tmp;
+        }
+        if (e->st == DK_OK)
+            for (i = 0; i < hw; i++)
+                for (j = 0; j < a.c; j++) out[j * hw + i] = vaex_load(src, e->dtype, i * a.c + j);
+    }
+    dk__vae_free_act(e, a);
+}
+
+/* ------------------------------------------------------------ untiled (device) */
+
+static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
+                            dk__vae_act y) {
+    dk_group_norm_desc d;
+    dk_tensor tx, ty, tg, tb;
+    if (e->st != DK_OK || e->dry) return;
+    dk_group_norm_desc_init(&d);
+    d.groups = VAEX_GROUPS;
+    d.eps = VAEX_EPS * e->s * e->s; /* GroupNorm of s*x equals that of x with eps scaled by s^2 */
+    d.activation = act;
+    tx = vaex_t(e, x);
+    ty = vaex_t(e, y);
+    tg = dk__vae_weight(e->ws, &e->vae->arch, gamma);
+    tb = dk__vae_weight(e->ws, &e->vae->arch, beta);
+    e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &ty);
+}
+
+static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_tensor *x, const dk_tensor *r,
+                          int32_t pad_h, const dk_tensor *y) {
+    dk_conv2d_desc d;
+    dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb;
+    if (a->b >= 0) tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
+    dk_conv2d_desc_init(&d);
+    d.pad_h = pad_h;
+    d.pad_w = a->k / 2;
+    d.upsample = a->upsample;
+    d.output_scale = a->out_scale;
+    e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+}
+
+static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
+    dk__vae_act g = a->in;
+    if (a->gn_gamma >= 0) {
+        if (!a->consume) g = vaex_alloc(e, a->in.c, a->in.h, a->in.w);
+        vaex_group_norm(e, a->in, a->gn_gamma, a->gn_beta, DK_ACT_SILU, g);
+    }
+    if (e->st == DK_OK && !e->dry) {
+        dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr;
+        if (a->resid.id >= 0) tr = vaex_t(e, a->resid);
+        vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->k / 2, &ty);
+    }
+    if (a->gn_gamma >= 0 && !a->consume) dk__vae_free_act(e, g);
+}
+
+/* ------------------------------------------------------------ banded */
+
+/* Per-channel affine of a GroupNorm with whole-tensor statistics (two passes in
+ * double): y = x * mul[c] + add[c], computed from the host activation. */
+static void vaex_host_gn_coeffs(const dk__vae_exec *e, const dk__vae_act x, int32_t gamma, int32_t beta,
+                                float *mul, float *add) {
+    const void *p = e->act_host[x.id];
+    const float *g = e->vae->arch.p[gamma].host, *b = e->vae->arch.p[beta].host;
+    int64_t n = (int64_t)x.h * x.w, cpg = x.c / VAEX_GROUPS, gi, i, c;
+    double eps = (double)VAEX_EPS * e->s * e->s;
+    for (gi = 0; gi < VAEX_GROUPS; gi++) {
+        double sum = 0.0, sq = 0.0, mean, rstd;
+        for (i = 0; i < n; i++)
+            for (c = gi * cpg; c < (gi + 1) * cpg; c++) sum += vaex_load(p, e->dtype, i * x.c + c);
+        mean = sum / (double)(n * cpg);
+        for (i = 0; i < n; i++)
+            for (c = gi * cpg; c < (gi + 1) * cpg; c++) {
+                double d = vaex_load(p, e->dtype, i * x.c + c) - mean;
+                sq += d * d;
+            }
+        rstd = 1.0 / sqrt(sq / (double)(n * cpg) + eps);
+        for (c = gi * cpg; c < (gi + 1) * cpg; c++) {
+            mul[c] = (float)(g[c] * rstd);
+            add[c] = (float)(b[c] - mean * g[c] * rstd);
+        }
+    }
+}
+
+/* Copy rows [r0, r1) of x (rows outside the tensor are zero) into dst, applying
+ * the GroupNorm affine + act when mul is set. */
+static void vaex_stage_rows(const dk__vae_exec *e, dk__vae_act x, int64_t r0, int64_t r1, const float *mul,
+                            const float *add, dk_activation act, void *dst) {
+    size_t ds = dk_dtype_size(e->dtype);
+    int64_t row = (int64_t)x.w * x.c, r, i;
+    const unsigned char *src = (const unsigned char *)e->act_host[x.id];
+    for (r = r0; r < r1; r++) {
+        unsigned char *d = (unsigned char *)dst + (size_t)((r - r0) * row) * ds;
+        if (r < 0 || r >= x.h) {
+            memset(d, 0, (size_t)row * ds);
+        } else if (!mul) {
+            memcpy(d, src + (size_t)(r * row) * ds, (size_t)row * ds);
+        } else {
+            for (i = 0; i < row; i++) {
+                int64_t c = i % x.c;
+                float v = vaex_load(src, e->dtype, r * row + i) * mul[c] + add[c];
+                vaex_store(d, e->dtype, i, dk__act_f32(act, v));
+            }
+        }
+    }
+}
+
+/* Make band buffer i hold at least bytes (PLAN: just record the size). */
+static dk_buffer *vaex_band(dk__vae_exec *e, int32_t i, uint64_t bytes) {
+    if (e->dry) {
+        if (bytes > e->band_bytes[i]) e->band_bytes[i] = bytes;
+        return NULL;
+    }
+    if (!e->band[i] || dk_buffer_size(e->band[i]) < bytes) {
+        dk_buffer_destroy(e->vae->ctx, e->band[i]);
+        e->band[i] = NULL;
+        if (bytes > e->band_bytes[i]) e->band_bytes[i] = bytes;
+        e->st = dk_buffer_create(e->vae->ctx, e->band_bytes[i], &e->band[i]);
+    }
+    return e->band[i];
+}
+
+static int64_t vaex_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
+    dk__vae_act x = a->in;
+    int64_t u = a->upsample, p = a->k / 2, ow = out.w, band, o0;
+    size_t ds = dk_dtype_size(e->dtype);
+    uint64_t orow = (uint64_t)ow * out.c * ds;
+    float *coef = NULL;
+    if (e->st != DK_OK) return;
+    /* Bands scale with the resolution: band_rows latent rows. */
+    band = (int64_t)e->band_rows * (out.h / e->lat_h);
+    if (band < 1) band = 1;
+    if (a->gn_gamma >= 0 && !e->dry) {
+        coef = (float *)malloc((size_t)x.c * 2 * sizeof(float));
+        if (!coef) {
+            vaex_fail_oom(e, "GroupNorm coefficients", (uint64_t)x.c * 8);
+            return;
+        }
+        vaex_host_gn_coeffs(e, x, a->gn_gamma, a->gn_beta, coef, coef + x.c);
+    }
+    for (o0 = 0; o0 < out.h && e->st == DK_OK; o0 += band) {
+        int64_t o1 = o0 + band < out.h ? o0 + band : out.h;
+        /* Input rows whose (upsampled) rows cover output rows [o0-p, o1+p). */
+        int64_t i0 = vaex_floordiv(o0 - p, u), i1 = vaex_floordiv(o1 + p + u - 1, u);
+        int64_t ob0 = u * i0 + p, ob1 = u * i1 - p; /* rows the band's conv produces */
+        uint64_t in_bytes = vaex_bytes(e, x.c, i1 - i0, x.w), out_bytes = (uint64_t)(ob1 - ob0) * orow;
+        dk_buffer *bi = vaex_band(e, 0, in_bytes), *br = NULL, *bo;
+        void *st;
+        if (a->resid.id >= 0) br = vaex_band(e, 1, out_bytes);
+        bo = vaex_band(e, 2, out_bytes);
+        if (e->dry || e->st != DK_OK) continue;
+        st = vaex_stage(e, in_bytes > out_bytes ? in_bytes : out_bytes);
+        if (!st) break;
+        vaex_stage_rows(e, x, i0, i1, coef, coef ? coef + x.c : NULL, DK_ACT_SILU, st);
+        e->st = dk_buffer_upload(e->vae->ctx, bi, 0, st, in_bytes);
+        if (e->st == DK_OK && br) {
+            vaex_stage_rows(e, a->resid, ob0, ob1, NULL, NULL, DK_ACT_NONE, st);
+            e->st = dk_buffer_upload(e->vae->ctx, br, 0, st, out_bytes);
+        }
+        if (e->st == DK_OK) {
+            dk_tensor tx = dk_tensor_nhwc(bi, 0, e->dtype, 1, x.c, i1 - i0, x.w);
+            dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
+            dk_tensor tr;
+            if (br) tr = dk_tensor_nhwc(br, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
+            vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty);
+        }
+        if (e->st == DK_OK)
+            e->st = dk_buffer_download(e->vae->ctx, bo, (uint64_t)(o0 - ob0) * orow,
+                                       (unsigned char *)e->act_host[out.id] + (size_t)o0 * orow,
+                                       (uint64_t)(o1 - o0) * orow);
+    }
+    free(coef);
+}
+
+/* ------------------------------------------------------------ primitives */
+
+dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
+    const dk__vae_param *w = &e->vae->arch.p[a->w];
+    dk__vae_act out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
+    if (e->banded) vaex_band_conv(e, a, out);
+    else vaex_dev_conv(e, a, out);
+    if (a->consume) dk__vae_free_act(e, a->in);
+    return out;
+}
+
+/* Linear y = x W^T + b (+ residual) over token matrices. */
+static void vaex_linear(dk__vae_exec *e, int32_t w, int32_t b, const dk_tensor *x, const dk_tensor *r, float scale,
+                        const dk_tensor *y) {
+    dk_matmul_desc d;
+    dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, w), tb = dk__vae_weight(e->ws, &e->vae->arch, b);
+    if (e->st != DK_OK) return;
+    dk_matmul_desc_init(&d);
+    d.output_scale = scale;
+    e->st = dk_linear(e->vae->ctx, &d, x, &tw, &tb, r, y);
+}
+
+/* The attention on token matrices: t[0] n (normalized x), t[1..3] q, k, v,
+ * t[4] the attention output, t[5] x, t[6] out. */
+static void vaex_attn_ops(dk__vae_exec *e, const dk_tensor *t) {
+    const dk__vae_attn *p = &e->vae->arch.attn;
+    dk_tensor hq = vaex_heads(&t[1]), hk = vaex_heads(&t[2]), hv = vaex_heads(&t[3]), ha = vaex_heads(&t[4]);
+    dk_attention_desc d;
+    vaex_linear(e, p->qw, p->qb, &t[0], NULL, 1.0f, &t[1]);
+    vaex_linear(e, p->kw, p->kb, &t[0], NULL, 1.0f, &t[2]);
+    vaex_linear(e, p->vw, p->vb, &t[0], NULL, 1.0f, &t[3]);
+    dk_attention_desc_init(&d);
+    if (e->st == DK_OK) e->st = dk_attention(e->vae->ctx, &d, &hq, &hk, &hv, &ha);
+    /* x is at activation scale s, the attention output is not. */
+    vaex_linear(e, p->ow, p->ob, &t[4], &t[5], e->s, &t[6]);
+}
+
+dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
+    const dk__vae_attn *t = &e->vae->arch.attn;
+    int64_t n = (int64_t)x.h * x.w;
+    dk__vae_act out;
+    if (!e->banded) {
+        /* Untiled: buffers from the plan; a reuses n's entry once q, k, v exist. */
+        dk__vae_act an = vaex_alloc(e, x.c, x.h, x.w), aq, ak, av, aa;
+        vaex_group_norm(e, x, t->ng, t->nb, DK_ACT_NONE, an);
+        aq = vaex_alloc(e, x.c, x.h, x.w);
+        ak = vaex_alloc(e, x.c, x.h, x.w);
+        av = vaex_alloc(e, x.c, x.h, x.w);
+        aa = vaex_alloc(e, x.c, x.h, x.w);
+        out = vaex_alloc(e, x.c, x.h, x.w);
+        if (e->st == DK_OK && !e->dry) {
+            const dk__vae_act acts[7] = {an, aq, ak, av, aa, x, out};
+            dk_tensor tok[7];
+            int32_t i;
+            for (i = 0; i < 7; i++) tok[i] = vaex_tokens(e->arena, e->act_off[acts[i].id], e->dtype, n, x.c);
+            vaex_attn_ops(e, tok);
+        }
+        dk__vae_free_act(e, an);
+        dk__vae_free_act(e, aq);
+        dk__vae_free_act(e, ak);
+        dk__vae_free_act(e, av);
+        dk__vae_free_act(e, aa);
+        dk__vae_free_act(e, x);
+        return out;
+    }
+    /* Banded: the attention is global, so it runs whole at latent resolution in
+     * five device buffers (n/a share one, q/out share one), GroupNorm on the host. */
+    out = vaex_alloc(e, x.c, x.h, x.w);
+    {
+        uint64_t bytes = vaex_bytes(e, x.c, x.h, x.w);
+        dk_buffer *b[5] = {NULL, NULL, NULL, NULL, NULL};
+        float *coef = NULL;
+        int32_t i;
+        if (5 * bytes > e->attn_bytes) e->attn_bytes = 5 * bytes;
+        if (e->st == DK_OK && !e->dry) {
+            void *st = vaex_stage(e, bytes);
+            coef = (float *)malloc((size_t)x.c * 2 * sizeof(float));
+            if (!coef) vaex_fail_oom(e, "GroupNorm coefficients", (uint64_t)x.c * 8);
+            for (i = 0; i < 5 && e->st == DK_OK; i++) e->st = dk_buffer_create(e->vae->ctx, bytes, &b[i]);
+            if (e->st == DK_OK && st) {
+                vaex_host_gn_coeffs(e, x, t->ng, t->nb, coef, coef + x.c);
+                vaex_stage_rows(e, x, 0, x.h, coef, coef + x.c, DK_ACT_NONE, st);
+                e->st = dk_buffer_upload(e->vae->ctx, b[0], 0, st, bytes);
+            }
+            if (e->st == DK_OK) e->st = dk_buffer_upload(e->vae->ctx, b[4], 0, e->act_host[x.id], bytes);
+            if (e->st == DK_OK) {
+                const int32_t which[7] = {0, 1, 2, 3, 0, 4, 1}; /* n/a share b[0], q/out b[1] */
+                dk_tensor tok[7];
+                for (i = 0; i < 7; i++) tok[i] = vaex_tokens(b[which[i]], 0, e->dtype, n, x.c);
+                vaex_attn_ops(e, tok);
+            }
+            if (e->st == DK_OK) e->st = dk_buffer_download(e->vae->ctx, b[1], 0, e->act_host[out.id], bytes);
+            for (i = 0; i < 5; i++) dk_buffer_destroy(e->vae->ctx, b[i]);
+            free(coef);
+        }
+    }
+    dk__vae_free_act(e, x);
+    return out;
+}
+
+#undef VAEX_GROUPS
+#undef VAEX_EPS

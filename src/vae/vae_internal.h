@@ -1,0 +1,167 @@
+/* Internal definitions of the SDXL VAE decoder (src/vae/): the parameter table,
+ * the device weight sets and the executor shared by vae_params.c, vae_exec.c and
+ * vae_decode.c.  Shared names carry the dk__vae_ prefix (amalgamation). */
+#ifndef DK_VAE_INTERNAL_H
+#define DK_VAE_INTERNAL_H
+
+#include "../dk_internal.h"
+#include "../../include/difkern/sdxl_vae.h"
+
+#define DK__VAE_MAX_PARAMS 160
+#define DK__VAE_NAME 96
+
+/* Parameter flags. */
+#define DK__VAE_P_BIAS_SCALED 1 /* a bias added to an already scaled input: x activation scale */
+#define DK__VAE_P_LINEAR 2      /* [N, K] linear weight; the original naming stores [N, K, 1, 1] */
+#define DK__VAE_P_RESID_OUT 4   /* random init: a residual branch's last conv (smaller) */
+#define DK__VAE_P_DERIVED 8     /* computed from other parameters, not in files */
+
+typedef struct dk__vae_param {
+    char diffusers[DK__VAE_NAME];  /* full diffusers name */
+    char original[DK__VAE_NAME];   /* original name without "first_stage_model." */
+    int32_t ndim;
+    int64_t shape[4];
+    int64_t numel;
+    int32_t flags;
+    int64_t elem_offset;           /* in the weight buffer, in elements (aligned) */
+    float *host;                   /* host copy of 1-D parameters (biases, norms) */
+} dk__vae_param;
+
+typedef struct dk__vae_resnet {
+    int32_t cin, cout;
+    int32_t n1g, n1b, c1w, c1b, n2g, n2b, c2w, c2b, scw, scb; /* scw = scb = -1: no shortcut */
+} dk__vae_resnet;
+
+typedef struct dk__vae_attn {
+    int32_t ng, nb, qw, qb, kw, kb, vw, vb, ow, ob;
+} dk__vae_attn;
+
+typedef struct dk__vae_arch {
+    int32_t pq_w, pq_b, in_w, in_b;
+    dk__vae_resnet mid[2];
+    dk__vae_attn attn;
+    dk__vae_resnet up[4][3];
+    int32_t upc_w[3], upc_b[3];  /* upsampler convs of up_blocks.0..2 */
+    int32_t no_g, no_b, out_w, out_b;
+    /* up_blocks.3.resnets.0's 1x1 shortcut composed with the upsampler conv
+     * before it (see vae_decode.c: keeps the 1024x1024 plan under 1 GiB) */
+    int32_t csc_w, csc_b;
+    dk__vae_param p[DK__VAE_MAX_PARAMS];
+    int32_t np;
+    int64_t total_elems;         /* weight buffer size in elements */
+} dk__vae_arch;
+
+/* A set of device weights in one dtype; act_scale is the activation scale the
+ * biases were uploaded for (1 except fp16). */
+typedef struct dk__vae_weights {
+    dk_dtype dtype;
+    float act_scale;
+    dk_buffer *buf;
+} dk__vae_weights;
+
+struct dk_sdxl_vae {
+    dk_context *ctx;
+    dk_dtype dtype;
+    dk_sdxl_vae_options opt;
+    char naming[32];
+    dk__vae_arch arch;
+    dk__vae_weights w;
+    dk_buffer *arena;     /* activations of the untiled decode, kept between decodes */
+};
+
+/* vae_params.c */
+void dk__vae_arch_build(dk__vae_arch *a);
+void dk__vae_arch_free(dk__vae_arch *a);
+dk_tensor dk__vae_weight(const dk__vae_weights *ws, const dk__vae_arch *a, int32_t param);
+/* A source tensor as found in a file. */
+typedef struct dk__vae_src {
+    const char *name;       /* the name it was found under */
+    dk_dtype dtype;
+    int32_t ndim;
+    int64_t shape[4];
+    const void *data;       /* little-endian elements, row-major */
+} dk__vae_src;
+/* Returns 1 and fills *out when name exists, 0 when not, -1 when it exists in a
+ * dtype other than F32/F16/BF16 (out->name set). */
+typedef int (*dk__vae_lookup_fn)(void *user, const char *name, dk__vae_src *out);
+dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user);
+dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed);
+/* A fp32 copy of vae->w (exact widening of fp16), biases at activation scale 1. */
+dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out);
+void dk__vae_weights_free(dk_context *ctx, dk__vae_weights *ws);
+/* fp16: re-upload the scaled biases for a new activation scale. */
+dk_status dk__vae_rescale(dk_sdxl_vae *vae, float act_scale);
+
+/* ------------------------------------------------ vae_exec.c: the executor
+ * The decoder's forward pass (vae_decode.c) is written once against these
+ * primitives; the executor runs them in one of three modes:
+ *   PLAN:   nothing runs; allocations are recorded and assigned to reusable
+ *           device buffers (the memory plan), or band buffer sizes are measured;
+ *   DEVICE: every activation lives at a planned offset of one device buffer
+ *           (the arena; untiled);
+ *   BANDED: every activation lives in host memory; each conv runs over bands of
+ *           full-width rows with exact halos, each GroupNorm uses statistics of
+ *           the whole tensor (bounded device memory).
+ * An activation is [1, C, H, W] stored NHWC in the executor's dtype. */
+#define DK__VAE_MAX_ACTS 256
+
+typedef struct dk__vae_act {
+    int32_t c, h, w, id; /* id < 0: none */
+} dk__vae_act;
+
+typedef struct dk__vae_exec {
+    dk_sdxl_vae *vae;
+    const dk__vae_weights *ws;
+    dk_dtype dtype;
+    float s;                 /* activation scale (fp16: < 1) */
+    int32_t dry;             /* PLAN: record only */
+    int32_t banded;
+    int32_t band_rows;       /* BANDED: rows per band at latent resolution */
+    int32_t lat_h;           /* latent height (band rows scale with resolution) */
+    dk_status st;            /* first failure; later primitives do nothing */
+    int32_t nacts;
+    uint64_t act_bytes[DK__VAE_MAX_ACTS];
+    void *act_host[DK__VAE_MAX_ACTS];   /* BANDED: host storage */
+    /* DEVICE/PLAN: lifetimes (alloc/free event numbers) and the arena offsets
+     * the plan assigns (largest first, lowest offset free over the lifetime) */
+    int32_t events;
+    int32_t act_start[DK__VAE_MAX_ACTS], act_end[DK__VAE_MAX_ACTS];
+    uint64_t act_off[DK__VAE_MAX_ACTS];
+    int32_t planned;         /* offsets assigned: replay the recorded sequence */
+    int32_t nplanned;        /* activations in the plan */
+    uint64_t arena_bytes;
+    dk_buffer *arena;
+    /* banded: band buffers (input, residual, output) and the attention's size */
+    dk_buffer *band[3];
+    uint64_t band_bytes[3];
+    uint64_t attn_bytes;
+    void *stage;             /* BANDED: host staging of one band */
+    uint64_t stage_bytes;
+} dk__vae_exec;
+
+/* A GroupNorm(+SiLU) in front of a conv, or none (gamma < 0). */
+typedef struct dk__vae_conv_args {
+    dk__vae_act in;
+    int32_t gn_gamma, gn_beta; /* -1: no norm */
+    int32_t w, b;              /* param indices; b -1: no bias */
+    int32_t k, upsample;
+    dk__vae_act resid;         /* id -1: none */
+    float out_scale;
+    int32_t consume;           /* the input dies here (its buffer may be reused in place) */
+} dk__vae_conv_args;
+
+void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t dry,
+                       int32_t banded, int32_t band_rows, int32_t lat_h);
+/* DEVICE after a PLAN run of the same sequence: run in arena, a buffer of at
+ * least dk__vae_exec_plan_bytes (owned by the caller). */
+void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena);
+void dk__vae_exec_free(dk__vae_exec *e);
+uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e); /* arena, or bands + attention bytes */
+dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul);
+void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out); /* NCHW floats, frees a */
+void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
+dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
+/* Mid-block attention: x + to_out(attention(q, k, v of GroupNorm(x))); consumes x. */
+dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x);
+
+#endif /* DK_VAE_INTERNAL_H */

@@ -1,0 +1,426 @@
+/* SDXL VAE decoder tests (tests/vae/meson.build runs each mode):
+ *   e2e DIR        files from gen_files.py in both namings and 3 dtypes, decoded
+ *                  in f32 and compared with the PyTorch reference
+ *   precision DIR  f16 and bf16 decodes vs the reference (fp16/bf16 vs fp32)
+ *   overflow DIR   weights scaled past the fp16 range: the f16 decode stays finite
+ *   tiled          banded == untiled with every conv stage split (random weights)
+ *   errors DIR     missing tensor, wrong shape, truncated file, not a VAE, bad args
+ * Backend: CPU, or the one DIFKERN_BACKEND names.
+ * Prints every measured error; exits 1 on the first failed check. */
+#include <difkern.h>
+#include <difkern/safetensors.h>
+#include <difkern/sdxl_vae.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                        \
+    do {                                                        \
+        if (!(cond)) {                                          \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
+            printf(__VA_ARGS__);                                \
+            printf("\n");                                       \
+            failures++;                                         \
+        }                                                       \
+    } while (0)
+
+static dk_context *ctx;
+
+/* Relative L2 error and max |diff|; non-finite values give +inf. */
+static double rel_err(const float *x, const float *ref, int64_t n, double *maxd) {
+    double num = 0.0, den = 0.0;
+    int64_t i;
+    *maxd = 0.0;
+    for (i = 0; i < n; i++) {
+        double d = (double)x[i] - ref[i];
+        if (!isfinite(x[i])) return INFINITY;
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+        if (fabs(d) > *maxd) *maxd = fabs(d);
+    }
+    return sqrt(num / (den > 0 ? den : 1.0));
+}
+
+static float *read_npy(const char *dir, const char *name, int64_t *numel, int64_t shape[4]) {
+    char path[1024];
+    float *d = NULL;
+    int32_t nd = 0, i;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dk_npy_read_f32(path, &d, &nd, shape) != DK_OK) {
+        printf("cannot read %s: %s\n", path, dk_last_error(NULL));
+        exit(1);
+    }
+    *numel = 1;
+    for (i = 0; i < nd; i++) *numel *= shape[i];
+    return d;
+}
+
+typedef struct latents {
+    float *z;
+    int64_t shape[4];
+    int32_t n, h, w;
+    int64_t out_numel;
+} latents;
+
+static latents load_latents(const char *dir) {
+    latents l;
+    int64_t numel;
+    l.z = read_npy(dir, "latent.npy", &numel, l.shape);
+    l.n = (int32_t)l.shape[0];
+    l.h = (int32_t)l.shape[2];
+    l.w = (int32_t)l.shape[3];
+    l.out_numel = (int64_t)l.n * 3 * 64 * l.h * l.w;
+    return l;
+}
+
+static float *poisoned(int64_t n) {
+    float *p = (float *)malloc((size_t)n * sizeof(float));
+    int64_t i;
+    for (i = 0; i < n; i++) p[i] = NAN;
+    return p;
+}
+
+/* Decode file with dtype and options; compare with ref (npy); returns the error. */
+static double decode_file(const char *dir, const char *file, const char *ref_name, dk_dtype dtype,
+                          const dk_sdxl_vae_options *o, const char *naming, dk_sdxl_vae_info *info, double tol) {
+    char path[1024];
+    dk_sdxl_vae *vae = NULL;
+    latents l = load_latents(dir);
+    int64_t rn, rshape[4];
+    float *ref = read_npy(dir, ref_name, &rn, rshape), *out = poisoned(l.out_numel);
+    double err = INFINITY, maxd = 0.0;
+    dk_status st;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    st = dk_sdxl_vae_create_from_file(ctx, path, dtype, o, &vae);
+    CHECK(st == DK_OK, "%s: create: %s", file, dk_last_error(ctx));
+    if (st == DK_OK) {
+        CHECK(!naming || !strcmp(dk_sdxl_vae_naming(vae), naming), "%s: naming %s, expected %s", file,
+              dk_sdxl_vae_naming(vae), naming);
+        CHECK(rn == l.out_numel, "%s: reference has %lld values, expected %lld", ref_name, (long long)rn,
+              (long long)l.out_numel);
+        st = dk_sdxl_vae_decode_f32(vae, l.z, l.n, l.h, l.w, out, info);
+        CHECK(st == DK_OK, "%s: decode: %s", file, dk_last_error(ctx));
+        if (st == DK_OK && rn == l.out_numel) err = rel_err(out, ref, rn, &maxd);
+        printf("  %-28s %-4s -> %-16s rel L2 %.3g, max |diff| %.3g (tol %.0e)%s\n", file, dk_dtype_name(dtype),
+               dk_sdxl_vae_naming(vae), err, maxd, tol, info && info->fp16_fallback ? " [fp32 fallback]" : "");
+        CHECK(err <= tol, "%s in %s: rel L2 %.3g > %.3g", file, dk_dtype_name(dtype), err, tol);
+    }
+    dk_sdxl_vae_destroy(vae);
+    dk_npy_free(l.z);
+    dk_npy_free(ref);
+    free(out);
+    return err;
+}
+
+/* create_from_memory + decode_rgb8: bytes within 1 of the reference mapped
+ * by clamp((x + 1) / 2, 0, 1) * 255. */
+static void test_memory_rgb8(const char *dir) {
+    char path[1024];
+    latents l = load_latents(dir);
+    int64_t rn, rshape[4], i, off = 0;
+    float *ref = read_npy(dir, "ref_f16w.npy", &rn, rshape);
+    int64_t hw = (int64_t)64 * l.h * l.w, b, c;
+    uint8_t *rgb = (uint8_t *)malloc((size_t)rn);
+    dk_sdxl_vae *vae = NULL;
+    FILE *f;
+    long size;
+    void *bytes;
+    snprintf(path, sizeof path, "%s/original_f16.safetensors", dir);
+    f = fopen(path, "rb");
+    CHECK(f != NULL, "cannot open %s", path);
+    if (!f) exit(1);
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    bytes = malloc((size_t)size);
+    CHECK(fread(bytes, 1, (size_t)size, f) == (size_t)size, "short read");
+    fclose(f);
+    CHECK(dk_sdxl_vae_create_from_memory(ctx, bytes, (uint64_t)size, DK_F32, NULL, &vae) == DK_OK, "%s",
+          dk_last_error(ctx));
+    free(bytes); /* the bytes are only read during creation */
+    memset(rgb, 0xAB, (size_t)rn);
+    CHECK(dk_sdxl_vae_decode_rgb8(vae, l.z, l.n, l.h, l.w, rgb, NULL) == DK_OK, "%s", dk_last_error(ctx));
+    for (b = 0; b < l.n; b++)
+        for (i = 0; i < hw; i++)
+            for (c = 0; c < 3; c++) {
+                double v = ((double)ref[(b * 3 + c) * hw + i] + 1.0) * 0.5;
+                double want = (v < 0 ? 0 : v > 1 ? 1 : v) * 255.0;
+                if (fabs(rgb[(b * hw + i) * 3 + c] - want) > 1.0) off++;
+            }
+    printf("  create_from_memory + decode_rgb8: %lld of %lld bytes off by more than 1\n", (long long)off,
+           (long long)rn);
+    CHECK(off == 0, "rgb8 output differs from the reference");
+    dk_sdxl_vae_destroy(vae);
+    dk_npy_free(l.z);
+    dk_npy_free(ref);
+    free(rgb);
+}
+
+static void test_e2e(const char *dir) {
+    dk_sdxl_vae_info info;
+    puts("e2e: f32 decode of random weights in both namings vs PyTorch (float32 reference)");
+    decode_file(dir, "diffusers_f32.safetensors", "ref_f32.npy", DK_F32, NULL, "diffusers", &info, 1e-4);
+    decode_file(dir, "original_f16.safetensors", "ref_f16w.npy", DK_F32, NULL, "original+prefix", &info, 1e-4);
+    decode_file(dir, "original_bf16.safetensors", "ref_bf16w.npy", DK_F32, NULL, "original", &info, 1e-4);
+    decode_file(dir, "diffusers_legacy_f16.safetensors", "ref_f16w.npy", DK_F32, NULL, "diffusers", &info, 1e-4);
+    test_memory_rgb8(dir);
+}
+
+static void test_precision(const char *dir) {
+    dk_sdxl_vae_info info;
+    puts("precision: f16 and bf16 decodes vs the fp32 PyTorch reference");
+    decode_file(dir, "original_f16.safetensors", "ref_f16w.npy", DK_F16, NULL, NULL, &info, 1e-2);
+    CHECK(!info.fp16_fallback, "f16 decode of ordinary weights needed the fp32 fallback");
+    decode_file(dir, "original_bf16.safetensors", "ref_bf16w.npy", DK_BF16, NULL, NULL, &info, 5e-2);
+}
+
+static void test_overflow(const char *dir) {
+    dk_sdxl_vae_options o;
+    dk_sdxl_vae_info info;
+    char path[1024];
+    dk_sdxl_vae *vae = NULL;
+    latents l = load_latents(dir);
+    float *out = poisoned(l.out_numel);
+    int64_t i, bad = 0;
+    puts("overflow: conv_in scaled by 3e4 (activations ~1e6 > fp16 max 65504)");
+    /* 1. No protection at all: the fp16 result is not finite (the case is real). */
+    dk_sdxl_vae_options_init(&o);
+    o.fp16_activation_scale = 1.0f;
+    o.fp16_fallback = 0;
+    snprintf(path, sizeof path, "%s/overflow_f16.safetensors", dir);
+    CHECK(dk_sdxl_vae_create_from_file(ctx, path, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_sdxl_vae_decode_f32(vae, l.z, l.n, l.h, l.w, out, &info) == DK_OK, "%s", dk_last_error(ctx));
+    for (i = 0; i < l.out_numel; i++) bad += !isfinite(out[i]);
+    printf("  unprotected fp16 (scale 1, no fallback): %lld of %lld outputs NaN/Inf\n", (long long)bad,
+           (long long)l.out_numel);
+    CHECK(bad > 0, "the overflow case does not overflow fp16: the test proves nothing");
+    dk_sdxl_vae_destroy(vae);
+    /* 2. Default: activations kept at 2^-8 scale; finite and accurate, no fallback. */
+    decode_file(dir, "overflow_f16.safetensors", "ref_overflow.npy", DK_F16, NULL, NULL, &info, 1e-2);
+    CHECK(!info.fp16_fallback, "the default activation scale should suffice here");
+    /* 3. Scale 1 with the fallback: detected and redone in fp32. */
+    o.fp16_fallback = 1;
+    decode_file(dir, "overflow_f16.safetensors", "ref_overflow.npy", DK_F16, &o, NULL, &info, 1e-4);
+    CHECK(info.fp16_fallback, "the fallback did not report itself");
+    dk_npy_free(l.z);
+    free(out);
+}
+
+/* Banded decode equals untiled; every conv stage runs in >= 4 bands. */
+static void test_tiled(void) {
+    static const dk_dtype types[3] = {DK_F32, DK_F16, DK_BF16};
+    static const double tols[3] = {1e-5, 3e-3, 1e-2};
+    const int32_t h = 4, w = 3, n = 1;
+    int64_t numel = (int64_t)n * 3 * 64 * h * w, i;
+    float *z = (float *)malloc((size_t)(n * 4 * h * w) * sizeof(float));
+    float *a = poisoned(numel), *b = poisoned(numel);
+    uint64_t s = 99;
+    int t;
+    puts("tiled: bands of 1 latent row (4 bands at every resolution) vs untiled, random weights");
+    for (i = 0; i < n * 4 * h * w; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+    for (t = 0; t < 3; t++) {
+        dk_sdxl_vae *vae = NULL;
+        dk_sdxl_vae_options o;
+        dk_sdxl_vae_info iu, ib, ip;
+        double err, maxd;
+        uint64_t budget;
+        dk_sdxl_vae_options_init(&o);
+        CHECK(dk_sdxl_vae_create_random(ctx, 5, types[t], &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, a, &iu) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(!iu.banded, "untiled decode reports banded");
+        o.tile_rows = 1;
+        CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        for (i = 0; i < numel; i++) b[i] = NAN;
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, b, &ib) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(ib.banded && ib.band_rows == 1, "banded %d, band_rows %d", ib.banded, ib.band_rows);
+        err = rel_err(b, a, numel, &maxd);
+        printf("  %-4s bands of 1 row: rel L2 %.3g, max |diff| %.3g (tol %.0e); device peak untiled %.1f MiB, "
+               "banded %.1f MiB\n", dk_dtype_name(types[t]), err, maxd, tols[t], iu.peak_device_bytes / 1048576.0,
+               ib.peak_device_bytes / 1048576.0);
+        CHECK(err <= tols[t], "tiled vs untiled rel L2 %.3g > %.3g", err, tols[t]);
+        CHECK(ib.plan_device_bytes < iu.plan_device_bytes, "bands did not reduce the plan (%llu >= %llu)",
+              (unsigned long long)ib.plan_device_bytes, (unsigned long long)iu.plan_device_bytes);
+        /* A budget between the banded and the untiled need: the decoder picks bands
+         * by itself, and the measured device peak stays inside the budget. */
+        o.tile_rows = 0;
+        budget = iu.weight_device_bytes + (ib.plan_device_bytes + iu.plan_device_bytes) / 2;
+        o.max_device_bytes = budget;
+        CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_plan(vae, h, w, &ip) == DK_OK, "%s", dk_last_error(ctx));
+        for (i = 0; i < numel; i++) b[i] = NAN;
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, b, &ib) == DK_OK, "%s", dk_last_error(ctx));
+        err = rel_err(b, a, numel, &maxd);
+        printf("  %-4s budget %.1f MiB: bands of %d rows, peak %.1f MiB, rel L2 %.3g\n", dk_dtype_name(types[t]),
+               budget / 1048576.0, ib.band_rows, ib.peak_device_bytes / 1048576.0, err);
+        CHECK(ib.banded && ib.band_rows == ip.band_rows, "budget decode: banded %d rows %d (plan %d)", ib.banded,
+              ib.band_rows, ip.band_rows);
+        CHECK(ib.peak_device_bytes <= budget, "peak %llu > budget %llu", (unsigned long long)ib.peak_device_bytes,
+              (unsigned long long)budget);
+        CHECK(err <= tols[t], "budget decode rel L2 %.3g > %.3g", err, tols[t]);
+        /* Below what one-row bands need: a clear error. */
+        o.max_device_bytes = iu.weight_device_bytes + 1;
+        CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, b, &ib) == DK_ERR_OUT_OF_MEMORY &&
+                  strstr(dk_last_error(ctx), "max_device_bytes"),
+              "too small a budget: %s", dk_last_error(ctx));
+        dk_sdxl_vae_destroy(vae);
+    }
+    free(z);
+    free(a);
+    free(b);
+    /* Bands that do not divide the height (5 rows in bands of 2), odd width. */
+    {
+        const int32_t h2 = 5, w2 = 3;
+        int64_t n2 = (int64_t)3 * 64 * h2 * w2;
+        float *z2 = (float *)malloc((size_t)(4 * h2 * w2) * sizeof(float)), *u = poisoned(n2), *v = poisoned(n2);
+        dk_sdxl_vae *vae = NULL;
+        dk_sdxl_vae_options o;
+        dk_sdxl_vae_info info;
+        double err, maxd;
+        for (i = 0; i < 4 * h2 * w2; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            z2[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+        }
+        dk_sdxl_vae_options_init(&o);
+        CHECK(dk_sdxl_vae_create_random(ctx, 6, DK_F32, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_f32(vae, z2, 1, h2, w2, u, &info) == DK_OK, "%s", dk_last_error(ctx));
+        o.tile_rows = 2;
+        CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_f32(vae, z2, 1, h2, w2, v, &info) == DK_OK, "%s", dk_last_error(ctx));
+        err = rel_err(v, u, n2, &maxd);
+        printf("  f32  5x3 latent, bands of 2 rows: rel L2 %.3g, max |diff| %.3g (tol 1e-05)\n", err, maxd);
+        CHECK(info.banded && info.band_rows == 2 && err <= 1e-5, "5x3 in bands of 2: rel L2 %.3g", err);
+        dk_sdxl_vae_destroy(vae);
+        free(z2);
+        free(u);
+        free(v);
+    }
+}
+
+/* ------------------------------------------------------------ errors */
+
+static void expect_create(const char *path, dk_status want, const char *msg1, const char *msg2) {
+    dk_sdxl_vae *vae = (dk_sdxl_vae *)&vae;
+    dk_status st = dk_sdxl_vae_create_from_file(ctx, path, DK_F32, NULL, &vae);
+    const char *m = dk_last_error(ctx);
+    printf("  %-40s -> %s: %s\n", strrchr(path, '/') + 1, dk_status_name(st), m);
+    CHECK(st == want, "%s: status %s, expected %s", path, dk_status_name(st), dk_status_name(want));
+    CHECK(!vae, "%s: *out not NULL on failure", path);
+    CHECK(strstr(m, msg1) && (!msg2 || strstr(m, msg2)), "%s: message '%s' lacks '%s' / '%s'", path, m, msg1,
+          msg2 ? msg2 : "");
+}
+
+/* Copies src's tensors to dst, dropping `drop` and giving `reshape` 2 dims. */
+static void rewrite(const char *src, const char *dst, const char *drop, const char *reshape) {
+    dk_safetensors *f = NULL;
+    int64_t n, i, k = 0;
+    dk_st_tensor *ts;
+    CHECK(dk_safetensors_open(src, &f) == DK_OK, "%s", dk_last_error(NULL));
+    if (!f) exit(1);
+    n = dk_safetensors_count(f);
+    ts = (dk_st_tensor *)calloc((size_t)n, sizeof *ts);
+    for (i = 0; i < n; i++) {
+        CHECK(dk_safetensors_at(f, i, &ts[k]) == DK_OK, "%s", dk_last_error(NULL));
+        if (drop && !strcmp(ts[k].name, drop)) continue;
+        if (reshape && !strcmp(ts[k].name, reshape)) {
+            ts[k].shape[1] *= ts[k].shape[2] * ts[k].shape[3];
+            ts[k].ndim = 2;
+        }
+        k++;
+    }
+    CHECK(dk_safetensors_write(dst, ts, k) == DK_OK, "%s", dk_last_error(NULL));
+    free(ts);
+    dk_safetensors_close(f);
+}
+
+static void test_errors(const char *dir) {
+    char src[1024], path[1024];
+    const char *q = "first_stage_model.decoder.mid.attn_1.q.weight";
+    const char *sc = "first_stage_model.decoder.up.1.block.0.nin_shortcut.weight";
+    dk_sdxl_vae *vae = NULL;
+    float z[4 * 2 * 2], out[3 * 16 * 16];
+    FILE *in, *o;
+    char *buf;
+    long size;
+    puts("errors:");
+    snprintf(src, sizeof src, "%s/original_f16.safetensors", dir);
+    snprintf(path, sizeof path, "%s/err_missing.safetensors", dir);
+    rewrite(src, path, q, NULL);
+    expect_create(path, DK_ERR_FORMAT, q, "missing");
+    snprintf(path, sizeof path, "%s/err_shape.safetensors", dir);
+    rewrite(src, path, NULL, sc);
+    expect_create(path, DK_ERR_FORMAT, sc, "expected [256, 512, 1, 1]");
+    snprintf(path, sizeof path, "%s/err_notvae.safetensors", dir);
+    rewrite(src, path, "first_stage_model.decoder.up.3.block.0.conv1.weight", NULL);
+    expect_create(path, DK_ERR_FORMAT, "not an SDXL VAE", NULL);
+    /* Truncated: the first 60% of a valid file. */
+    in = fopen(src, "rb");
+    CHECK(in != NULL, "cannot open %s", src);
+    if (!in) return;
+    fseek(in, 0, SEEK_END);
+    size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    size = size * 6 / 10;
+    buf = (char *)malloc((size_t)size);
+    CHECK(fread(buf, 1, (size_t)size, in) == (size_t)size, "short read");
+    fclose(in);
+    snprintf(path, sizeof path, "%s/err_truncated.safetensors", dir);
+    o = fopen(path, "wb");
+    CHECK(o && fwrite(buf, 1, (size_t)size, o) == (size_t)size, "cannot write %s", path);
+    if (o) fclose(o);
+    free(buf);
+    expect_create(path, DK_ERR_FORMAT, "dk_sdxl_vae_create_from_file", NULL);
+    snprintf(path, sizeof path, "%s/does_not_exist.safetensors", dir);
+    expect_create(path, DK_ERR_IO, "does_not_exist", NULL);
+    /* Bad arguments. */
+    memset(z, 0, sizeof z);
+    CHECK(dk_sdxl_vae_create_random(ctx, 1, (dk_dtype)9, NULL, &vae) == DK_ERR_INVALID_ARGUMENT &&
+              strstr(dk_last_error(ctx), "dtype"), "bad dtype: %s", dk_last_error(ctx));
+    {
+        dk_sdxl_vae_options o2;
+        dk_sdxl_vae_options_init(&o2);
+        o2.fp16_activation_scale = 0.3f;
+        CHECK(dk_sdxl_vae_create_random(ctx, 1, DK_F16, &o2, &vae) == DK_ERR_INVALID_ARGUMENT &&
+                  strstr(dk_last_error(ctx), "fp16_activation_scale"), "bad scale: %s", dk_last_error(ctx));
+    }
+    CHECK(dk_sdxl_vae_create_random(ctx, 1, DK_F32, NULL, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_sdxl_vae_decode_f32(vae, z, 1, 0, 2, out, NULL) == DK_ERR_INVALID_ARGUMENT &&
+              strstr(dk_last_error(ctx), "h 0"), "h = 0: %s", dk_last_error(ctx));
+    CHECK(dk_sdxl_vae_decode_f32(vae, NULL, 1, 2, 2, out, NULL) == DK_ERR_INVALID_ARGUMENT &&
+              strstr(dk_last_error(ctx), "latents"), "NULL latents: %s", dk_last_error(ctx));
+    dk_sdxl_vae_destroy(vae);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *dir = argc > 2 ? argv[2] : ".";
+    dk_context_options co;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines reach the test log */
+    dk_context_options_init(&co);
+    /* The CPU reference backend unless DIFKERN_BACKEND picks one (AUTO obeys it). */
+    co.backend = getenv("DIFKERN_BACKEND") ? DK_BACKEND_AUTO : DK_BACKEND_CPU;
+    if (dk_context_create(&co, &ctx) != DK_OK) {
+        printf("no context: %s\n", dk_last_error(NULL));
+        return 1;
+    }
+    printf("backend: %s\n", dk_context_describe(ctx));
+    if (!strcmp(mode, "e2e")) test_e2e(dir);
+    else if (!strcmp(mode, "precision")) test_precision(dir);
+    else if (!strcmp(mode, "overflow")) test_overflow(dir);
+    else if (!strcmp(mode, "tiled")) test_tiled();
+    else if (!strcmp(mode, "errors")) test_errors(dir);
+    else {
+        printf("usage: test_vae e2e|precision|overflow|errors DIR | tiled\n");
+        failures = 1;
+    }
+    dk_context_destroy(ctx);
+    printf("%s\n", failures ? "FAILED" : "OK");
+    return failures ? 1 : 0;
+}
