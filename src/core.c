@@ -245,6 +245,7 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
             return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE,
                             "dk_context_create: the %s backend is not compiled into this build",
                             dk_backend_name(kind));
+        o.backend = kind; /* tells the backend it was asked for by name (not AUTO) */
         return core_try_backend(ops, &o, out);
     }
 
