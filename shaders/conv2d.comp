@@ -46,6 +46,8 @@ float gemm_load_a(int slot, int m, int k) {
 }
 
 float gemm_load_b(int k, int n) {
+    // FLAGS bit 3: pre-packed conv2d weights, dense [k][n] with row stride WGS+2.
+    if ((FLAGS & 8) != 0) return Wt_ld(uint(k) * PU(DK_VKP_CV_WGS + 2) + uint(n));
     int cing = P(DK_VKP_CV_CING), tw_n = P(DK_VKP_CV_TW);
     int q = k / cing;
     int ci = k - q * cing;

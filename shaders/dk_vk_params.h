@@ -14,7 +14,8 @@
 #define DK_VKS_MODE 2   /* eltwise: 0 unary, 1 add, 2 nearest resize */
 
 /* Slots every op may use: the epilogue activation and flags (bit 0 bias/gamma,
- * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input). */
+ * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input, bit 3
+ * conv weights pre-packed dense [K][Cout]). */
 #define DK_VKP_ACT 62
 #define DK_VKP_FLAGS 63
 

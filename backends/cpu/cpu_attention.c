@@ -70,15 +70,20 @@ static void cpuattn_store_scores(const void *user, int64_t c0, int64_t nc, const
         for (j = 0; j < nc; j++) t->scores[r * qb + j] = c[r * ldc + j];
 }
 
-/* B of the output GEMM: element (key, query c) = unnormalized probability. */
+/* B of the output GEMM: element (key, query c) = unnormalized probability.
+ * The score rows are already query-contiguous: one copy of NR values per
+ * (key, panel); columns >= nc (uninitialized scores) are written as 0. */
 static void cpuattn_pack_p(const void *user, int64_t k0, int64_t kc, int64_t c0, int64_t nc, float *dst) {
     const cpuattn_task *t = (const cpuattn_task *)user;
-    int64_t ncp = (nc + DK_CPU_NR - 1) / DK_CPU_NR * DK_CPU_NR, j, kk, qb = t->job->qblock;
+    int64_t ncp = (nc + DK_CPU_NR - 1) / DK_CPU_NR * DK_CPU_NR, jp, kk, qb = t->job->qblock;
     (void)c0;
-    for (kk = 0; kk < kc; kk++) {
-        const float *row = t->scores + (k0 + kk) * qb;
-        for (j = 0; j < ncp; j++)
-            dst[(j / DK_CPU_NR) * kc * DK_CPU_NR + kk * DK_CPU_NR + j % DK_CPU_NR] = j < nc ? row[j] : 0.0f;
+    for (jp = 0; jp < ncp; jp += DK_CPU_NR) {
+        int64_t w = nc - jp < DK_CPU_NR ? nc - jp : DK_CPU_NR;
+        float *panel = dst + jp * kc;
+        for (kk = 0; kk < kc; kk++) {
+            memcpy(panel + kk * DK_CPU_NR, t->scores + (k0 + kk) * qb + jp, (size_t)w * sizeof(float));
+            if (w < DK_CPU_NR) memset(panel + kk * DK_CPU_NR + w, 0, (size_t)(DK_CPU_NR - w) * sizeof(float));
+        }
     }
 }
 
@@ -93,20 +98,40 @@ static void cpuattn_store_out(const void *user, int64_t c0, int64_t nc, const fl
                           (float)(c[r * ldc + j] * t->inv_sum[j]));
 }
 
+/* On x86-64 the softmax loops get AVX2 / AVX-512 clones. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(DIFKERN_NO_TARGET_CLONES)
+#define CPUATTN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define CPUATTN_CLONES
+#endif
+
+/* Exact softmax of every query column over all keys, row by row so that the
+ * inner loops run along contiguous query columns. */
+CPUATTN_CLONES DK_CPU_VECTORIZE
 static void cpuattn_softmax(cpuattn_task *t, int64_t nc) {
     int64_t r, j, qb = t->job->qblock, nkv = t->job->nkv;
+    float mx[DK_CPU_NC];
+    double sum[DK_CPU_NC];
     for (j = 0; j < nc; j++) {
-        float mx = -INFINITY;
-        double sum = 0.0;
-        for (r = 0; r < nkv; r++) mx = fmaxf(mx, t->scores[r * qb + j]);
-        for (r = 0; r < nkv; r++) {
-            float e = expf(t->scores[r * qb + j] - mx);
-            t->scores[r * qb + j] = e;
-            sum += e;
-        }
-        t->inv_sum[j] = 1.0 / sum;
+        mx[j] = -INFINITY;
+        sum[j] = 0.0;
     }
+    for (r = 0; r < nkv; r++) {
+        const float *s = t->scores + r * qb;
+        for (j = 0; j < nc; j++) mx[j] = s[j] > mx[j] ? s[j] : mx[j];
+    }
+    for (r = 0; r < nkv; r++) {
+        float *s = t->scores + r * qb;
+        for (j = 0; j < nc; j++) {
+            float e = dk__cpu_exp(s[j] - mx[j]);
+            s[j] = e;
+            sum[j] += e;
+        }
+    }
+    for (j = 0; j < nc; j++) t->inv_sum[j] = 1.0 / sum[j];
 }
+
+#undef CPUATTN_CLONES
 
 static void cpuattn_task_run(void *arg, int64_t index) {
     cpuattn_job *job = (cpuattn_job *)arg;

@@ -123,7 +123,8 @@ static int vkdev_type_rank(VkPhysicalDeviceType t) {
 
 /* options->device_index, else DIFKERN_VULKAN_DEVICE (index or name substring),
  * else the best usable device (discrete first). */
-static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_index, VkPhysicalDevice *out) {
+static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_index, int automatic,
+                              VkPhysicalDevice *out) {
     VkPhysicalDevice devs[16];
     uint32_t n = 16, i;
     const char *env = getenv("DIFKERN_VULKAN_DEVICE");
@@ -165,6 +166,11 @@ static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_ind
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no usable Vulkan device%s%s%s (devices: %s)",
                         env && env[0] ? " matching DIFKERN_VULKAN_DEVICE='" : "", env && env[0] ? env : "",
                         env && env[0] ? "'" : "", seen);
+    /* AUTO and only a CPU implementation (lavapipe): the CPU backend is faster. */
+    if (automatic && want_index < 0 && !(env && env[0]) && best_rank == vkdev_type_rank(VK_PHYSICAL_DEVICE_TYPE_CPU))
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE,
+                        "vulkan backend: only a CPU Vulkan device (%s); AUTO prefers the cpu backend "
+                        "(ask for DK_BACKEND_VULKAN to use it)", seen);
     *out = devs[best];
     return DK_OK;
 }
@@ -339,7 +345,7 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
         }
     } else {
         st = vkdev_create_instance(ctx, s);
-        if (st == DK_OK) st = vkdev_select(ctx, s->instance, o->device_index, &s->physical);
+        if (st == DK_OK) st = vkdev_select(ctx, s->instance, o->device_index, o->backend == DK_BACKEND_AUTO, &s->physical);
         if (st == DK_OK) st = vkdev_create_device(ctx, s);
         if (st != DK_OK) {
             char msg[1024];
@@ -387,7 +393,7 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_fill,
     dk__vk_timer_begin,
     dk__vk_timer_end,
-    NULL, /* prepare_weight: the portable kernels read weights in place */
+    dk__vk_prepare_weight,
     dk__vk_conv2d,
     dk__vk_conv_transpose2d,
     dk__vk_matmul,

@@ -5,6 +5,7 @@
 #include "vk_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define VKOP_MAX_INDEX 0xffffffffull
 
@@ -75,6 +76,100 @@ static void vkop_spec(uint32_t *spec, int32_t *p, dk_dtype dt, dk_activation act
 }
 
 /* ---------------------------------------------------------------- conv */
+
+/* Prepared conv weights (groups == 1): repacked once on the device to
+ * [KH][KW][Cin][Cout] with Cout fastest, so that the GEMM's B-tile loads
+ * (neighbouring invocations = neighbouring output channels) are coalesced.
+ * Kept in the context's weight cache, keyed by the weight's buffer identity,
+ * generation and view. */
+typedef struct vkop_packed {
+    dk_vk_buf buf;
+    int32_t s_co, s_ci, s_kh, s_kw; /* element strides of the packed layout */
+} vkop_packed;
+
+static void vkop_packed_free(dk_context *ctx, void *data) {
+    vkop_packed *pk = (vkop_packed *)data;
+    dk__vk_release(ctx, &pk->buf);
+    free(pk);
+}
+
+static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
+                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
+
+/* w: conv2d [Cout, Cin, KH, KW] or conv_transpose2d [Cin, Cout, KH, KW]. */
+static dk_status vkop_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, vkop_packed **out) {
+    dk_weight_key key;
+    vkop_packed *pk;
+    dk_buffer shadow;
+    dk_tensor dst;
+    int transposed = use == DK_WEIGHT_CONV_TRANSPOSE2D;
+    int64_t cout = transposed ? w->shape[1] : w->shape[0], cin = transposed ? w->shape[0] : w->shape[1];
+    int64_t kh = w->shape[2], kw = w->shape[3];
+    uint64_t bytes = (uint64_t)(cout * cin * kh * kw) * dk_dtype_size(w->dtype);
+    dk_status st;
+    dk__weight_key(&key, w, (int32_t)use, 1);
+    pk = (vkop_packed *)dk__weight_find(ctx, &key);
+    if (pk) {
+        *out = pk;
+        return DK_OK;
+    }
+    if ((uint64_t)(cout * cin * kh * kw) > 0x7fffffffu) return vkop_too_big(ctx, "dk_prepare_weight", "weight elements", bytes);
+    pk = (vkop_packed *)calloc(1, sizeof *pk);
+    if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
+    st = dk__vk_alloc(ctx, &pk->buf, bytes);
+    if (st != DK_OK) {
+        free(pk);
+        return st;
+    }
+    pk->s_co = 1;
+    pk->s_ci = (int32_t)cout;
+    pk->s_kw = (int32_t)(cin * cout);
+    pk->s_kh = (int32_t)(kw * cin * cout);
+    /* The repack is a strided copy: the packed buffer seen with w's logical shape. */
+    memset(&shadow, 0, sizeof shadow);
+    shadow.size = bytes;
+    shadow.impl = &pk->buf;
+    dst = *w;
+    dst.buffer = &shadow;
+    dst.offset = 0;
+    dst.strides[0] = transposed ? pk->s_ci : pk->s_co;
+    dst.strides[1] = transposed ? pk->s_co : pk->s_ci;
+    dst.strides[2] = pk->s_kh;
+    dst.strides[3] = pk->s_kw;
+    st = vkop_eltwise(ctx, "dk_prepare_weight", 0, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, &dst);
+    if (st != DK_OK) {
+        vkop_packed_free(ctx, pk);
+        return st;
+    }
+    st = dk__weight_insert(ctx, &key, pk, bytes, vkop_packed_free);
+    if (st != DK_OK) return st; /* the cache freed pk */
+    *out = pk;
+    return DK_OK;
+}
+
+dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w) {
+    vkop_packed *pk;
+    if (use == DK_WEIGHT_MATMUL_B) return DK_OK; /* matmul reads b in place */
+    return vkop_packed_weight(ctx, use, w, &pk);
+}
+
+/* Point the conv's weight binding and strides at the packed copy (groups == 1). */
+static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dk_vk_binding *b, int32_t *p) {
+    vkop_packed *pk;
+    dk_status st = vkop_packed_weight(ctx, use, w, &pk);
+    if (st != DK_OK) return st;
+    b->buf = &pk->buf;
+    b->offset = pk->buf.base;
+    b->range = pk->buf.size;
+    b->write = 0;
+    p[DK_VKP_CV_WGS] = 0;
+    p[DK_VKP_CV_WGS + 1] = pk->s_co;
+    p[DK_VKP_CV_WGS + 2] = pk->s_ci;
+    p[DK_VKP_CV_WGS + 3] = pk->s_kh;
+    p[DK_VKP_CV_WGS + 4] = pk->s_kw;
+    p[DK_VKP_CV_WGS + 5] = 0;
+    return DK_OK;
+}
 
 /* Shared by conv2d and conv_transpose2d: binds and fills the parts of the conv
  * parameters that do not depend on the sub-grid. */
@@ -156,6 +251,11 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
     c.p[DK_VKP_CV_KSTW] = 1;
     c.p[DK_VKP_CV_OSTH] = 1;
     c.p[DK_VKP_CV_OSTW] = 1;
+    if (d->groups == 1) {
+        st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);
+        if (st != DK_OK) return st;
+        c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
+    }
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
 }
@@ -215,6 +315,10 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
     c.p[DK_VKP_CV_UPS] = 1;
     c.p[DK_VKP_CV_OSTH] = d->stride_h;
     c.p[DK_VKP_CV_OSTW] = d->stride_w;
+    if (d->groups == 1) {
+        st = vkop_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &c.bind[1], c.p);
+        if (st != DK_OK) return st;
+    }
     /* Every phase writes its own outputs: no barrier between the phases. */
     for (rh = 0; rh < d->stride_h; rh++) {
         for (rw = 0; rw < d->stride_w; rw++) {
