@@ -17,6 +17,7 @@ typedef struct cpunorm_gn_job {
  * the dtype switch sits outside the loops and the arithmetic vectorizes. */
 #define CPUNORM_CHUNK 256
 #define CPUNORM_LANES 16
+#define CPUNORM_FLUSH 2048
 /* The arithmetic loops also get AVX2 / AVX-512 clones on x86-64. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(DIFKERN_NO_TARGET_CLONES)
 #define CPUNORM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -78,15 +79,34 @@ static void cpunorm_store(void *base, dk_dtype t, int64_t off, int64_t s, int64_
     }
 }
 
-/* Adds sum(v - shift) and sum((v - shift)^2) of n <= CHUNK values to the
- * double totals.  Lanes of float partial sums keep the loop vectorizable
- * (a double accumulator chain ran at one add per 4 cycles); each lane sums
- * at most CHUNK / LANES values before they go to double. */
+/* Running sums of (x - shift) and (x - shift)^2 over a group: lanes of float
+ * partial sums keep the loop vectorizable (a double accumulator chain ran at
+ * one add per 4 cycles); the lanes go to double every FLUSH values, so each
+ * lane sums at most FLUSH / LANES + CHUNK values in float. */
+typedef struct cpunorm_acc {
+    float ls[CPUNORM_LANES], lq[CPUNORM_LANES];
+    int64_t pending;
+    double sum, sq;
+} cpunorm_acc;
+
+static void cpunorm_acc_flush(cpunorm_acc *acc) {
+    int l;
+    for (l = 0; l < CPUNORM_LANES; l++) {
+        acc->sum += acc->ls[l];
+        acc->sq += acc->lq[l];
+        acc->ls[l] = acc->lq[l] = 0.0f;
+    }
+    acc->pending = 0;
+}
+
 CPUNORM_CLONES
-static void cpunorm_accumulate(const float *v, int64_t n, float shift, double *sum, double *sq) {
+static void cpunorm_accumulate(cpunorm_acc *acc, const float *v, int64_t n, float shift) {
     float ls[CPUNORM_LANES], lq[CPUNORM_LANES];
     int64_t j, l;
-    for (l = 0; l < CPUNORM_LANES; l++) ls[l] = lq[l] = 0.0f;
+    for (l = 0; l < CPUNORM_LANES; l++) {
+        ls[l] = acc->ls[l];
+        lq[l] = acc->lq[l];
+    }
     for (j = 0; j + CPUNORM_LANES <= n; j += CPUNORM_LANES)
         for (l = 0; l < CPUNORM_LANES; l++) {
             float d = v[j + l] - shift;
@@ -99,9 +119,11 @@ static void cpunorm_accumulate(const float *v, int64_t n, float shift, double *s
         lq[l] += d * d;
     }
     for (l = 0; l < CPUNORM_LANES; l++) {
-        *sum += ls[l];
-        *sq += lq[l];
+        acc->ls[l] = ls[l];
+        acc->lq[l] = lq[l];
     }
+    acc->pending += n;
+    if (acc->pending >= CPUNORM_FLUSH) cpunorm_acc_flush(acc);
 }
 
 /* y = act(x * a + b) elementwise on a chunk; SiLU inline and vectorized. */
@@ -115,71 +137,102 @@ static void cpunorm_apply(float *v, int64_t n, const float *a, const float *b, d
         for (j = 0; j < n; j++) v[j] = dk__act_f32(act, v[j]);
 }
 
-/* One (image, group).  The group is walked as runs of contiguous-ish
- * elements: along W for each (channel, row) when W has the smaller stride
- * (NCHW), else along the group's channels for each pixel (NHWC).
- * Statistics: a first pass for the mean, then sums of (x - mean) and
- * (x - mean)^2 (the first is ~0 and corrects the rounding of the mean). */
+/* Loads (dst NULL) from src or stores to dst the block of np pixels from pixel
+ * p0 and nch channels from channel c, pixel-major, to / from v.  Used along C
+ * (NHWC), where a pixel holds only channels-per-group (often 8-16) contiguous
+ * values: blocks of many pixels keep the arithmetic calls large. */
+static void cpunorm_block(const dk_tensor *t, const void *src, void *dst, int64_t n, int64_t c, int64_t p0,
+                          int64_t np, int64_t nch, float *v) {
+    int64_t q, W = t->shape[3];
+    for (q = 0; q < np; q++) {
+        int64_t off = dk__offset4(t, n, c, (p0 + q) / W, (p0 + q) % W);
+        if (dst) cpunorm_store(dst, t->dtype, off, t->strides[1], nch, v + q * nch);
+        else cpunorm_load(src, t->dtype, off, t->strides[1], nch, v + q * nch);
+    }
+}
+
+/* a[k] = gamma * rstd, b[k] = beta - mean * a[k] for channel c0 + k % nch, k < count. */
+static void cpunorm_affine(const cpunorm_gn_job *job, int64_t c0, int64_t nch, int64_t count, float mean, float rstd,
+                           float *a, float *b) {
+    int64_t k;
+    for (k = 0; k < count; k++) {
+        int64_t c = c0 + k % nch;
+        float ga = job->gamma ? dk__cpu_load(dk__cpu_base(job->gamma), job->gamma->dtype, c * job->gamma->strides[0]) : 1.0f;
+        float be = job->beta ? dk__cpu_load(dk__cpu_base(job->beta), job->beta->dtype, c * job->beta->strides[0]) : 0.0f;
+        a[k] = ga * rstd;
+        b[k] = be - mean * a[k];
+    }
+}
+
+/* One (image, group).  When W has the smaller stride (NCHW) the group is
+ * walked as runs along W, one per (channel, row); otherwise (NHWC) as blocks
+ * of pixels x channels of the group.  Statistics: a first pass for the mean,
+ * then sums of (x - mean) and (x - mean)^2 (the first is ~0 and corrects the
+ * rounding of the mean to float). */
 static void cpunorm_gn_task(void *arg, int64_t index) {
     const cpunorm_gn_job *job = (const cpunorm_gn_job *)arg;
     const dk_tensor *x = job->x, *y = job->y;
     int64_t groups = job->desc->groups, n = index / groups, g = index % groups;
     int64_t H = x->shape[2], W = x->shape[3], cpg = job->cpg, c0 = g * cpg;
     int along_w = x->strides[3] <= x->strides[1];
-    int64_t run = along_w ? W : cpg, outer = along_w ? cpg * H : H * W;
-    int64_t xs = along_w ? x->strides[3] : x->strides[1], ys = along_w ? y->strides[3] : y->strides[1];
+    /* along C: channels per block (nch) and pixels per block (ppc) */
+    int64_t nchmax = cpg < CPUNORM_CHUNK ? cpg : CPUNORM_CHUNK, ppc = CPUNORM_CHUNK / nchmax;
     const void *xb = dk__cpu_base(x);
     void *yb = dk__cpu_base(y);
-    double sum = 0.0, sq = 0.0, count = (double)(cpg * H * W), mean, dsum = 0.0;
-    float v[CPUNORM_CHUNK], a[CPUNORM_CHUNK], b[CPUNORM_CHUNK], rstd;
-    int64_t o, j0, len, pass, cc;
+    double count = (double)(cpg * H * W), var;
+    cpunorm_acc acc[2]; /* pass 0: plain sums; pass 1: centred on pass 0's mean */
+    float v[CPUNORM_CHUNK], a[CPUNORM_CHUNK], b[CPUNORM_CHUNK], mean, rstd;
+    int64_t o, j0, len, pass, cj, nch, np;
+    memset(acc, 0, sizeof acc);
     for (pass = 0; pass < 2; pass++) {
-        float shift = pass == 0 ? 0.0f : (float)(sum / count);
-        double *ps = pass == 0 ? &sum : &dsum, unused = 0.0, *pq = pass == 0 ? &unused : &sq;
-        for (o = 0; o < outer; o++) {
-            /* along W: o = (channel, row); along C: o = (row, column) */
-            int64_t xo = along_w ? dk__offset4(x, n, c0 + o / H, o % H, 0) : dk__offset4(x, n, c0, o / W, o % W);
-            for (j0 = 0; j0 < run; j0 += CPUNORM_CHUNK) {
-                len = run - j0 < CPUNORM_CHUNK ? run - j0 : CPUNORM_CHUNK;
-                cpunorm_load(xb, x->dtype, xo + j0 * xs, xs, len, v);
-                cpunorm_accumulate(v, len, shift, ps, pq);
-            }
-        }
-    }
-    mean = (double)(float)(sum / count) + dsum / count;
-    rstd = (float)(1.0 / sqrt(sq / count - (dsum / count) * (dsum / count) + (double)job->desc->eps));
-    /* Along C the chunk's channels change inside a run: a/b per element.
-     * Along W each run is one channel: a/b constant. */
-    for (j0 = 0; j0 < (along_w ? cpg : run); j0 += (along_w ? 1 : CPUNORM_CHUNK)) {
-        int64_t nch = along_w ? 1 : (run - j0 < CPUNORM_CHUNK ? run - j0 : CPUNORM_CHUNK);
-        for (cc = 0; cc < nch; cc++) {
-            int64_t c = c0 + j0 + cc;
-            float ga = job->gamma ? dk__cpu_load(dk__cpu_base(job->gamma), job->gamma->dtype, c * job->gamma->strides[0]) : 1.0f;
-            float be = job->beta ? dk__cpu_load(dk__cpu_base(job->beta), job->beta->dtype, c * job->beta->strides[0]) : 0.0f;
-            a[cc] = ga * rstd;
-            b[cc] = be - (float)mean * a[cc];
-        }
+        float shift = pass == 0 ? 0.0f : (float)(acc[0].sum / count);
         if (along_w) {
-            int64_t i, k;
-            for (k = 1; k < CPUNORM_CHUNK; k++) {
-                a[k] = a[0];
-                b[k] = b[0];
-            }
-            for (i = 0; i < H; i++) {
-                int64_t xo = dk__offset4(x, n, c0 + j0, i, 0), yo = dk__offset4(y, n, c0 + j0, i, 0), w0;
-                for (w0 = 0; w0 < W; w0 += CPUNORM_CHUNK) {
-                    len = W - w0 < CPUNORM_CHUNK ? W - w0 : CPUNORM_CHUNK;
-                    cpunorm_load(xb, x->dtype, xo + w0 * xs, xs, len, v);
-                    cpunorm_apply(v, len, a, b, job->desc->activation);
-                    cpunorm_store(yb, y->dtype, yo + w0 * ys, ys, len, v);
+            for (o = 0; o < cpg * H; o++) {
+                int64_t xo = dk__offset4(x, n, c0 + o / H, o % H, 0);
+                for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
+                    len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
+                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    cpunorm_accumulate(&acc[pass], v, len, shift);
                 }
             }
         } else {
-            for (o = 0; o < outer; o++) {
-                int64_t xo = dk__offset4(x, n, c0 + j0, o / W, o % W), yo = dk__offset4(y, n, c0 + j0, o / W, o % W);
-                cpunorm_load(xb, x->dtype, xo, xs, nch, v);
-                cpunorm_apply(v, nch, a, b, job->desc->activation);
-                cpunorm_store(yb, y->dtype, yo, ys, nch, v);
+            for (cj = 0; cj < cpg; cj += nchmax)
+                for (o = 0; o < H * W; o += ppc) {
+                    nch = cpg - cj < nchmax ? cpg - cj : nchmax;
+                    np = H * W - o < ppc ? H * W - o : ppc;
+                    cpunorm_block(x, xb, NULL, n, c0 + cj, o, np, nch, v);
+                    cpunorm_accumulate(&acc[pass], v, np * nch, shift);
+                }
+        }
+        cpunorm_acc_flush(&acc[pass]);
+    }
+    mean = (float)(acc[0].sum / count);
+    var = acc[1].sq / count - (acc[1].sum / count) * (acc[1].sum / count);
+    mean = (float)((double)mean + acc[1].sum / count);
+    rstd = (float)(1.0 / sqrt(var + (double)job->desc->eps));
+    if (along_w) {
+        int64_t c, i;
+        for (c = c0; c < c0 + cpg; c++) {
+            cpunorm_affine(job, c, 1, CPUNORM_CHUNK, mean, rstd, a, b);
+            for (i = 0; i < H; i++) {
+                int64_t xo = dk__offset4(x, n, c, i, 0), yo = dk__offset4(y, n, c, i, 0);
+                for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
+                    len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
+                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    cpunorm_apply(v, len, a, b, job->desc->activation);
+                    cpunorm_store(yb, y->dtype, yo + j0 * y->strides[3], y->strides[3], len, v);
+                }
+            }
+        }
+    } else {
+        for (cj = 0; cj < cpg; cj += nchmax) {
+            nch = cpg - cj < nchmax ? cpg - cj : nchmax;
+            cpunorm_affine(job, c0 + cj, nch, ppc * nch, mean, rstd, a, b);
+            for (o = 0; o < H * W; o += ppc) {
+                np = H * W - o < ppc ? H * W - o : ppc;
+                cpunorm_block(x, xb, NULL, n, c0 + cj, o, np, nch, v);
+                cpunorm_apply(v, np * nch, a, b, job->desc->activation);
+                cpunorm_block(y, NULL, yb, n, c0 + cj, o, np, nch, v);
             }
         }
     }
@@ -247,4 +300,5 @@ dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, co
 
 #undef CPUNORM_CHUNK
 #undef CPUNORM_LANES
+#undef CPUNORM_FLUSH
 #undef CPUNORM_CLONES

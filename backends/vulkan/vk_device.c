@@ -111,6 +111,51 @@ static const char *vkdev_unusable(VkPhysicalDevice pd) {
     return NULL;
 }
 
+/* The tensor-core family needs VK_NV_cooperative_matrix with a 16x16x16
+ * f16 x f16 -> f32 subgroup shape, shaderFloat16 and 32-wide subgroups (the
+ * shader maps subgroups to warps of 32). */
+static int vkdev_coopmat_supported(VkPhysicalDevice pd) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
+    VkPhysicalDeviceVulkan12Features f12;
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceSubgroupProperties sg;
+    VkPhysicalDeviceProperties2 p2;
+    VkCooperativeMatrixPropertiesNV props[32];
+    uint32_t n = 32, i;
+    int shape = 0;
+    if (!vkdev_has_device_ext(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+        !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+        return 0;
+    memset(&cm, 0, sizeof cm);
+    cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.pNext = &cm;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    if (!cm.cooperativeMatrix || !f12.shaderFloat16) return 0;
+    memset(&sg, 0, sizeof sg);
+    sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    memset(&p2, 0, sizeof p2);
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &sg;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    if (sg.subgroupSize != 32) return 0;
+    for (i = 0; i < 32; i++) {
+        memset(&props[i], 0, sizeof props[i]);
+        props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    }
+    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) < 0) return 0;
+    for (i = 0; i < n && i < 32; i++)
+        shape |= props[i].MSize == 16 && props[i].NSize == 16 && props[i].KSize == 16 &&
+                 props[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && props[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                 props[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                 props[i].scope == VK_SCOPE_SUBGROUP_NV;
+    return shape;
+}
+
 static int vkdev_type_rank(VkPhysicalDeviceType t) {
     switch (t) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
@@ -226,9 +271,11 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qi;
     VkPhysicalDeviceVulkan11Features f11;
+    VkPhysicalDeviceVulkan12Features f12;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
     VkPhysicalDeviceFeatures2 f2;
     VkDeviceCreateInfo ci;
-    const char *exts[1] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    const char *exts[2] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME};
     VkResult r;
     if (!vkdev_compute_family(s->physical, &s->queue_family))
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the device has no compute queue");
@@ -243,12 +290,23 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     memset(&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &f11;
+    s->coopmat = !s->force_portable && vkdev_coopmat_supported(s->physical);
+    if (s->coopmat) {
+        memset(&cm, 0, sizeof cm);
+        cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+        cm.cooperativeMatrix = VK_TRUE;
+        memset(&f12, 0, sizeof f12);
+        f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+        f12.shaderFloat16 = VK_TRUE;
+        f12.pNext = &cm;
+        f11.pNext = &f12;
+    }
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     ci.pNext = &f2;
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &qi;
-    ci.enabledExtensionCount = 1;
+    ci.enabledExtensionCount = s->coopmat ? 2 : 1;
     ci.ppEnabledExtensionNames = exts;
     r = vkCreateDevice(s->physical, &ci, NULL, &s->device);
     if (r != VK_SUCCESS)
@@ -373,9 +431,10 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
     }
     dk__strlcpy(ctx->device_name, s->props.deviceName, sizeof ctx->device_name);
     snprintf(ctx->description, sizeof ctx->description,
-             "vulkan backend: %s (Vulkan %u.%u, subgroup %u), portable fp32-accumulate kernels%s",
+             "vulkan backend: %s (Vulkan %u.%u, subgroup %u), portable fp32-accumulate kernels%s%s",
              s->props.deviceName, VK_API_VERSION_MAJOR(s->props.apiVersion), VK_API_VERSION_MINOR(s->props.apiVersion),
-             s->subgroup_size, s->messenger ? ", validation messenger on" : "");
+             s->subgroup_size, s->coopmat ? " + NV cooperative-matrix f16 conv" : "",
+             s->messenger ? ", validation messenger on" : "");
     return DK_OK;
 }
 

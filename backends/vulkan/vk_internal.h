@@ -25,6 +25,7 @@ typedef enum dk_vk_shader {
     DK_VK_SH_GN_NORM,
     DK_VK_SH_LAYER_NORM,
     DK_VK_SH_ATTENTION,
+    DK_VK_SH_CONV2D_NHWC_CM,  /* tensor cores: only when s->coopmat */
     DK_VK_SH_COUNT
 } dk_vk_shader;
 
@@ -128,6 +129,7 @@ typedef struct dk_vk_state {
 
     dk_vk_buf scratch;            /* group_norm statistics */
     int force_portable;
+    int coopmat;                  /* VK_NV_cooperative_matrix 16x16x16 f16->f32 enabled */
 } dk_vk_state;
 
 static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }

@@ -225,6 +225,23 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
                            (uint32_t)((nc + 63) / 64), groups);
 }
 
+/* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
+ * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
+ * its 32-deep K slice, Cout a multiple of 8, and the packed [KH][KW][Cin][Cout]
+ * weights; p holds the bound views' strides and offsets. */
+static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_tensor *y, const int32_t *p,
+                                  int64_t cing, int64_t coutg) {
+    dk_vk_state *s = dk__vk(ctx);
+    int i;
+    if (!s->coopmat || y->dtype != DK_F16 || cing % 32 != 0 || coutg % 8 != 0) return 0;
+    if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
+    /* Packed weight strides: co 1, ci Cout, kw Cin*Cout, kh KW*Cin*Cout, no offset. */
+    return p[DK_VKP_CV_WGS + 1] == 1 && p[DK_VKP_CV_WGS + 2] == coutg && p[DK_VKP_CV_WGS + 4] == cing * coutg &&
+           p[DK_VKP_CV_WGS + 3] == p[DK_VKP_CV_TW] * cing * coutg && p[DK_VKP_CV_WGS + 5] == 0;
+}
+
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     vkop_conv c;
@@ -255,6 +272,15 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);
         if (st != DK_OK) return st;
         c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
+        if (vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg)) {
+            uint64_t m = (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]);
+            if (m > 0x7fffffff) return vkop_too_big(ctx, "dk_conv2d", "N*OH*OW", m);
+            c.p[DK_VKP_CV_M] = (int32_t)m;
+            c.p[DK_VKP_CV_NC] = (int32_t)coutg;
+            c.p[DK_VKP_CV_K] = (int32_t)(cing * w->shape[2] * w->shape[3]);
+            return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, c.spec, c.bind, c.p, DK_VKP_SLOT_INTS, (m + 127) / 128,
+                                   (uint32_t)((coutg + 127) / 128), 1);
+        }
     }
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);

@@ -36,6 +36,7 @@ static void usage(FILE *f) {
         "  --size N         demo latent side (default 4: a 32x32 image; under a minute on 2 CPU cores\n"
         "                   where the Vulkan cross-check runs on lavapipe)\n"
         "  --seed S         demo seed (default 1)\n"
+        "  --repeat N       decode N times and print each time (the first builds pipelines)\n"
         "  --plan N         print the device memory plan for an N x N latent and exit\n"
         "                   (random weights when no --vae is given)\n");
 }
@@ -188,7 +189,7 @@ static int parse_args(int argc, char **argv, sdxl_args *a) {
             a->demo = 1;
             continue;
         }
-        if (!strstr(" --vae --latent -o --output --backend --dtype --tile --max-memory --scale --size --seed --plan ",
+        if (!strstr(" --vae --latent -o --output --backend --dtype --tile --max-memory --scale --size --seed --plan --repeat ",
                     s) || strchr(s, ' ') || s[0] != '-') {
             fprintf(stderr, "sdxl_decode: unknown option %s (see --help)\n", s);
             return 0;
@@ -212,6 +213,13 @@ static int parse_args(int argc, char **argv, sdxl_args *a) {
                 return 0;
             }
             a->dtype_set = 1;
+        } else if (!strcmp(s, "--repeat")) {
+            long r = strtol(v, &end, 10);
+            if (*end || r < 1 || r > 1000) {
+                fprintf(stderr, "sdxl_decode: --repeat %s: expected 1..1000\n", v);
+                return 0;
+            }
+            a->repeat = (int32_t)r;
         } else if (!strcmp(s, "--tile")) {
             long t = strtol(v, &end, 10);
             if (*end || t < 1 || t > 1 << 20) {
@@ -278,7 +286,7 @@ static int decode_files(const sdxl_args *a) {
     dk_dtype dtype;
     float *lat = NULL, *img = NULL;
     int32_t n = 1, h = 0, w = 0;
-    int ok = 0;
+    int ok = 0, r;
     double t0;
     dk_context_options_init(&co);
     co.backend = a->backend;
@@ -317,9 +325,12 @@ static int decode_files(const sdxl_args *a) {
         goto done;
     }
     fprintf(stderr, "decoding %d latent(s) of %dx%d\n", (int)n, (int)h, (int)w);
-    if (dk_sdxl_vae_decode_f32(vae, lat, n, h, w, img, &info) != DK_OK) {
-        fprintf(stderr, "sdxl_decode: %s\n", dk_last_error(ctx));
-        goto done;
+    for (r = 0; r < (a->repeat > 1 ? a->repeat : 1); r++) {
+        if (dk_sdxl_vae_decode_f32(vae, lat, n, h, w, img, &info) != DK_OK) {
+            fprintf(stderr, "sdxl_decode: %s\n", dk_last_error(ctx));
+            goto done;
+        }
+        if (a->repeat > 1) printf("decode %d: %.2f ms\n", (int)r + 1, info.elapsed_ms);
     }
     printf("decoded %d image(s) %dx%d in %.1f ms on %s (%s)%s%s\n", (int)n, (int)w * 8, (int)h * 8, info.elapsed_ms,
            dk_backend_name(dk_context_backend(ctx)), dk_dtype_name(dtype), info.banded ? ", banded" : "",

@@ -18,6 +18,7 @@ typedef struct sdxl_args {
     uint64_t seed;
     int plan;             /* print the memory plan for --plan-size and exit */
     int32_t plan_size;
+    int32_t repeat;       /* decode this many times (timing: the first one builds pipelines) */
 } sdxl_args;
 
 /* Options for the decoder from the arguments (progress on stderr). */

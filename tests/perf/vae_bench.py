@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""SDXL VAE decode: difkern's sdxl_decode next to a plain-PyTorch decoder with the
+same (seeded random) weights, in the same run, on the same GPU.
+
+    vae_bench.py --decode BUILD/examples/sdxl_decode/sdxl_decode [--size 128]
+                 [--backends vulkan,hip] [--dtypes f16,bf16] [--tile-size 256 --tile 32]
+
+Writes the weights (diffusers naming) and a latent [1,4,S,S] to a temporary
+folder, times PyTorch eager (median of 5 after warm-up, CUDA events, peak from
+torch.cuda.max_memory_allocated) and each difkern backend/dtype (the time and
+peak device memory that sdxl_decode prints), and prints a markdown table.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "vae"))
+import sdxl_ref  # noqa: E402
+import st_write  # noqa: E402
+
+DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def torch_decode(model, z, dtype, iters=5):
+    m = model.to("cuda", DT[dtype])
+    x = torch.from_numpy(z).to("cuda", DT[dtype])
+    with torch.no_grad():
+        m(x)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        times = []
+        for _ in range(iters):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            out = m(x)
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        peak = torch.cuda.max_memory_allocated()
+    finite = bool(torch.isfinite(out).all())
+    return statistics.median(times), peak / 2**20, (peak - base) / 2**20, finite
+
+
+def difkern_decode(exe, wpath, lpath, backend, dtype, extra, out):
+    cmd = [exe, "--vae", wpath, "--latent", lpath, "-o", out, "--backend", backend, "--dtype", dtype,
+           "--repeat", "5"] + extra
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    text = r.stdout
+    ms = re.findall(r"decode \d+: ([0-9.]+) ms", text)
+    mem = re.findall(r"peak device memory: ([0-9.]+) MiB", text)
+    if r.returncode != 0 or not ms:
+        return None, None, text.strip().splitlines()[-1] if text.strip() else f"exit {r.returncode}"
+    return min(float(v) for v in ms), float(mem[-1]) if mem else None, ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decode", required=True)
+    ap.add_argument("--size", type=int, default=128, help="latent side (128: 1024x1024 image)")
+    ap.add_argument("--backends", default="vulkan")
+    ap.add_argument("--dtypes", default="f16,bf16")
+    ap.add_argument("--tile-size", type=int, default=0, help="also a tiled decode at this latent side")
+    ap.add_argument("--tile", type=int, default=32)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    model = sdxl_ref.SDXLVAEDecoder().eval()
+    sdxl_ref.randomize(model, 1)
+    wpath, lpath = os.path.join(tmp, "vae.safetensors"), os.path.join(tmp, "latent.npy")
+    st_write.write(wpath, [(k, v.detach().to(torch.float16)) for k, v in model.state_dict().items()])
+    rng = np.random.default_rng(1)
+    z = (rng.standard_normal((1, 4, a.size, a.size)) * 0.13025 * 4).astype(np.float32)
+    np.save(lpath, z)
+    print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}; latent {a.size}x{a.size} "
+          f"-> image {8 * a.size}x{8 * a.size}", flush=True)
+    rows = ["| decoder | dtype | time ms | peak device MiB | note |", "|---|---|---|---|---|"]
+    for dt in a.dtypes.split(","):
+        ms, peak, peak_act, finite = torch_decode(model, z, dt)
+        rows.append(f"| PyTorch eager | {dt} | {ms:.2f} | {peak:.0f} (activations {peak_act:.0f}) | "
+                    f"{'finite' if finite else 'NaN/Inf in output'} |")
+        print(rows[-1], flush=True)
+        for be in a.backends.split(","):
+            ms2, mem, err = difkern_decode(a.decode, wpath, lpath, be, dt, [], os.path.join(tmp, "o.png"))
+            rows.append(f"| difkern {be} | {dt} | {ms2 if ms2 is None else f'{ms2:.2f}'} | "
+                        f"{mem if mem is None else f'{mem:.0f}'} | {err} |")
+            print(rows[-1], flush=True)
+    if a.tile_size:
+        zt = (rng.standard_normal((1, 4, a.tile_size, a.tile_size)) * 0.5).astype(np.float32)
+        np.save(lpath, zt)
+        for be in a.backends.split(","):
+            for dt in a.dtypes.split(","):
+                ms2, mem, err = difkern_decode(a.decode, wpath, lpath, be, dt, ["--tile", str(a.tile)],
+                                               os.path.join(tmp, "t.png"))
+                rows.append(f"| difkern {be} tiled {8 * a.tile_size}px, bands of {a.tile} | {dt} | "
+                            f"{ms2 if ms2 is None else f'{ms2:.2f}'} | {mem if mem is None else f'{mem:.0f}'} | {err} |")
+                print(rows[-1], flush=True)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
