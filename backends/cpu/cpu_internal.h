@@ -50,6 +50,10 @@ static inline void dk__cpu_store(void *base, dk_dtype t, int64_t i, float v) {
     }
 }
 
+/* v[j] = element off + j * stride of base (any dtype) as float, j < n; the
+ * dtype switch sits outside the loop (cpu_norm.c). */
+void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t stride, int64_t n, float *v);
+
 /* ---- vectorizable math for the row loops (softmax, SiLU) ----
  * GCC if-converts (and so vectorizes) the clamps in dk__cpu_exp only without
  * trapping-math; callers' loops carry the same option, or GCC would not inline it. */

@@ -25,8 +25,8 @@ typedef struct cpunorm_gn_job {
 #define CPUNORM_CLONES
 #endif
 
-/* v[j] = base[off + j * s], j < n. */
-static void cpunorm_load(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
+/* v[j] = base[off + j * s], j < n (declared in cpu_internal.h; attention uses it too). */
+void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
     int64_t j;
     switch (t) {
     case DK_F32: {
@@ -147,7 +147,7 @@ static void cpunorm_block(const dk_tensor *t, const void *src, void *dst, int64_
     for (q = 0; q < np; q++) {
         int64_t off = dk__offset4(t, n, c, (p0 + q) / W, (p0 + q) % W);
         if (dst) cpunorm_store(dst, t->dtype, off, t->strides[1], nch, v + q * nch);
-        else cpunorm_load(src, t->dtype, off, t->strides[1], nch, v + q * nch);
+        else dk__cpu_load_strided(src, t->dtype, off, t->strides[1], nch, v + q * nch);
     }
 }
 
@@ -191,7 +191,7 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
                 int64_t xo = dk__offset4(x, n, c0 + o / H, o % H, 0);
                 for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
                     len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
-                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    dk__cpu_load_strided(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
                     cpunorm_accumulate(&acc[pass], v, len, shift);
                 }
             }
@@ -218,7 +218,7 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
                 int64_t xo = dk__offset4(x, n, c, i, 0), yo = dk__offset4(y, n, c, i, 0);
                 for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
                     len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
-                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    dk__cpu_load_strided(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
                     cpunorm_apply(v, len, a, b, job->desc->activation);
                     cpunorm_store(yb, y->dtype, yo + j0 * y->strides[3], y->strides[3], len, v);
                 }

@@ -177,6 +177,9 @@ static void ho_setup_attention(const hc_case *c, ho_plan *p) {
     p->out = HO_O;
     p->weight = -1;
     p->k = q->d > q->nkv ? q->d : q->nkv;
+    /* Large logits: exp(x - max) turns each logit's rounding (|x| * eps) into a
+     * relative error of the probabilities, so the bound grows with |x|^2 like K. */
+    if (q->q_range > 8.0f) p->k *= (int64_t)((q->q_range / 8.0f) * (q->q_range / 8.0f));
 }
 
 static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {

@@ -141,6 +141,15 @@ static int bench_parse(const char *op, const char *text, bench_spec *s) {
         }
         snprintf(s->values[i], sizeof s->values[i], "%s", s->def->params[i].def);
     }
+    /* Relative defaults resolved, as shapes.py does: nkv=0 -> n, dv=0 -> d. */
+    if (!strcmp(op, "attention")) {
+        for (i = 0; i < n; i++) {
+            if (!strcmp(s->def->params[i].key, "nkv") && !strcmp(s->values[i], "0"))
+                snprintf(s->values[i], sizeof s->values[i], "%s", bench_get(s, "n"));
+            if (!strcmp(s->def->params[i].key, "dv") && !strcmp(s->values[i], "0"))
+                snprintf(s->values[i], sizeof s->values[i], "%s", bench_get(s, "d"));
+        }
+    }
     return 0;
 }
 

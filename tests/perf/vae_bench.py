@@ -52,7 +52,7 @@ def torch_decode(model, z, dtype, iters=5):
 
 def difkern_decode(exe, wpath, lpath, backend, dtype, extra, out):
     cmd = [exe, "--vae", wpath, "--latent", lpath, "-o", out, "--backend", backend, "--dtype", dtype,
-           "--repeat", "5"] + extra
+           "--repeat", "3"] + extra
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = r.stdout
     ms = re.findall(r"decode \d+: ([0-9.]+) ms", text)
