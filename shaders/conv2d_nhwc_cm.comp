@@ -1,14 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Tensor-core implicit-GEMM convolution for the common fast case: f16 data,
-// channels-last input (ci stride 1), Cin per group a multiple of 32, and weights
-// pre-packed by the host into f16 [group][k][co] with k = (tap_h, tap_w, ci), ci
-// fastest (the portable conv's k order).  A 32-deep slice of k then lies inside
-// one tap, so each output pixel's slice is 64 contiguous bytes of the input: the
-// loads are 16-byte vectors with one address computation per row, not per element.
+// channels-last input (ci stride 1), Cin a multiple of 32, and weights pre-packed
+// by the host to f16 [KH][KW][Cin][Cout] (co stride 1).  With k = (tap_h, tap_w,
+// ci), ci fastest (the portable conv's k order), a 32-deep slice of k lies inside
+// one tap, so each output pixel's slice is 64 contiguous bytes of the input and
+// each weight row 2*Cout contiguous bytes: the loads are 16-byte vectors with one
+// address computation per row and slice, not per element.
 // Rows m = (n, oh, ow) of the output sub-grid, columns = output channels of group
-// gl_WorkGroupID.z; the sub-grid parameters are those of conv2d.comp, so a stride
-// phase of conv_transpose2d runs here too.  Tile: 128x128 per workgroup of 8
+// gl_WorkGroupID.z; the sub-grid and tap parameters are those of conv2d.comp, so
+// each stride phase of conv_transpose2d runs here too.  Tile: 128x128 per workgroup of 8
 // subgroups, each a 32x64 block of 16x16x16 fp16 fragments, fp32 accumulation.
 #include "dk_common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -77,7 +78,7 @@ void main() {
     uint abase = PU(DK_VKP_CV_XS + 4) + uint(an) * PU(DK_VKP_CV_XS) + uint(g * cing) * PU(DK_VKP_CV_XS + 1);
     // B: row br of the slice, vectors bc and bc+1 (16 output channels).
     int br = t >> 3, bc = (t & 7) * 2;
-    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(g) * PU(DK_VKP_CV_WGS);   // packed: [g][k][N]
+    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(g) * PU(DK_VKP_CV_WGS);   // packed, co stride 1
 
     CM_C acc[2][4];
     for (int i = 0; i < 2; i++)
@@ -94,9 +95,13 @@ void main() {
             uint e = abase + uint(ci0) + uint(ok ? ihu / ups : 0) * PU(DK_VKP_CV_XS + 2) +
                      uint(ok ? iwu / ups : 0) * PU(DK_VKP_CV_XS + 3);
             for (int j = 0; j < 2; j++) ra[j] = ok ? xv.v[(e >> 3) + uint(ahalf + j)] : uvec4(0);
+            // This slice's weight rows: tap (kh, kw) of the kernel, channels ci0 + br.
+            uint wrow = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
+                        uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4) +
+                        uint(ci0 + br) * PU(DK_VKP_CV_WGS + 2);
             for (int j = 0; j < 2; j++) {
                 int n = n0 + 8 * (bc + j);
-                rb[j] = n < N ? wv.v[(wbase + uint(kn + br) * uint(N) + uint(n)) >> 3] : uvec4(0);
+                rb[j] = n < N ? wv.v[(wrow + uint(n)) >> 3] : uvec4(0);
             }
         }
         if (k0 >= 0) {

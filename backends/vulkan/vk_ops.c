@@ -227,8 +227,8 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
 
 /* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
  * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
- * its 32-deep K slice, Cout a multiple of 8, and the packed [KH][KW][Cin][Cout]
- * weights; p holds the bound views' strides and offsets. */
+ * its 32-deep K slice, Cout a multiple of 8, and packed weights with output
+ * channels contiguous; p holds the bound views' strides and offsets. */
 static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_tensor *y, const int32_t *p,
                                   int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
@@ -237,9 +237,11 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
-    /* Packed weight strides: co 1, ci Cout, kw Cin*Cout, kh KW*Cin*Cout, no offset. */
-    return p[DK_VKP_CV_WGS + 1] == 1 && p[DK_VKP_CV_WGS + 2] == coutg && p[DK_VKP_CV_WGS + 4] == cing * coutg &&
-           p[DK_VKP_CV_WGS + 3] == p[DK_VKP_CV_TW] * cing * coutg && p[DK_VKP_CV_WGS + 5] == 0;
+    /* Packed weights: co stride 1, every other stride and the offset whole vectors. */
+    if (p[DK_VKP_CV_WGS + 1] != 1) return 0;
+    for (i = 2; i <= 5; i++)
+        if (p[DK_VKP_CV_WGS + i] % 8 != 0) return 0;
+    return 1;
 }
 
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
@@ -358,6 +360,18 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
             if (ohs == 0 || ows == 0) continue;
             p[DK_VKP_CV_OHS] = (int32_t)ohs;
             p[DK_VKP_CV_OWS] = (int32_t)ows;
+            if (d->groups == 1 && vkop_conv_tensor_cores(ctx, x, y, p, cing, coutg)) {
+                uint64_t m = (uint64_t)(y->shape[0] * ohs * ows);
+                if (m > 0x7fffffff) return vkop_too_big(ctx, "dk_conv_transpose2d", "N*OH*OW", m);
+                p[DK_VKP_CV_M] = (int32_t)m;
+                p[DK_VKP_CV_NC] = (int32_t)coutg;
+                p[DK_VKP_CV_K] = (int32_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]);
+                st = dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, c.spec, c.bind, p, DK_VKP_SLOT_INTS,
+                                     (m + 127) / 128, (uint32_t)((coutg + 127) / 128), 1);
+                if (st != DK_OK) return st;
+                c.bind[4].write = 2;
+                continue;
+            }
             st = vkop_conv_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
                                (uint64_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]), (uint32_t)d->groups);
             if (st != DK_OK) return st;
