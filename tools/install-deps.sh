@@ -16,6 +16,9 @@ packages=(
   clang-14 libclang-rt-14-dev
   # the demo's image writer
   libstb-dev
+  # HIP backend: AMD code objects (hipcc/clang-15: gfx908/gfx90a/gfx940; clang-16:
+  # gfx1100/gfx1101 WMMA) and their ISA checks (llvm-objdump)
+  hipcc libamdhip64-dev rocm-device-libs clang-16 lld-16 llvm-16
 )
 
 if [ "$(id -u)" -eq 0 ]; then
