@@ -30,7 +30,7 @@ typedef struct cpuconv_phase {
 /* Repacked weights of one conv / conv_transpose weight, all groups and phases. */
 typedef struct cpuconv_packed {
     int32_t transposed, groups;
-    int64_t params[6];       /* transposed: stride, dilation, pad mod stride (h, w): identity */
+    int64_t params[8];       /* transposed: stride, dilation, pad mod stride, phases (h, w): identity */
     int64_t rows;            /* output channels per group */
     int64_t nphases;
     cpuconv_phase *phases;   /* nphases, geometry up to the output/input sizes */
@@ -83,14 +83,16 @@ static float cpuconv_weight(const dk_tensor *w, int transposed, int64_t g, int64
 }
 
 /* Builds the packed weights.  groups and the transposed geometry (stride,
- * dilation, pad) decide the packing; the output size does not. */
+ * dilation, pad) decide the packing.  nphase: transposed phases kept per axis,
+ * min(stride, output size): phases past the output hold no pixel, and a huge
+ * stride on a 1-pixel axis is valid, so their count must not follow the stride. */
 static cpuconv_packed *cpuconv_pack(const dk_tensor *w, int transposed, int64_t groups,
                                     const int64_t stride[2], const int64_t pad[2],
-                                    const int64_t dilation[2]) {
+                                    const int64_t dilation[2], const int64_t nphase[2]) {
     int64_t rows = transposed ? w->shape[1] : w->shape[0] / groups;
     int64_t cin_g = transposed ? w->shape[0] / groups : w->shape[1];
     int64_t kh_size = w->shape[2], kw_size = w->shape[3];
-    int64_t nph = transposed ? stride[0] * stride[1] : 1;
+    int64_t nph = transposed ? nphase[0] * nphase[1] : 1;
     int64_t ph, g, total = 0, header;
     cpuconv_packed *pk;
     unsigned char *mem;
@@ -99,8 +101,8 @@ static cpuconv_packed *cpuconv_pack(const dk_tensor *w, int transposed, int64_t 
     for (ph = 0; ph < nph; ph++) {
         cpuconv_phase *P = &phases[ph];
         if (transposed) {
-            cpuconv_transposed_taps(&P->h, ph / stride[1], stride[0], pad[0] % stride[0], dilation[0], kh_size);
-            cpuconv_transposed_taps(&P->w, ph % stride[1], stride[1], pad[1] % stride[1], dilation[1], kw_size);
+            cpuconv_transposed_taps(&P->h, ph / nphase[1], stride[0], pad[0] % stride[0], dilation[0], kh_size);
+            cpuconv_transposed_taps(&P->w, ph % nphase[1], stride[1], pad[1] % stride[1], dilation[1], kw_size);
         } else {
             P->h.taps = kh_size; P->h.k0 = 0; P->h.k_step = 1;
             P->w.taps = kw_size; P->w.k0 = 0; P->w.k_step = 1;
@@ -123,6 +125,7 @@ static cpuconv_packed *cpuconv_pack(const dk_tensor *w, int transposed, int64_t 
         pk->params[0] = stride[0]; pk->params[1] = stride[1];
         pk->params[2] = dilation[0]; pk->params[3] = dilation[1];
         pk->params[4] = pad[0] % stride[0]; pk->params[5] = pad[1] % stride[1];
+        pk->params[6] = nphase[0]; pk->params[7] = nphase[1];
     }
     pk->rows = rows;
     pk->nphases = nph;
@@ -157,10 +160,10 @@ static cpuconv_packed *cpuconv_pack(const dk_tensor *w, int transposed, int64_t 
     return pk;
 }
 
-static int cpuconv_packed_matches(const cpuconv_packed *pk, int64_t groups, const int64_t params[6]) {
+static int cpuconv_packed_matches(const cpuconv_packed *pk, int64_t groups, const int64_t params[8]) {
     int i;
     if (pk->groups != groups) return 0;
-    for (i = 0; i < 6; i++)
+    for (i = 0; i < 8; i++)
         if (pk->params[i] != params[i]) return 0;
     return 1;
 }
@@ -170,10 +173,11 @@ static int cpuconv_packed_matches(const cpuconv_packed *pk, int64_t groups, cons
  * collision, when the result is not cached and the caller frees it. */
 static dk_status cpuconv_get_packed(dk_context *ctx, const char *op, const dk_tensor *w, int transposed,
                                     int64_t groups, const int64_t stride[2], const int64_t pad[2],
-                                    const int64_t dilation[2], cpuconv_packed **out, int *owned) {
+                                    const int64_t dilation[2], const int64_t nphase[2], cpuconv_packed **out,
+                                    int *owned) {
     dk_weight_key key;
     cpuconv_packed *pk;
-    int64_t params[6] = {0, 0, 0, 0, 0, 0};
+    int64_t params[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     uint32_t hash = 2166136261u;
     int i;
     *owned = 0;
@@ -181,16 +185,17 @@ static dk_status cpuconv_get_packed(dk_context *ctx, const char *op, const dk_te
         params[0] = stride[0]; params[1] = stride[1];
         params[2] = dilation[0]; params[3] = dilation[1];
         params[4] = pad[0] % stride[0]; params[5] = pad[1] % stride[1];
+        params[6] = nphase[0]; params[7] = nphase[1];
     }
     hash = (hash ^ (uint32_t)groups) * 16777619u;
-    for (i = 0; i < 6; i++) hash = (hash ^ (uint32_t)params[i]) * 16777619u;
+    for (i = 0; i < 8; i++) hash = (hash ^ (uint32_t)params[i]) * 16777619u;
     dk__weight_key(&key, w, transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D, (int32_t)(hash & 0x7fffffff));
     pk = (cpuconv_packed *)dk__weight_find(ctx, &key);
     if (pk && cpuconv_packed_matches(pk, groups, params)) {
         *out = pk;
         return DK_OK;
     }
-    pk = cpuconv_pack(w, transposed, groups, stride, pad, dilation);
+    pk = cpuconv_pack(w, transposed, groups, stride, pad, dilation, nphase);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "%s (cpu): cannot allocate packed weights", op);
     *out = pk;
     if (dk__weight_find(ctx, &key)) {
@@ -432,8 +437,11 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
     cpuconv_packed *pk;
     cpuconv_job job;
     int owned, ax;
-    int64_t ph, ntasks = 0;
-    dk_status st = cpuconv_get_packed(ctx, op, w, transposed, groups, stride, pad, dilation, &pk, &owned);
+    int64_t ph, ntasks = 0, nphase[2];
+    dk_status st;
+    nphase[0] = stride[0] < y->shape[2] ? stride[0] : y->shape[2];
+    nphase[1] = stride[1] < y->shape[3] ? stride[1] : y->shape[3];
+    st = cpuconv_get_packed(ctx, op, w, transposed, groups, stride, pad, dilation, nphase, &pk, &owned);
     if (st != DK_OK) return st;
     memset(&job, 0, sizeof job);
     job.phases = (cpuconv_phase *)malloc((size_t)pk->nphases * sizeof *job.phases);
@@ -452,7 +460,7 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
             cpuconv_axis *a = ax == 0 ? &P->h : &P->w;
             int64_t out_size = y->shape[2 + ax], in_size = x->shape[2 + ax];
             if (transposed) {
-                int64_t r = ax == 0 ? ph / stride[1] : ph % stride[1];
+                int64_t r = ax == 0 ? ph / nphase[1] : ph % nphase[1];
                 a->out_start = r;
                 a->out_step = stride[ax];
                 a->out_count = r < out_size ? (out_size - r + stride[ax] - 1) / stride[ax] : 0;
@@ -522,10 +530,10 @@ dk_status dk__cpu_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_te
     dk_status st;
     switch (use) {
     case DK_WEIGHT_CONV2D:
-        st = cpuconv_get_packed(ctx, "dk_prepare_weight", w, 0, 1, one, zero, one, &pk, &owned);
+        st = cpuconv_get_packed(ctx, "dk_prepare_weight", w, 0, 1, one, zero, one, one, &pk, &owned);
         break;
     case DK_WEIGHT_CONV_TRANSPOSE2D:
-        st = cpuconv_get_packed(ctx, "dk_prepare_weight", w, 1, 1, two, one, one, &pk, &owned);
+        st = cpuconv_get_packed(ctx, "dk_prepare_weight", w, 1, 1, two, one, one, two, &pk, &owned);
         break;
     case DK_WEIGHT_MATMUL_B:
         return dk__cpu_matmul_prepare(ctx, w);

@@ -233,7 +233,7 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
                                   int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
     int i;
-    if (!s->coopmat || y->dtype != DK_F16 || cing % 32 != 0 || coutg % 8 != 0) return 0;
+    if (!s->coopmat || x->dtype != DK_F16 || y->dtype != DK_F16 || cing % 32 != 0 || coutg % 8 != 0) return 0;
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
