@@ -283,6 +283,24 @@ static dk_status val_conv_out(dk_context *ctx, const char *op, const char *dim, 
     return DK_OK;
 }
 
+/* The tensors of conv2d / conv_transpose2d on their own: well-formed, 4-D where
+ * required, one dtype.  wlayout names w's dims in messages. */
+static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tensor *x, const dk_tensor *w,
+                                  const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                                  const char *wlayout) {
+    VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
+    VAL_TRY(dk__validate_tensor(ctx, op, "w", w));
+    VAL_TRY(val_opt_tensor(ctx, op, "bias", bias));
+    VAL_TRY(val_opt_tensor(ctx, op, "residual", residual));
+    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
+    VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, Cin, H, W]"));
+    VAL_TRY(val_ndim(ctx, op, "w", w, 4, wlayout));
+    VAL_TRY(val_ndim(ctx, op, "y", y, 4, "[N, Cout, OH, OW]"));
+    VAL_TRY(val_same_dtype(ctx, op, "w", w, "x", x));
+    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    return DK_OK;
+}
+
 dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                               const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     static const char op[] = "dk_conv2d";
@@ -303,16 +321,7 @@ dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
     VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
 
-    VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(dk__validate_tensor(ctx, op, "w", w));
-    VAL_TRY(val_opt_tensor(ctx, op, "bias", bias));
-    VAL_TRY(val_opt_tensor(ctx, op, "residual", residual));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
-    VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, Cin, H, W]"));
-    VAL_TRY(val_ndim(ctx, op, "w", w, 4, "[Cout, Cin/groups, KH, KW]"));
-    VAL_TRY(val_ndim(ctx, op, "y", y, 4, "[N, Cout, OH, OW]"));
-    VAL_TRY(val_same_dtype(ctx, op, "w", w, "x", x));
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_conv_tensors(ctx, op, x, w, bias, residual, y, "[Cout, Cin/groups, KH, KW]"));
 
     cin = x->shape[1];
     cout = w->shape[0];
@@ -389,16 +398,7 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
     VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
 
-    VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(dk__validate_tensor(ctx, op, "w", w));
-    VAL_TRY(val_opt_tensor(ctx, op, "bias", bias));
-    VAL_TRY(val_opt_tensor(ctx, op, "residual", residual));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
-    VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, Cin, H, W]"));
-    VAL_TRY(val_ndim(ctx, op, "w", w, 4, "[Cin, Cout/groups, KH, KW]"));
-    VAL_TRY(val_ndim(ctx, op, "y", y, 4, "[N, Cout, OH, OW]"));
-    VAL_TRY(val_same_dtype(ctx, op, "w", w, "x", x));
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_conv_tensors(ctx, op, x, w, bias, residual, y, "[Cin, Cout/groups, KH, KW]"));
 
     cin = x->shape[1];
     if (cin % d->groups)

@@ -64,56 +64,34 @@ static void cpuew_row(void *arg, int64_t row) {
     }
 }
 
-static dk_status cpuew_run(dk_context *ctx, cpuew_job *job) {
-    dk__cpu_parallel_for(ctx, job->y.shape[0] * job->y.shape[1] * job->y.shape[2], cpuew_row, job);
-    return DK_OK;
-}
-
-dk_status dk__cpu_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
+/* Every entry point: fill the job, split over rows, run. */
+static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation act, float alpha,
+                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     cpuew_job job;
-    job.kind = CPUEW_ACT;
-    job.act = act;
-    job.alpha = 1.0f;
-    job.beta = 0.0f;
-    cpuew_view_init(&job.x, x);
-    cpuew_view_init(&job.b, NULL);
-    cpuew_view_init(&job.y, y);
-    return cpuew_run(ctx, &job);
-}
-
-dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, const dk_tensor *y) {
-    cpuew_job job;
-    job.kind = CPUEW_ADD;
+    job.kind = kind;
     job.act = act;
     job.alpha = alpha;
     job.beta = beta;
     cpuew_view_init(&job.x, a);
     cpuew_view_init(&job.b, b);
     cpuew_view_init(&job.y, y);
-    return cpuew_run(ctx, &job);
+    dk__cpu_parallel_for(ctx, job.y.shape[0] * job.y.shape[1] * job.y.shape[2], cpuew_row, &job);
+    return DK_OK;
+}
+
+dk_status dk__cpu_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
+    return cpuew_launch(ctx, CPUEW_ACT, act, 1.0f, x, 0.0f, NULL, y);
+}
+
+dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
+                      dk_activation act, const dk_tensor *y) {
+    return cpuew_launch(ctx, CPUEW_ADD, act, alpha, a, beta, b, y);
 }
 
 dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    cpuew_job job;
-    job.kind = CPUEW_UPSAMPLE;
-    job.act = DK_ACT_NONE;
-    job.alpha = 1.0f;
-    job.beta = 0.0f;
-    cpuew_view_init(&job.x, x);
-    cpuew_view_init(&job.b, NULL);
-    cpuew_view_init(&job.y, y);
-    return cpuew_run(ctx, &job);
+    return cpuew_launch(ctx, CPUEW_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
 }
 
 dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    cpuew_job job;
-    job.kind = CPUEW_CONVERT;
-    job.act = DK_ACT_NONE;
-    job.alpha = 1.0f;
-    job.beta = 0.0f;
-    cpuew_view_init(&job.x, x);
-    cpuew_view_init(&job.b, NULL);
-    cpuew_view_init(&job.y, y);
-    return cpuew_run(ctx, &job);
+    return cpuew_launch(ctx, CPUEW_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
 }
