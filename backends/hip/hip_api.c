@@ -137,10 +137,10 @@ dk_status dk__hip_api_load(dk_context *ctx, dk_hip_api *api, int cuda, char *why
 #endif
 }
 
+/* The GPU runtime stays mapped: libamdhip64 / libcuda keep process-wide state
+ * (threads, atexit handlers, allocations they still point to) that dlclose
+ * would unmap from under them; the process exit reclaims it. */
 void dk__hip_api_unload(dk_hip_api *api) {
-#ifdef HIPAPI_HAVE_DL
-    if (api->lib) dlclose(api->lib);
-#endif
     memset(api, 0, sizeof *api);
 }
 
