@@ -72,3 +72,16 @@ float dk_act(float x) {
     if (ACT == 5) return dk_tanh(x);
     return x;
 }
+
+// 16-byte vectors of dtype DT: DK_VW elements (4 f32 or 8 f16 / bf16).
+#define DK_VW (DT == 1 ? 4 : 8)
+float dk_v16_get(uvec4 u, int j) {
+    if (DT == 1) return uintBitsToFloat(u[j]);
+    uint w = u[j >> 1];
+    return dk_h2f((j & 1) != 0 ? w >> 16 : w & 0xffffu, DT);
+}
+void dk_v16_set(inout uvec4 u, int j, float x) {
+    if (DT == 1) { u[j] = floatBitsToUint(x); return; }
+    uint h = dk_f2h(x, DT), w = u[j >> 1];
+    u[j >> 1] = (j & 1) != 0 ? (w & 0xffffu) | (h << 16) : (w & 0xffff0000u) | h;
+}

@@ -1,10 +1,27 @@
-// Tensor-core GEMM core: the cooperative-matrix replacement of dk_gemm_tile.glsl,
-// with the same callbacks (gemm_row_setup, gemm_load_a, gemm_load_b, gemm_store).
-// C[m][n] = sum_k A[m][k] B[k][n]: one 128x128 tile of C per workgroup of 256
-// invocations (8 subgroups of 32, each owning a 32x64 sub-tile = 2x4 fragments of
-// 16x16), 32-deep K slices staged in shared memory as fp16, fp32 accumulators.
-// The next slice's global loads are issued before the current slice's matrix
-// products, so memory latency overlaps the tensor-core work.
+// Tensor-core GEMM core shared by the cooperative-matrix shaders: the block tile
+// shape, the double-buffered shared-memory K slices, the fragment products and
+// the accumulator spill for the epilogue.  The including shader does the
+// global loads (it knows the addressing: implicit GEMM for conv) and the
+// epilogue; this file owns everything that touches cooperative matrices.
+//
+// C[m][n] = sum_k A[m][k] B[k][n], fp16 inputs, fp32 accumulators.  One
+// CMG_BM x CMG_BN tile of C per workgroup of 256 invocations = 8 subgroups of
+// 32; each subgroup owns a CMG_WM x CMG_WN block of 16x16 fragments.  K runs in
+// CMG_BK-deep slices staged in shared memory as 16-byte vectors (one store per
+// vector; coopMatLoad offsets and strides then count vectors, which also tells
+// the driver that every fragment row is 16-byte aligned).  Two slice buffers:
+// the loads of slice s+1 are issued before slice s's products and stored to
+// the other buffer after them, so one barrier per slice suffices.
+//
+// The tile shape is the MODE specialization constant (see DK_VKS_MODE):
+//   bit 0: BM 256 (else 128)   bit 1: BN 256 (else 128)   bit 2: BK 16 (else 32)
+// Valid: 0 = 128x128x32 (subgroups 32x64), 4 = 128x128x16, 5 = 256x128x16 and
+// 6 = 128x256x16 (subgroups 64x64); shared memory stays under 48 KiB (NVIDIA's
+// Vulkan limit).  Measured on the H100 (conv 3x3 512->512 @128, f16): 0 148
+// TFLOP/s, 4 114, 5 and 6 ~30 (with 16 accumulator fragments per subgroup the
+// driver's code runs 5x slower, as it does when these loops are not unrolled),
+// so the host uses 0.  Every loop over fragments is [[unroll]]: the NVIDIA
+// compiler otherwise keeps the fragment arrays in local memory (5x slower).
 //
 // Written once for both spellings of the extension: GL_NV_cooperative_matrix
 // (Debian's glslang 12; NVIDIA drivers) and, with DK_COOPMAT_KHR defined,
@@ -12,6 +29,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 #ifdef DK_COOPMAT_KHR
 #extension GL_KHR_cooperative_matrix : require
 #define CM_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
@@ -30,81 +48,90 @@
 #define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
 #endif
 
-#define GEMM_BM 128
-#define GEMM_BN 128
-#define GEMM_BK 32
-#define GEMM_LDA (GEMM_BK + 8)   // padded rows: fewer shared-memory bank conflicts
-#define GEMM_LDB (GEMM_BN + 8)
-#define GEMM_PER 16              // elements of A (and of B) each invocation stages per slice
-
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
-shared float16_t gemm_sa[GEMM_BM * GEMM_LDA];
-shared float16_t gemm_sb[GEMM_BK * GEMM_LDB];
-shared float gemm_sc[8 * 256];   // one 16x16 fp32 fragment per subgroup (epilogue)
+// Tile shape from MODE (specialization-constant expressions).
+const int CMG_BM = 128 << (MODE & 1);
+const int CMG_BN = 128 << ((MODE >> 1) & 1);
+const int CMG_BK = 32 >> ((MODE >> 2) & 1);
+const int CMG_WARPS_N = 2 << ((MODE >> 1) & 1);   // subgroups along N (2 or 4)
+const int CMG_WARPS_M = 8 / CMG_WARPS_N;
+const int CMG_WM = CMG_BM / CMG_WARPS_M;             // 32 or 64
+const int CMG_WN = CMG_BN / CMG_WARPS_N;             // 64
+const int CMG_FM = CMG_WM / 16;                      // fragments per subgroup (<= 4)
+const int CMG_FN = CMG_WN / 16;
+// Shared rows in 16-byte vectors, padded by one vector: fragment rows of
+// neighbouring matrix rows start in different banks.
+const int CMG_LDA = CMG_BK / 8 + 1;
+const int CMG_LDB = CMG_BN / 8 + 1;
+const int CMG_SA = CMG_BM * CMG_LDA;                 // vectors per A slice buffer
+const int CMG_SB = CMG_BK * CMG_LDB;
+// Global loads: each invocation moves CMG_LA vectors of A and CMG_LB of B per
+// slice (1 or 2); vector v of the slice row r is loaded by one invocation.
+const int CMG_VA = CMG_BK / 8;                       // vectors per A row
+const int CMG_RA = 256 / CMG_VA;                     // A rows per pass
+const int CMG_LA = CMG_BM / CMG_RA;
+const int CMG_VB = CMG_BN / 8;
+const int CMG_RB = 256 / CMG_VB;
+const int CMG_LB = CMG_BK / CMG_RB;
 
-// Staging position of the j-th element an invocation loads.  A: row-fast
-// (neighbouring invocations take neighbouring m: NCHW input) or, with FLAGS bit 2,
-// k-fast (neighbouring k: channels-last input).  B: column-fast.
-int gemm_a_m(int t, int j, bool kfast) { return kfast ? (t >> 5) + 8 * j : (t & 127); }
-int gemm_a_k(int t, int j, bool kfast) { return kfast ? (t & 31) : (t >> 7) + 2 * j; }
+shared uvec4 cmg_sa[2 * CMG_SA];
+shared uvec4 cmg_sb[2 * CMG_SB];
 
-void gemm_fetch(int M, int N, int K, int m0, int n0, int k0, int t, bool kfast,
-                inout float16_t ra[GEMM_PER], inout float16_t rb[GEMM_PER]) {
-    for (int j = 0; j < GEMM_PER; j++) {
-        int m = m0 + gemm_a_m(t, j, kfast), k = k0 + gemm_a_k(t, j, kfast);
-        ra[j] = float16_t((m < M && k < K) ? gemm_load_a(kfast ? j : 0, m, k) : 0.0);
-        int kb = k0 + (t >> 7) + 2 * j, n = n0 + (t & 127);
-        rb[j] = float16_t((n < N && kb < K) ? gemm_load_b(kb, n) : 0.0);
+// Accumulators: one array per fragment row, indexed only by unrolled constants.
+CM_C cmg_acc0[4], cmg_acc1[4], cmg_acc2[4], cmg_acc3[4];
+
+void cmg_zero() {
+    [[unroll]] for (int j = 0; j < 4; j++) {
+        cmg_acc0[j] = CM_C(0.0);
+        cmg_acc1[j] = CM_C(0.0);
+        cmg_acc2[j] = CM_C(0.0);
+        cmg_acc3[j] = CM_C(0.0);
     }
 }
 
-void gemm_run(int M, int N, int K, int m0, int n0) {
-    int t = int(gl_LocalInvocationIndex);
-    bool kfast = (FLAGS & 4) != 0;
-    int warp = t >> 5, lane = t & 31;
-    int wm = (warp & 3) * 32, wn = (warp >> 2) * 64;
-    // Row set-up once per tile: k-fast needs all 16 of its rows, row-fast one.
-    for (int j = 0; j < (kfast ? GEMM_PER : 1); j++) {
-        int m = m0 + gemm_a_m(t, j, kfast);
-        if (m < M) gemm_row_setup(j, m);
-    }
-    CM_C acc[2][4];
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 4; j++) acc[i][j] = CM_C(0.0);
+// Invocation t's p-th A vector of a slice: row, vector within the row.
+int cmg_a_row(int t, int p) { return t / CMG_VA + p * CMG_RA; }
+int cmg_a_vec(int t) { return t % CMG_VA; }
+int cmg_b_row(int t, int p) { return t / CMG_VB + p * CMG_RB; }
+int cmg_b_vec(int t) { return t % CMG_VB; }
 
-    float16_t ra[GEMM_PER], rb[GEMM_PER];
-    gemm_fetch(M, N, K, m0, n0, 0, t, kfast, ra, rb);
-    for (int k0 = 0; k0 < K; k0 += GEMM_BK) {
-        barrier();
-        for (int j = 0; j < GEMM_PER; j++) {
-            gemm_sa[gemm_a_m(t, j, kfast) * GEMM_LDA + gemm_a_k(t, j, kfast)] = ra[j];
-            gemm_sb[((t >> 7) + 2 * j) * GEMM_LDB + (t & 127)] = rb[j];
-        }
-        barrier();
-        if (k0 + GEMM_BK < K) gemm_fetch(M, N, K, m0, n0, k0 + GEMM_BK, t, kfast, ra, rb);
-        for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            CM_A a[2];
-            CM_B b[4];
-            for (int i = 0; i < 2; i++) CM_LOAD(a[i], gemm_sa, uint((wm + 16 * i) * GEMM_LDA + kk), uint(GEMM_LDA));
-            for (int j = 0; j < 4; j++) CM_LOAD(b[j], gemm_sb, uint(kk * GEMM_LDB + wn + 16 * j), uint(GEMM_LDB));
-            for (int i = 0; i < 2; i++)
-                for (int j = 0; j < 4; j++) acc[i][j] = CM_MAD(a[i], b[j], acc[i][j]);
+void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 rb[2]) {
+    [[unroll]] for (int p = 0; p < CMG_LA; p++) cmg_sa[buf * CMG_SA + cmg_a_row(t, p) * CMG_LDA + cmg_a_vec(t)] = ra[p];
+    [[unroll]] for (int p = 0; p < CMG_LB; p++) cmg_sb[buf * CMG_SB + cmg_b_row(t, p) * CMG_LDB + cmg_b_vec(t)] = rb[p];
+}
+
+// The products of one staged slice for subgroup (wm, wn) (element offsets in the tile).
+void cmg_compute(int buf, int wm, int wn) {
+    [[unroll]] for (int kk = 0; kk < CMG_BK; kk += 16) {
+        CM_A a[4];
+        CM_B b[4];
+        [[unroll]] for (int i = 0; i < CMG_FM; i++)
+            CM_LOAD(a[i], cmg_sa, uint(buf * CMG_SA + (wm + 16 * i) * CMG_LDA + kk / 8), uint(CMG_LDA));
+        [[unroll]] for (int j = 0; j < CMG_FN; j++)
+            CM_LOAD(b[j], cmg_sb, uint(buf * CMG_SB + kk * CMG_LDB + (wn + 16 * j) / 8), uint(CMG_LDB));
+        [[unroll]] for (int j = 0; j < CMG_FN; j++) {
+            cmg_acc0[j] = CM_MAD(a[0], b[j], cmg_acc0[j]);
+            if (CMG_FM > 1) cmg_acc1[j] = CM_MAD(a[1], b[j], cmg_acc1[j]);
+            if (CMG_FM > 2) cmg_acc2[j] = CM_MAD(a[2], b[j], cmg_acc2[j]);
+            if (CMG_FM > 3) cmg_acc3[j] = CM_MAD(a[3], b[j], cmg_acc3[j]);
         }
     }
-    // Epilogue: each subgroup spills one fragment at a time to its own shared
-    // slot and its lanes apply gemm_store (bias, activation, residual) per element.
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 4; j++) {
-            CM_STORE(acc[i][j], gemm_sc, uint(warp * 256), 16u);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-            for (int r = 0; r < 8; r++) {
-                int e = lane + 32 * r;
-                int m = m0 + wm + 16 * i + (e >> 4), n = n0 + wn + 16 * j + (e & 15);
-                if (m < M && n < N) gemm_store(m, n, gemm_sc[warp * 256 + e]);
-            }
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-        }
 }
+
+// Spills accumulator (i, j) to subgroup sg's slot as a row-major 16x16 fp32
+// block (4 vectors of 4 floats per row) and makes it visible to the subgroup.
+// The slots reuse the A slice buffers: call after the K loop's last barrier.
+void cmg_spill(int sg, int i, int j) {
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();   // the previous fragment's readers are done
+    if (i == 0) CM_STORE(cmg_acc0[j], cmg_sa, uint(sg * 64), 4u);
+    if (i == 1) CM_STORE(cmg_acc1[j], cmg_sa, uint(sg * 64), 4u);
+    if (i == 2) CM_STORE(cmg_acc2[j], cmg_sa, uint(sg * 64), 4u);
+    if (i == 3) CM_STORE(cmg_acc3[j], cmg_sa, uint(sg * 64), 4u);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
+
+// Row r (0..15), floats 4q .. 4q+3 of subgroup sg's spilled fragment.
+vec4 cmg_spilled(int sg, int r, int q) { return uintBitsToFloat(cmg_sa[sg * 64 + r * 4 + q]); }

@@ -11,7 +11,7 @@
  * pipelines get built (lavapipe takes seconds per GEMM pipeline). */
 #define DK_VKS_DT 0     /* 1 f32, 2 f16, 3 bf16 */
 #define DK_VKS_DT2 1    /* second dtype (dk_convert output) */
-#define DK_VKS_MODE 2   /* eltwise: 0 unary, 1 add, 2 nearest resize */
+#define DK_VKS_MODE 2   /* eltwise: 0 unary, 1 add, 2 nearest resize; group_norm: see DK_VKP_GN_COEF */
 
 /* Slots every op may use: the epilogue activation and flags (bit 0 bias/gamma,
  * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input, bit 3
@@ -83,7 +83,7 @@
 #define DK_VKP_GN_W 3
 #define DK_VKP_GN_G 4
 #define DK_VKP_GN_CHUNKS 5
-#define DK_VKP_GN_CHUNK 6   /* elements per chunk */
+#define DK_VKP_GN_CHUNK 6   /* chunk size: elements (MODE 0), vectors (1) or pixels (2) */
 #define DK_VKP_GN_XS 7      /* x strides[4], offset */
 #define DK_VKP_GN_YS 12     /* y strides[4], offset */
 #define DK_VKP_GN_GAMMA 17  /* stride, offset */
@@ -91,8 +91,11 @@
 #define DK_VKP_GN_EPS 21
 #define DK_VKP_GN_CFAST 22  /* 1: channel is the fastest stride (NHWC) */
 #define DK_VKP_GN_SCR 23    /* element offset of the partials in the scratch binding */
-#define DK_VKP_GN_STATS 24  /* element offset of mean/rstd in the scratch binding */
-#define DK_VKP_GN_TOTAL 25
+#define DK_VKP_GN_COEF 24   /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
+#define DK_VKP_GN_TOTAL 25  /* elements (MODE 0) or 16-byte vectors (MODE 1, 2) to normalize */
+/* GroupNorm MODE (specialization constant): 0 any strides; 1 dense NCHW with H*W
+ * a multiple of the vector width; 2 dense NHWC with C a multiple of it.  Modes 1
+ * and 2 move 16-byte vectors (8 f16/bf16 or 4 f32 elements) of one image. */
 
 /* layer_norm */
 #define DK_VKP_LN_ROWS 0

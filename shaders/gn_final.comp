@@ -1,30 +1,51 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// GroupNorm pass 2: combine the chunk partials of each (n, group) into mean and
-// 1/sqrt(var + eps) (population variance), one invocation per (n, group).
+// GroupNorm pass 2: workgroup ng = n*G + g merges the chunk partials of its group
+// (Chan's formula, population variance) and writes, for each channel c of the
+// group, the vec4 (mean, rstd * gamma[c], beta[c], 0) at COEF + (n*C + c)*4, so
+// the normalize pass is one subtract and one fma per element.
 #include "dk_common.glsl"
 
 layout(local_size_x = 64) in;
 
+DK_IO(1, Gamma, DT)
+DK_IO(2, Beta, DT)
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
 
+shared float sh_n[64], sh_mean[64], sh_m2[64];
+
+void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
+    if (nb <= 0.0) return;
+    float nn = na + nb, d = mb - ma;
+    ma += d * (nb / nn);
+    qa += qb + d * d * (na * nb / nn);
+    na = nn;
+}
+
 void main() {
-    uint ng = group_x() * 64u + gl_LocalInvocationID.x;
-    if (ng >= PU(DK_VKP_GN_N) * PU(DK_VKP_GN_G)) return;
-    uint chunks = PU(DK_VKP_GN_CHUNKS);
+    uint t = gl_LocalInvocationID.x, ng = group_x(), chunks = PU(DK_VKP_GN_CHUNKS);
     float cnt = 0.0, mean = 0.0, m2 = 0.0;
-    for (uint i = 0u; i < chunks; i++) {
+    for (uint i = t; i < chunks; i += 64u) {
         uint o = PU(DK_VKP_GN_SCR) + (ng * chunks + i) * 3u;
-        float nb = scr.v[o];
-        if (nb > 0.0) {
-            float nn = cnt + nb;
-            float d = scr.v[o + 1u] - mean;
-            mean += d * (nb / nn);
-            m2 += scr.v[o + 2u] + d * d * (cnt * nb / nn);
-            cnt = nn;
-        }
+        gn_merge(cnt, mean, m2, scr.v[o], scr.v[o + 1u], scr.v[o + 2u]);
     }
-    uint s = PU(DK_VKP_GN_STATS) + ng * 2u;
-    scr.v[s] = mean;
-    scr.v[s + 1u] = inversesqrt(max(m2 / cnt, 0.0) + PF(DK_VKP_GN_EPS));
+    sh_n[t] = cnt; sh_mean[t] = mean; sh_m2[t] = m2;
+    barrier();
+    for (uint s = 32u; s > 0u; s >>= 1) {
+        if (t < s) {
+            float na = sh_n[t], ma = sh_mean[t], qa = sh_m2[t];
+            gn_merge(na, ma, qa, sh_n[t + s], sh_mean[t + s], sh_m2[t + s]);
+            sh_n[t] = na; sh_mean[t] = ma; sh_m2[t] = qa;
+        }
+        barrier();
+    }
+    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), cg = C / G, n = ng / G, g = ng % G;
+    float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + PF(DK_VKP_GN_EPS));
+    for (uint c = g * cg + t; c < g * cg + cg; c += 64u) {
+        float a = rstd, b = 0.0;
+        if ((FLAGS & 1) != 0) a *= Gamma_ld(PU(DK_VKP_GN_GAMMA + 1) + c * PU(DK_VKP_GN_GAMMA));
+        if ((FLAGS & 2) != 0) b = Beta_ld(PU(DK_VKP_GN_BETA + 1) + c * PU(DK_VKP_GN_BETA));
+        uint o = PU(DK_VKP_GN_COEF) + (n * C + c) * 4u;
+        scr.v[o] = sh_mean[0]; scr.v[o + 1u] = a; scr.v[o + 2u] = b; scr.v[o + 3u] = 0.0;
+    }
 }

@@ -1,34 +1,62 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// GroupNorm pass 3: y = act((x - mean) * rstd * gamma[c] + beta[c]), any strides,
-// in place allowed (each element is read and written by the same invocation).
+// GroupNorm pass 3: y = act((x - mean) * (rstd * gamma[c]) + beta[c]) with the
+// per-(n, c) coefficients of pass 2.  MODE 0: one element per step, any strides;
+// MODE 1 / 2 (x and y dense in the same layout): 16-byte vectors; MODE 2 runs
+// on gn_stats' grid of (pixel chunk, n).
+// In place is allowed: each element is read and written by the same invocation.
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
 
 DK_IO(0, X, DT)
-DK_IO(1, Gamma, DT)
-DK_IO(2, Beta, DT)
 DK_IO(4, Y, DT)
-layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
+layout(std430, set = 0, binding = 0) readonly buffer XVec { uvec4 v[]; } xv;
+layout(std430, set = 0, binding = 4) buffer YVec { uvec4 v[]; } yv;
+layout(std430, set = 0, binding = 5) readonly buffer GnCoef { vec4 v[]; } coef;
+
+float gn_apply(float x, vec4 k) { return dk_act((x - k.x) * k.y + k.z); }
 
 void main() {
-    uint C = PU(DK_VKP_GN_C), H = PU(DK_VKP_GN_H), W = PU(DK_VKP_GN_W), G = PU(DK_VKP_GN_G);
-    uint total = PU(DK_VKP_GN_TOTAL), cg = C / G;
-    bool cfast = P(DK_VKP_GN_CFAST) != 0;
+    uint C = PU(DK_VKP_GN_C), H = PU(DK_VKP_GN_H), W = PU(DK_VKP_GN_W);
+    uint total = PU(DK_VKP_GN_TOTAL), cbase = PU(DK_VKP_GN_COEF) / 4u, vw = uint(DK_VW);
     uint step = gl_NumWorkGroups.x * 256u;
+    uint xb = PU(DK_VKP_GN_XS + 4) / vw, yb = PU(DK_VKP_GN_YS + 4) / vw;
+    if (MODE == 1) {   // grid-stride over vectors, one channel each: i = (n*C + c) * hwv + s
+        uint hwv = H * W / vw;
+        for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {
+            uvec4 u = xv.v[xb + i];
+            vec4 k = coef.v[cbase + i / hwv];
+            for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k));
+            yv.v[yb + i] = u;
+        }
+        return;
+    }
+    if (MODE == 2) {   // workgroup (pixel chunk, n), as in gn_stats: an invocation keeps
+                       // one channel vector and its coefficients over the chunk's pixels
+        uint cv = C / vw, rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
+        uint n = gl_WorkGroupID.y, hw = H * W, chunk = PU(DK_VKP_GN_CHUNK);
+        uint p0 = group_x() * chunk, p1 = min(hw, p0 + chunk);
+        if (row >= rows) return;
+        vec4 k[8];
+        for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
+        uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col;
+        for (uint q = p0 + row; q < p1; q += rows) {
+            uvec4 u = xv.v[xo + q * cv];
+            for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k[j]));
+            yv.v[yo + q * cv] = u;
+        }
+        return;
+    }
+    bool cfast = P(DK_VKP_GN_CFAST) != 0;
     for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {
         uint r = i, c, h, w;
         if (cfast) { c = r % C; r /= C; w = r % W; r /= W; h = r % H; r /= H; }
         else { w = r % W; r /= W; h = r % H; r /= H; c = r % C; r /= C; }
         uint n = r;
-        uint s = PU(DK_VKP_GN_STATS) + (n * G + c / cg) * 2u;
         float x = X_ld(PU(DK_VKP_GN_XS + 4) + n * PU(DK_VKP_GN_XS) + c * PU(DK_VKP_GN_XS + 1) + h * PU(DK_VKP_GN_XS + 2) +
                        w * PU(DK_VKP_GN_XS + 3));
-        float v = (x - scr.v[s]) * scr.v[s + 1u];
-        if ((FLAGS & 1) != 0) v *= Gamma_ld(PU(DK_VKP_GN_GAMMA + 1) + c * PU(DK_VKP_GN_GAMMA));
-        if ((FLAGS & 2) != 0) v += Beta_ld(PU(DK_VKP_GN_BETA + 1) + c * PU(DK_VKP_GN_BETA));
         Y_st(PU(DK_VKP_GN_YS + 4) + n * PU(DK_VKP_GN_YS) + c * PU(DK_VKP_GN_YS + 1) + h * PU(DK_VKP_GN_YS + 2) +
-                 w * PU(DK_VKP_GN_YS + 3), dk_act(v));
+                 w * PU(DK_VKP_GN_YS + 3), gn_apply(x, coef.v[cbase + n * C + c]));
     }
 }

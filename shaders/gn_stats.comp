@@ -1,18 +1,61 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// GroupNorm pass 1: partial fp32 statistics (count, mean, M2) of one chunk of one
-// (n, group), Welford per invocation, combined with Chan's formula in shared memory.
-// Workgroup (chunk = x, n*G + g = y).  Partials go to the scratch binding 5 (f32).
+// GroupNorm pass 1: partial fp32 statistics (count, mean, M2) of one chunk,
+// combined with Chan's formula in shared memory and written to the scratch
+// binding 5 at ((n * G + g) * chunks + chunk) * 3.
+//   MODE 0 (any strides): workgroup (chunk, n*G + g), Welford per element.
+//   MODE 1 (dense NCHW): a group is one contiguous run of vectors; workgroup
+//     (chunk, n*G + g) sums a slice of it.
+//   MODE 2 (dense NHWC): workgroup (chunk, n) reads whole pixels (all C channels,
+//     coalesced) and keeps per-channel sums, merged into groups at the end.
+// Modes 1 and 2 accumulate sums of (x - K) and (x - K)^2 with K the invocation's
+// first value (no division per element, and no cancellation when |mean| >> std).
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
 
 DK_IO(0, X, DT)
+layout(std430, set = 0, binding = 0) readonly buffer XVec { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
 
-shared float sh_n[256], sh_mean[256], sh_m2[256];
+shared float sh_n[256 * 8], sh_mean[256 * 8], sh_m2[256 * 8];
 
-void main() {
+// Chan: merge (nb, mb, qb) into (na, ma, qa).
+void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
+    if (nb <= 0.0) return;
+    float nn = na + nb, d = mb - ma;
+    ma += d * (nb / nn);
+    qa += qb + d * d * (na * nb / nn);
+    na = nn;
+}
+
+// Shifted sums (cnt, s1 = sum(x - K), s2 = sum((x - K)^2)) as (cnt, mean, M2).
+void gn_unshift(float cnt, float k, float s1, float s2, out float mean, out float m2) {
+    mean = cnt > 0.0 ? k + s1 / cnt : 0.0;
+    m2 = cnt > 0.0 ? max(s2 - s1 * (s1 / cnt), 0.0) : 0.0;
+}
+
+void gn_write(uint ng, float cnt, float mean, float m2) {
+    uint o = PU(DK_VKP_GN_SCR) + (ng * PU(DK_VKP_GN_CHUNKS) + group_x()) * 3u;
+    scr.v[o] = cnt; scr.v[o + 1u] = mean; scr.v[o + 2u] = m2;
+}
+
+// Tree reduction of slot 8*t of the shared arrays; thread 0 writes the result.
+void gn_reduce_write(uint ng) {
+    uint t = gl_LocalInvocationID.x;
+    barrier();
+    for (uint s = 128u; s > 0u; s >>= 1) {
+        if (t < s) {
+            float na = sh_n[8u * t], ma = sh_mean[8u * t], qa = sh_m2[8u * t];
+            gn_merge(na, ma, qa, sh_n[8u * (t + s)], sh_mean[8u * (t + s)], sh_m2[8u * (t + s)]);
+            sh_n[8u * t] = na; sh_mean[8u * t] = ma; sh_m2[8u * t] = qa;
+        }
+        barrier();
+    }
+    if (t == 0u) gn_write(ng, sh_n[0], sh_mean[0], sh_m2[0]);
+}
+
+void stats_any() {
     uint C = PU(DK_VKP_GN_C), H = PU(DK_VKP_GN_H), W = PU(DK_VKP_GN_W), G = PU(DK_VKP_GN_G);
     uint cg = C / G, hw = H * W, len = cg * hw;
     uint ng = gl_WorkGroupID.y, n = ng / G, g = ng % G;
@@ -32,23 +75,87 @@ void main() {
         m2 += d * (x - mean);
     }
     uint t = gl_LocalInvocationID.x;
-    sh_n[t] = cnt; sh_mean[t] = mean; sh_m2[t] = m2;
-    barrier();
-    for (uint s = 128u; s > 0u; s >>= 1) {
-        if (t < s) {
-            float na = sh_n[t], nb = sh_n[t + s];
-            float nn = na + nb;
-            if (nb > 0.0) {
-                float d = sh_mean[t + s] - sh_mean[t];
-                sh_mean[t] = sh_mean[t] + d * (nb / nn);
-                sh_m2[t] = sh_m2[t] + sh_m2[t + s] + d * d * (na * nb / nn);
-                sh_n[t] = nn;
-            }
+    sh_n[8u * t] = cnt; sh_mean[8u * t] = mean; sh_m2[8u * t] = m2;
+    gn_reduce_write(ng);
+}
+
+void stats_nchw() {
+    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), vw = uint(DK_VW);
+    uint glen = (C / G) * PU(DK_VKP_GN_H) * PU(DK_VKP_GN_W) / vw;   // vectors per group
+    uint ng = gl_WorkGroupID.y, chunk = PU(DK_VKP_GN_CHUNK);
+    uint base = PU(DK_VKP_GN_XS + 4) / vw + ng * glen;                 // groups are consecutive runs
+    uint v0 = group_x() * chunk, v1 = min(glen, v0 + chunk);
+    float cnt = 0.0, k = 0.0, s1 = 0.0, s2 = 0.0;
+    uint v = v0 + gl_LocalInvocationID.x;
+    if (v < v1) k = dk_v16_get(xv.v[base + v], 0);
+    for (; v < v1; v += 256u) {
+        uvec4 u = xv.v[base + v];
+        for (int j = 0; j < DK_VW; j++) {
+            float d = dk_v16_get(u, j) - k;
+            s1 += d;
+            s2 += d * d;
         }
-        barrier();
+        cnt += float(DK_VW);
     }
-    if (t == 0u) {
-        uint o = PU(DK_VKP_GN_SCR) + (ng * PU(DK_VKP_GN_CHUNKS) + group_x()) * 3u;
-        scr.v[o] = sh_n[0]; scr.v[o + 1u] = sh_mean[0]; scr.v[o + 2u] = sh_m2[0];
+    uint t = gl_LocalInvocationID.x;
+    float mean, m2;
+    gn_unshift(cnt, k, s1, s2, mean, m2);
+    sh_n[8u * t] = cnt; sh_mean[8u * t] = mean; sh_m2[8u * t] = m2;
+    gn_reduce_write(ng);
+}
+
+void stats_nhwc() {
+    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), vw = uint(DK_VW);
+    uint hw = PU(DK_VKP_GN_H) * PU(DK_VKP_GN_W), cv = C / vw;          // vectors per pixel (<= 256)
+    uint rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
+    uint n = gl_WorkGroupID.y, chunk = PU(DK_VKP_GN_CHUNK);
+    uint p0 = group_x() * chunk, p1 = min(hw, p0 + chunk);
+    uint base = PU(DK_VKP_GN_XS + 4) / vw + n * hw * cv + col;
+    float k[8], s1[8], s2[8], cnt = 0.0;
+    for (int j = 0; j < 8; j++) { k[j] = 0.0; s1[j] = 0.0; s2[j] = 0.0; }
+    uint p = p0 + row;
+    if (row < rows && p < p1) {
+        uvec4 u = xv.v[base + p * cv];
+        for (int j = 0; j < DK_VW; j++) k[j] = dk_v16_get(u, j);
     }
+    if (row < rows)
+        for (; p < p1; p += rows) {
+            uvec4 u = xv.v[base + p * cv];
+            for (int j = 0; j < DK_VW; j++) {
+                float d = dk_v16_get(u, j) - k[j];
+                s1[j] += d;
+                s2[j] += d * d;
+            }
+            cnt += 1.0;
+        }
+    for (int j = 0; j < DK_VW; j++) {
+        float mean, m2;
+        gn_unshift(cnt, k[j], s1[j], s2[j], mean, m2);
+        sh_n[8u * t + uint(j)] = cnt; sh_mean[8u * t + uint(j)] = mean; sh_m2[8u * t + uint(j)] = m2;
+    }
+    barrier();
+    // Invocation gi merges group gi's channels over all rows (slot 8*(row*cv + c/vw) + c%vw)
+    // as sums shifted by the first channel's mean: sum n_b (m_b - K) and
+    // sum M2_b + n_b (m_b - K)^2 (a long chain of Chan steps would round the mean each step).
+    uint cg = C / G;
+    for (uint gi = t; gi < G; gi += 256u) {
+        float na = 0.0, s1g = 0.0, s2g = 0.0, kg = sh_mean[8u * ((gi * cg) / vw) + (gi * cg) % vw];
+        for (uint r = 0u; r < rows; r++)
+            for (uint c = gi * cg; c < gi * cg + cg; c++) {
+                uint s = 8u * (r * cv + c / vw) + c % vw;
+                float d = sh_mean[s] - kg;
+                na += sh_n[s];
+                s1g += sh_n[s] * d;
+                s2g += sh_m2[s] + sh_n[s] * d * d;
+            }
+        float mean, m2;
+        gn_unshift(na, kg, s1g, s2g, mean, m2);
+        gn_write(n * G + gi, na, mean, m2);
+    }
+}
+
+void main() {
+    if (MODE == 1) stats_nchw();
+    else if (MODE == 2) stats_nhwc();
+    else stats_any();
 }

@@ -88,13 +88,19 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
     for (dt = 1; dt <= 3; dt++) {
         snprintf(name, sizeof name, "dkk_gemm_%s", dts[dt]);
         HIPBK_GET(st->k.gemm[dt], name);
+        if (dt > 1) {
+            snprintf(name, sizeof name, "dkk_gemmf_%s", dts[dt]);
+            HIPBK_GET(st->k.gemmf[dt], name);
+        }
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);
             HIPBK_GET(st->k.attention[dt][v], name);
         }
     }
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");
-    HIPBK_GET(st->k.group_norm_stats, "dkk_group_norm_stats");
+    HIPBK_GET(st->k.gn_partial, "dkk_gn_partial");
+    HIPBK_GET(st->k.gn_final, "dkk_gn_final");
+    HIPBK_GET(st->k.gn_apply, "dkk_gn_apply");
     HIPBK_GET(st->k.layer_norm, "dkk_layer_norm");
 #undef HIPBK_GET
     return DK_OK;
@@ -414,7 +420,7 @@ const dk_backend_ops dk__hip_backend = {
     hipbk_fill,
     hipbk_timer_begin,
     hipbk_timer_end,
-    NULL, /* prepare_weight: the kernels gather weights in their stored layout */
+    dk__hip_prepare_weight,
     dk__hip_conv2d,
     dk__hip_conv_transpose2d,
     dk__hip_matmul,

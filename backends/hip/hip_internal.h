@@ -61,8 +61,9 @@ const char *dk__hip_api_error(const dk_hip_api *api, int status);
 enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
 typedef struct dk_hip_kernels {
     void *gemm[4];                            /* by dk_dtype (1..3) */
+    void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
-    void *elementwise, *group_norm_stats, *layer_norm;
+    void *elementwise, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 
 typedef struct dk_hip_state {
@@ -87,6 +88,7 @@ dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64
 /* Device scratch of at least bytes (grown with a stream sync when too small). */
 dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 
+dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,

@@ -19,6 +19,12 @@ typedef uint64_t dkh_u64;
 #define DKH_GEMM_BN 64
 #define DKH_GEMM_BK 16
 #define DKH_THREADS 256
+/* Fast GEMM (dk_gemm_fast.hip): 128 output pixels x 128 output channels per
+ * block, reduction slices of 32 channels of one tap; channels-last input and
+ * K-contiguous weights. */
+#define DKH_GEMMF_BM 128
+#define DKH_GEMMF_BN 128
+#define DKH_GEMMF_BK 32
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16
@@ -38,7 +44,9 @@ typedef struct dkh_axis {
  * MATMUL: A(m,k) = a[z*a_s0 + m*a_s1 + k*a_s2] (likewise b, y, res); bias per column.
  * CONV:   z = image * groups + group; rows = output channels of the group,
  *         columns = the phase's output pixels, reduction = (channel, tap_h, tap_w);
- *         bias per output channel. */
+ *         bias per output channel.
+ * The fast kernel (CONV only; matmul comes as a 1 x M image) takes rows = pixels,
+ * columns = output channels, reduction = (tap_h, tap_w, channel). */
 typedef struct dkh_gemm_args {
     dkh_u64 a, b, bias, res, y;
     dkh_i64 M, N, K;
@@ -46,6 +54,9 @@ typedef struct dkh_gemm_args {
     dkh_i64 bias_s;
     dkh_i64 groups, cin_g, ups;
     dkh_axis h, w;
+    /* fast kernel only: the weight's offsets of one image (batched matmul) and
+     * of one group; a_s are then the strides of (cout, cin, kh, kw), a_s[1] == 1 */
+    dkh_i64 a_zs, a_gs;
     int mode, transposed, act, has_bias, has_res, pad0;
     float out_scale, res_scale;
 } dkh_gemm_args;
@@ -59,23 +70,33 @@ typedef struct dkh_attn_args {
     int pad0;
 } dkh_attn_args;
 
-enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3,
-       DKH_ELT_GN_APPLY = 4 };
+enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3 };
 
-/* Elementwise over y's logical 4-D shape (leading dims padded with 1).
- * GN_APPLY: y = act((x - mean) * rstd * gamma[c] + beta[c]) with (mean, rstd) of
- * (n, c / (C/groups)) from stats (float pairs); a = x, b = gamma, c_ = beta. */
+/* Elementwise over y's logical 4-D shape (leading dims padded with 1). */
 typedef struct dkh_elt_args {
-    dkh_u64 a, b, c, y, stats;
+    dkh_u64 a, b, y;
     dkh_i64 shape[4], a_s[4], b_s[4], y_s[4];
     dkh_i64 a_h, a_w;     /* UPSAMPLE: the input's H, W */
-    dkh_i64 total, nblocks, groups, c_s;
-    int op, act, dt_a, dt_b, dt_y, has_affine;
+    dkh_i64 total, nblocks;
+    int op, act, dt_a, dt_b, dt_y, pad0;
     float alpha, beta;
 } dkh_elt_args;
 
-/* Group norm statistics: one block per (n, g); writes (mean, rstd) at stats[2*(n*groups+g)].
- * Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */
+/* Group norm in three kernels (dk_group_norm.hip): partial statistics per chunk
+ * (grid: chunks x (mode 2 ? N : N*groups)) at scratch[(ng*chunks + chunk)*3];
+ * per-group merge (grid: N*groups) writing per-(n, c) float4 (mean, rstd*gamma,
+ * beta, 0) at scratch[coef + (n*C + c)*4]; apply (grid: nblocks; mode 2: the partial grid).  mode 0: any
+ * strides; 1: x and y dense NCHW with H*W a multiple of the 16-byte vector;
+ * 2: dense NHWC with C a multiple of it (and C/vector <= 256). */
+typedef struct dkh_gn_args {
+    dkh_u64 x, y, gamma, beta, scratch;
+    dkh_i64 shape[4], x_s[4], y_s[4];
+    dkh_i64 gamma_s, beta_s, groups, chunks, chunk, coef, total, nblocks;
+    float eps;
+    int mode, act, dt, has_gamma, has_beta;
+} dkh_gn_args;
+
+/* Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */
 typedef struct dkh_norm_args {
     dkh_u64 x, y, gamma, beta, stats;
     dkh_i64 shape[4], x_s[4], y_s[4];

@@ -3,6 +3,7 @@
 #include "hip_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static uint64_t hipops_addr(const dk_tensor *t) { return dk__hip_ptr(t->buffer) + t->offset; }
 
@@ -86,6 +87,111 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
                           hipops_blocks(p->M, DKH_GEMM_BM), (uint64_t)batch, p);
 }
 
+/* The fast kernel (dk_gemm_fast.hip): rows = pixels, columns = output channels. */
+static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemmf[dt], hipops_blocks(p->N, DKH_GEMMF_BM),
+                          hipops_blocks(p->M, DKH_GEMMF_BN), (uint64_t)batch, p);
+}
+
+static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
+                                    const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
+
+/* Whether the fast kernel can read x: f16/bf16, channels-last (channel stride 1),
+ * 16-byte aligned pixels (every stride of a dimension > 1 a multiple of 8),
+ * channels of a group a multiple of the reduction slice, coordinates in int.
+ * DIFKERN_HIP_FAST=0 turns the fast path off (A/B timing). */
+static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, int64_t ups, int64_t pixels) {
+    const char *env = getenv("DIFKERN_HIP_FAST");
+    int i;
+    if (env && env[0] == '0') return 0;
+    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || !dk__hip_state(ctx)->k.gemmf[x->dtype]) return 0;
+    if (cin_g % DKH_GEMMF_BK != 0 || x->strides[1] != 1 || hipops_addr(x) % 16 != 0) return 0;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && x->shape[i] > 1 && x->strides[i] % 8 != 0) return 0;
+    return x->shape[2] * ups < (1 << 30) && x->shape[3] * ups < (1 << 30) && pixels < ((int64_t)1 << 31);
+}
+
+/* Prepacked conv weights for the fast kernel: Cin fastest, then KW, KH, Cout
+ * (conv2d w [Cout, Cin/g, KH, KW] -> [Cout][KH][KW][Cin/g]; conv_transpose2d
+ * w [Cin, Cout/g, KH, KW] -> [Cout/g][KH][KW][Cin]).  A permutation of w that does
+ * not depend on groups, made once on the device by a strided copy and kept in
+ * the context's weight cache (keyed by the weight's buffer, generation, view). */
+typedef struct hipops_packed {
+    dk_buffer buf;
+    int64_t s[4]; /* element strides of w's own dimensions in the packed copy */
+} hipops_packed;
+
+static void hipops_packed_free(dk_context *ctx, void *data) {
+    hipops_packed *pk = (hipops_packed *)data;
+    ctx->ops->buffer_destroy(ctx, &pk->buf);
+    free(pk);
+}
+
+static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, hipops_packed **out) {
+    dk_weight_key key;
+    hipops_packed *pk;
+    dk_tensor dst;
+    int tr = use == DK_WEIGHT_CONV_TRANSPOSE2D, i;
+    int64_t cin = tr ? w->shape[0] : w->shape[1], kh = w->shape[2], kw = w->shape[3];
+    dk_status st;
+    dk__weight_key(&key, w, (int32_t)use, 1);
+    pk = (hipops_packed *)dk__weight_find(ctx, &key);
+    if (pk) {
+        *out = pk;
+        return DK_OK;
+    }
+    pk = (hipops_packed *)calloc(1, sizeof *pk);
+    if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_prepare_weight (hip): out of host memory");
+    pk->buf.size = (uint64_t)dk_tensor_numel(w) * dk_dtype_size(w->dtype);
+    st = ctx->ops->buffer_create(ctx, &pk->buf);
+    if (st != DK_OK) {
+        free(pk);
+        return st;
+    }
+    pk->s[tr ? 0 : 1] = 1;            /* cin */
+    pk->s[tr ? 1 : 0] = kh * kw * cin; /* cout */
+    pk->s[2] = kw * cin;
+    pk->s[3] = cin;
+    dst = *w;
+    dst.buffer = &pk->buf;
+    dst.offset = 0;
+    for (i = 0; i < 4; i++) dst.strides[i] = pk->s[i];
+    st = hipops_elementwise(ctx, "dk_prepare_weight", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, &dst);
+    if (st != DK_OK) {
+        hipops_packed_free(ctx, pk);
+        return st;
+    }
+    st = dk__weight_insert(ctx, &key, pk, pk->buf.size, hipops_packed_free);
+    if (st != DK_OK) return st; /* the cache freed pk */
+    *out = pk;
+    return DK_OK;
+}
+
+dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w) {
+    hipops_packed *pk;
+    /* matmul reads b in place; only f16/bf16 weights whose input channels can
+     * be a multiple of the slice are used by the fast kernel */
+    if (use == DK_WEIGHT_MATMUL_B || w->dtype == DK_F32) return DK_OK;
+    if ((use == DK_WEIGHT_CONV2D ? w->shape[1] : w->shape[0]) % DKH_GEMMF_BK != 0) return DK_OK;
+    return hipops_packed_weight(ctx, use, w, &pk);
+}
+
+/* Points p at the packed weight: a_s = strides of (cout, cin, kh, kw). */
+static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dkh_gemm_args *p) {
+    hipops_packed *pk;
+    int tr = use == DK_WEIGHT_CONV_TRANSPOSE2D;
+    dk_status st = hipops_packed_weight(ctx, use, w, &pk);
+    if (st != DK_OK) return st;
+    p->a = dk__hip_ptr(&pk->buf);
+    p->a_s[0] = pk->s[tr ? 1 : 0];
+    p->a_s[1] = 1;
+    p->a_s[2] = pk->s[2];
+    p->a_s[3] = pk->s[3];
+    p->a_zs = 0;
+    p->a_gs = tr ? p->cin_g : p->M * p->a_s[0]; /* transposed: the group's first input channel */
+    return DK_OK;
+}
+
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dkh_gemm_args p;
@@ -99,6 +205,11 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     p.w.off_step = d->dilation_w; p.w.taps = w->shape[3]; p.w.k_step = 1; p.w.in_size = x->shape[3] * d->upsample;
     p.N = p.h.out_count * p.w.out_count;
     p.K = p.cin_g * p.h.taps * p.w.taps;
+    if (hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N)) {
+        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, &p);
+        if (s != DK_OK) return s;
+        return hipops_gemmf_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
+    }
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
 }
 
@@ -108,10 +219,16 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
                                    const dk_tensor *y) {
     dkh_gemm_args p;
     int64_t rh, rw;
+    int fast;
     hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
     p.transposed = 1;
     p.cin_g = w->shape[0] / d->groups;
     p.M = w->shape[1];
+    fast = hipops_fast_ok(ctx, x, p.cin_g, 1, y->shape[2] * y->shape[3]);
+    if (fast) {
+        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &p);
+        if (s != DK_OK) return s;
+    }
     for (rh = 0; rh < d->stride_h; rh++)
         for (rw = 0; rw < d->stride_w; rw++) {
             dk_status s;
@@ -119,7 +236,8 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
             hipops_transposed_axis(&p.w, rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], x->shape[3], y->shape[3]);
             p.N = p.h.out_count * p.w.out_count;
             p.K = p.cin_g * p.h.taps * p.w.taps; /* 0: the phase gets the epilogue of a zero sum */
-            s = hipops_gemm_launch(ctx, "dk_conv_transpose2d", y->dtype, &p, x->shape[0] * d->groups);
+            s = (fast ? hipops_gemmf_launch : hipops_gemm_launch)(ctx, "dk_conv_transpose2d", y->dtype, &p,
+                                                                  x->shape[0] * d->groups);
             if (s != DK_OK) return s;
         }
     return DK_OK;
@@ -199,52 +317,75 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
 
 /* ------------------------------------------------------------------ norms */
 
+/* Group-norm vector mode (dkh_gn_args): 1 dense NCHW, 2 dense NHWC, else 0, for
+ * a tensor at addr with 4-D shape/strides, in 16-byte vectors of vw elements. */
+static int hipops_gn_mode(uint64_t addr, const int64_t *shape, const int64_t *strides, int64_t vw) {
+    int64_t c = shape[1], h = shape[2], w = shape[3];
+    const int64_t nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
+    int nchw_ok = (h * w) % vw == 0, nhwc_ok = c % vw == 0 && c / vw <= DKH_THREADS, i;
+    if (addr % 16 != 0) return 0;
+    for (i = 0; i < 4; i++) {
+        if (shape[i] == 1) continue;
+        nchw_ok = nchw_ok && strides[i] == nchw[i];
+        nhwc_ok = nhwc_ok && strides[i] == nhwc[i];
+    }
+    return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+}
+
 dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
     dk_hip_state *st = dk__hip_state(ctx);
-    dkh_norm_args n;
-    dkh_elt_args e;
-    uint64_t stats;
-    int64_t groups = (int64_t)x->shape[0] * d->groups;
+    dkh_gn_args p;
+    uint64_t scratch, rows;
+    int64_t n = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
+    int64_t ng = n * d->groups, len = c / d->groups * hw, total = n * c * hw;
     int i;
-    dk_status s = dk__hip_scratch(ctx, (uint64_t)groups * 8u, &stats);
-    if (s != DK_OK) return s;
-    memset(&n, 0, sizeof n);
-    n.x = hipops_addr(x);
-    n.stats = stats;
+    dk_status s;
+    memset(&p, 0, sizeof p);
+    p.x = hipops_addr(x);
+    p.y = hipops_addr(y);
     for (i = 0; i < 4; i++) {
-        n.shape[i] = x->shape[i];
-        n.x_s[i] = x->strides[i];
+        p.shape[i] = x->shape[i];
+        p.x_s[i] = x->strides[i];
+        p.y_s[i] = y->strides[i];
     }
-    n.groups = d->groups;
-    n.eps = d->eps;
-    n.dt = (int)x->dtype;
-    s = dk__hip_launch(ctx, "dk_group_norm", st->k.group_norm_stats, (uint64_t)groups, 1, 1, &n);
+    p.mode = hipops_gn_mode(p.x, x->shape, x->strides, vw);
+    if (p.mode != hipops_gn_mode(p.y, y->shape, y->strides, vw)) p.mode = 0;
+    /* Chunks of about 8 K elements per partial block (32 per thread), at most 4096
+     * per group (mode 2: per image and all groups at once, in whole pixels). */
+    if (p.mode == 2) {
+        rows = (uint64_t)(DKH_THREADS / (c / vw));
+        p.chunks = (hw * c + 8191) / 8192;
+        if (p.chunks > 4096) p.chunks = 4096;
+        p.chunk = (int64_t)(((uint64_t)((hw + p.chunks - 1) / p.chunks) + rows - 1) / rows * rows);
+        p.chunks = (hw + p.chunk - 1) / p.chunk;
+    } else {
+        int64_t units = p.mode == 1 ? len / vw : len;
+        p.chunks = (len + 8191) / 8192;
+        if (p.chunks > 4096) p.chunks = 4096;
+        p.chunk = (units + p.chunks - 1) / p.chunks;
+        p.chunks = (units + p.chunk - 1) / p.chunk;
+    }
+    p.coef = (ng * p.chunks * 3 + 3) / 4 * 4;
+    s = dk__hip_scratch(ctx, (uint64_t)(p.coef + n * c * 4) * 4u, &scratch);
     if (s != DK_OK) return s;
-    memset(&e, 0, sizeof e);
-    e.op = DKH_ELT_GN_APPLY;
-    e.a = hipops_addr(x);
-    e.y = hipops_addr(y);
-    e.stats = stats;
-    for (i = 0; i < 4; i++) {
-        e.shape[i] = x->shape[i];
-        e.a_s[i] = x->strides[i];
-        e.y_s[i] = y->strides[i];
-    }
-    if (gamma && beta) {
-        e.has_affine = 1;
-        e.b = hipops_addr(gamma);
-        e.b_s[0] = gamma->strides[0];
-        e.c = hipops_addr(beta);
-        e.c_s = beta->strides[0];
-    }
-    e.groups = d->groups;
-    e.act = (int)d->activation;
-    e.dt_a = e.dt_b = e.dt_y = (int)x->dtype;
-    e.total = dk_tensor_numel(x);
-    e.nblocks = (int64_t)hipops_blocks(e.total, DKH_THREADS);
-    if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
-    return dk__hip_launch(ctx, "dk_group_norm", st->k.elementwise, (uint64_t)e.nblocks, 1, 1, &e);
+    p.scratch = scratch;
+    if (gamma) p.gamma = hipops_addr(gamma), p.gamma_s = gamma->strides[0], p.has_gamma = 1;
+    if (beta) p.beta = hipops_addr(beta), p.beta_s = beta->strides[0], p.has_beta = 1;
+    p.groups = d->groups;
+    p.eps = d->eps;
+    p.act = (int)d->activation;
+    p.dt = (int)x->dtype;
+    p.total = p.mode == 0 ? total : total / vw;
+    p.nblocks = (int64_t)hipops_blocks(p.total, DKH_THREADS);
+    if (p.nblocks > (1 << 16)) p.nblocks = 1 << 16;
+    s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_partial, (uint64_t)p.chunks, (uint64_t)(p.mode == 2 ? n : ng), 1,
+                       &p);
+    if (s == DK_OK) s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_final, (uint64_t)ng, 1, 1, &p);
+    if (s == DK_OK)
+        s = p.mode == 2 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.chunks, (uint64_t)n, 1, &p)
+                        : dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.nblocks, 1, 1, &p);
+    return s;
 }
 
 dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const dk_tensor *x,

@@ -26,6 +26,7 @@ typedef enum dk_vk_shader {
     DK_VK_SH_LAYER_NORM,
     DK_VK_SH_ATTENTION,
     DK_VK_SH_CONV2D_NHWC_CM,  /* tensor cores: only when s->coopmat */
+    DK_VK_SH_ATTENTION_CM,    /* tensor cores: only when s->coopmat */
     DK_VK_SH_COUNT
 } dk_vk_shader;
 

@@ -214,21 +214,44 @@ static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c,
     return DK_OK;
 }
 
+/* Whether the 4-D view with strides p[0..3] and offset p[4] has stride 1 on
+ * dim `unit` and every other stride and the offset a multiple of v elements
+ * (16 bytes): the portable GEMM core may then fetch 8 elements along `unit`
+ * with 16-byte loads. */
+static int vkop_vec_view(const int32_t *p, int unit, int32_t v) {
+    int i;
+    if (p[unit] != 1 || p[4] % v != 0) return 0;
+    for (i = 0; i < 4; i++)
+        if (i != unit && p[i] % v != 0) return 0;
+    return 1;
+}
+
 static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc, uint64_t k,
                                uint32_t groups) {
+    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin/groups*KH*KW", k);
     c->p[DK_VKP_CV_M] = (int32_t)m;
     c->p[DK_VKP_CV_NC] = (int32_t)nc;
     c->p[DK_VKP_CV_K] = (int32_t)k;
-    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64,
-                           (uint32_t)((nc + 63) / 64), groups);
+    /* 128x128 output tiles (shaders/dk_gemm_tile.glsl); bit 6: the epilogue
+     * walks rows (pixels) fastest when y's channel stride is the larger one. */
+    c->p[DK_VKP_FLAGS] &= ~(64 | 128 | 256);
+    if (c->p[DK_VKP_CV_YS + 1] > c->p[DK_VKP_CV_YS + 3]) c->p[DK_VKP_FLAGS] |= 64;
+    /* bits 7, 8: 16-byte fetches of 8 input channels (channels-last input) and
+     * of 8 output channels of the weights (packed: [tap][ci][co], co fastest). */
+    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->p[DK_VKP_FLAGS] |= 128;
+    if (nc % 8 == 0 && c->p[DK_VKP_CV_WGS] % v == 0 && vkop_vec_view(&c->p[DK_VKP_CV_WGS + 1], 0, v))
+        c->p[DK_VKP_FLAGS] |= 256;
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 127) / 128,
+                           (uint32_t)((nc + 127) / 128), groups);
 }
 
 /* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
  * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
- * its 32-deep K slice, Cout a multiple of 8, and packed weights with output
- * channels contiguous; p holds the bound views' strides and offsets. */
+ * its 32-deep K slice and Cout a multiple of 8; p holds the bound views'
+ * strides and offsets.  Its weights are packed by us (vkop_packed_weight), so
+ * their strides are whole vectors. */
 static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_tensor *y, const int32_t *p,
                                   int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
@@ -237,11 +260,40 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
-    /* Packed weights: co stride 1, every other stride and the offset whole vectors. */
-    if (p[DK_VKP_CV_WGS + 1] != 1) return 0;
-    for (i = 2; i <= 5; i++)
-        if (p[DK_VKP_CV_WGS + i] % 8 != 0) return 0;
     return 1;
+}
+
+/* A 4-D view (strides at p[base..base+3], offset at p[base+4]) whose channels
+ * are contiguous and whose pixels start on 16-byte vectors (f16). */
+static int vkop_cm_vec_view(const int32_t *p, int base) {
+    int i;
+    if (p[base + 1] != 1 || p[base + 4] % 8 != 0) return 0;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && p[base + i] % 8 != 0) return 0;
+    return 1;
+}
+
+/* One tensor-core GEMM (conv2d, or one stride phase of conv_transpose2d):
+ * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape: MODE 0 of
+ * shaders/dk_gemm_coopmat.glsl (128x128x32) for every shape; the other shapes
+ * measured slower on the H100 (see that file). */
+static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
+                                  int64_t coutg, int64_t k, int has_residual) {
+    uint32_t spec[DK_VK_SPEC];
+    const uint32_t mode = 0, bm = 128, bn = 128;
+    if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
+    if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
+    p[DK_VKP_CV_M] = (int32_t)m;
+    p[DK_VKP_CV_NC] = (int32_t)coutg;
+    p[DK_VKP_CV_K] = (int32_t)k;
+    /* bit 4: 16-byte epilogue vectors (y and the residual channels-last, aligned) */
+    p[DK_VKP_FLAGS] &= ~16;
+    if (vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
+        p[DK_VKP_FLAGS] |= 16;
+    memcpy(spec, c->spec, sizeof spec);
+    spec[DK_VKS_MODE] = mode;
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, spec, c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm,
+                           (uint32_t)(((uint64_t)coutg + bn - 1) / bn), 1);
 }
 
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
@@ -271,18 +323,13 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
     c.p[DK_VKP_CV_OSTH] = 1;
     c.p[DK_VKP_CV_OSTW] = 1;
     if (d->groups == 1) {
+        int tc = vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);
         if (st != DK_OK) return st;
         c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
-        if (vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg)) {
-            uint64_t m = (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]);
-            if (m > 0x7fffffff) return vkop_too_big(ctx, "dk_conv2d", "N*OH*OW", m);
-            c.p[DK_VKP_CV_M] = (int32_t)m;
-            c.p[DK_VKP_CV_NC] = (int32_t)coutg;
-            c.p[DK_VKP_CV_K] = (int32_t)(cing * w->shape[2] * w->shape[3]);
-            return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, c.spec, c.bind, c.p, DK_VKP_SLOT_INTS, (m + 127) / 128,
-                                   (uint32_t)((coutg + 127) / 128), 1);
-        }
+        if (tc)
+            return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
+                                    coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
@@ -326,6 +373,7 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
     vkop_conv c;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
     int32_t rh, rw, ws_ci, ws_co;
+    int tc;
     dk_status st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation,
                                     d->output_scale, d->residual_scale);
     if (st != DK_OK) return st;
@@ -343,6 +391,7 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
     c.p[DK_VKP_CV_UPS] = 1;
     c.p[DK_VKP_CV_OSTH] = d->stride_h;
     c.p[DK_VKP_CV_OSTW] = d->stride_w;
+    tc = d->groups == 1 && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
     if (d->groups == 1) {
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &c.bind[1], c.p);
         if (st != DK_OK) return st;
@@ -360,14 +409,9 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
             if (ohs == 0 || ows == 0) continue;
             p[DK_VKP_CV_OHS] = (int32_t)ohs;
             p[DK_VKP_CV_OWS] = (int32_t)ows;
-            if (d->groups == 1 && vkop_conv_tensor_cores(ctx, x, y, p, cing, coutg)) {
-                uint64_t m = (uint64_t)(y->shape[0] * ohs * ows);
-                if (m > 0x7fffffff) return vkop_too_big(ctx, "dk_conv_transpose2d", "N*OH*OW", m);
-                p[DK_VKP_CV_M] = (int32_t)m;
-                p[DK_VKP_CV_NC] = (int32_t)coutg;
-                p[DK_VKP_CV_K] = (int32_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]);
-                st = dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, c.spec, c.bind, p, DK_VKP_SLOT_INTS,
-                                     (m + 127) / 128, (uint32_t)((coutg + 127) / 128), 1);
+            if (tc) {
+                st = vkop_conv_cm_run(ctx, "dk_conv_transpose2d", &c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg,
+                                      cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW], residual != NULL);
                 if (st != DK_OK) return st;
                 c.bind[4].write = 2;
                 continue;
@@ -427,9 +471,23 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     p[DK_VKP_MM_K] = (int32_t)k;
     p[DK_VKP_MM_OSCALE] = vkop_fbits(d->output_scale);
     p[DK_VKP_MM_RSCALE] = vkop_fbits(d->residual_scale);
+    /* K-fast fetches (bit 2 for a, bit 5 for b) where k has the smaller stride: coalesced loads. */
+    if (k > 1 && (m == 1 || p[DK_VKP_MM_AS + 2] < p[DK_VKP_MM_AS + 1])) flags |= 4;
+    if (k > 1 && (n == 1 || p[DK_VKP_MM_BS + 1] < p[DK_VKP_MM_BS + 2])) flags |= 32;
+    if (n > 1 && m > 1 && p[DK_VKP_MM_YS + 1] < p[DK_VKP_MM_YS + 2]) flags |= 64; /* epilogue rows fastest */
+    {   /* bits 7, 8: 16-byte fetches of 8 k of a row of a, of 8 columns of a row of b */
+        int32_t v = y->dtype == DK_F32 ? 4 : 8, va[5], vb[5];
+        va[0] = p[DK_VKP_MM_AS], va[1] = p[DK_VKP_MM_AS + 1], va[2] = 0, va[3] = p[DK_VKP_MM_AS + 2];
+        va[4] = p[DK_VKP_MM_AS + 3];
+        vb[0] = p[DK_VKP_MM_BS], vb[1] = p[DK_VKP_MM_BS + 1], vb[2] = 0, vb[3] = p[DK_VKP_MM_BS + 2];
+        vb[4] = p[DK_VKP_MM_BS + 3];
+        if (k % 8 == 0 && vkop_vec_view(va, 3, v)) flags |= 128;
+        if (n % 8 == 0 && vkop_vec_view(vb, 3, v)) flags |= 256;
+    }
     vkop_spec(spec, p, y->dtype, d->activation, flags, y->dtype, 0);
-    return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 63) / 64,
-                           (uint32_t)((n + 63) / 64), (uint32_t)batch);
+    /* 128x128 output tiles (shaders/dk_gemm_tile.glsl) */
+    return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 127) / 128,
+                           (uint32_t)((n + 127) / 128), (uint32_t)batch);
 }
 
 /* ---------------------------------------------------------- elementwise */
@@ -501,25 +559,35 @@ static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
     return st;
 }
 
+/* GroupNorm vector mode (DK_VKP_GN_COEF): 1 when x or y (4-D strides ps, element
+ * offset ps[4], binding b) is dense NCHW, 2 dense NHWC, in 16-byte vectors of vw
+ * elements that never straddle a channel (NCHW) or an image (NHWC); else 0. */
+static uint32_t vkop_gn_mode(const int32_t *ps, const dk_vk_binding *b, const int64_t *shape, int64_t vw) {
+    int64_t c = shape[1], h = shape[2], w = shape[3];
+    const int64_t nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
+    int nchw_ok = (h * w) % vw == 0, nhwc_ok = c % vw == 0 && c / vw <= 256, i;
+    if (b->offset % 16 != 0 || ps[4] % vw != 0) return 0;
+    for (i = 0; i < 4; i++) {
+        if (shape[i] == 1) continue;
+        nchw_ok = nchw_ok && ps[i] == nchw[i];
+        nhwc_ok = nhwc_ok && ps[i] == nhwc[i];
+    }
+    return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+}
+
 dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
                             const dk_tensor *beta, const dk_tensor *y) {
     const char *op = "dk_group_norm";
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_binding bind[DK_VK_BINDINGS];
     int32_t p[DK_VKP_SLOT_INTS], t[5];
-    uint32_t spec[DK_VK_SPEC], flags = 0;
-    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    uint32_t spec[DK_VK_SPEC], flags = 0, mode;
+    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
     uint64_t len = (uint64_t)(c / d->groups * h * w), total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
-    uint64_t chunks, chunk, scr_floats;
+    uint64_t chunks, chunk, rows, coef, scr_floats, work;
     dk_status st;
     if (total > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "the element count", total);
     if (ng > 65535) return vkop_too_big(ctx, op, "N*groups (grid rows)", ng);
-    chunks = (len + 4095) / 4096;
-    if (chunks > 256) chunks = 256;
-    chunk = (len + chunks - 1) / chunks;
-    scr_floats = ng * chunks * 3 + ng * 2;
-    st = vkop_scratch(ctx, scr_floats * 4);
-    if (st != DK_OK) return st;
     memset(bind, 0, sizeof bind);
     memset(p, 0, sizeof p);
     st = vkop_bind(ctx, op, "x", x, 0, &bind[0], &p[DK_VKP_GN_XS]);
@@ -528,6 +596,28 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const 
     if (st == DK_OK && beta) st = vkop_bind(ctx, op, "beta", beta, 0, &bind[2], t), p[DK_VKP_GN_BETA] = t[3],
                              p[DK_VKP_GN_BETA + 1] = t[4], flags |= 2;
     if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_GN_YS]);
+    if (st != DK_OK) return st;
+    mode = vkop_gn_mode(&p[DK_VKP_GN_XS], &bind[0], x->shape, vw);
+    if (mode != vkop_gn_mode(&p[DK_VKP_GN_YS], &bind[4], y->shape, vw) || (mode == 2 && n > 65535)) mode = 0;
+    /* Chunks of about 8 K elements per stats workgroup (32 per invocation), at
+     * most 4096 per group (mode 2: per image, all groups at once, whole pixels). */
+    if (mode == 2) {
+        rows = 256 / (uint64_t)(c / vw);
+        chunks = ((uint64_t)(h * w) * (uint64_t)c + 8191) / 8192;
+        if (chunks > 4096) chunks = 4096;
+        chunk = ((uint64_t)(h * w) + chunks - 1) / chunks;
+        chunk = (chunk + rows - 1) / rows * rows;
+        chunks = ((uint64_t)(h * w) + chunk - 1) / chunk;
+    } else {
+        uint64_t units = mode == 1 ? len / (uint64_t)vw : len;
+        chunks = (len + 8191) / 8192;
+        if (chunks > 4096) chunks = 4096;
+        chunk = (units + chunks - 1) / chunks;
+        chunks = (units + chunk - 1) / chunk;
+    }
+    coef = (ng * chunks * 3 + 3) / 4 * 4;
+    scr_floats = coef + (uint64_t)(n * c) * 4;
+    st = vkop_scratch(ctx, scr_floats * 4);
     if (st != DK_OK) return st;
     p[DK_VKP_GN_N] = (int32_t)n;
     p[DK_VKP_GN_C] = (int32_t)c;
@@ -539,27 +629,33 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const 
     p[DK_VKP_GN_EPS] = vkop_fbits(d->eps);
     p[DK_VKP_GN_CFAST] = c > 1 && (w == 1 || x->strides[1] < x->strides[3]);
     p[DK_VKP_GN_SCR] = 0;
-    p[DK_VKP_GN_STATS] = (int32_t)(ng * chunks * 3);
-    p[DK_VKP_GN_TOTAL] = (int32_t)(uint32_t)total;
-    vkop_spec(spec, p, x->dtype, d->activation, flags, x->dtype, 0);
+    p[DK_VKP_GN_COEF] = (int32_t)coef;
+    work = mode == 0 ? total : total / (uint64_t)vw;
+    p[DK_VKP_GN_TOTAL] = (int32_t)(uint32_t)work;
+    vkop_spec(spec, p, x->dtype, d->activation, flags, x->dtype, mode);
     {
-        /* pass 1 reads x only; pass 2 only the scratch; pass 3 everything. */
+        /* pass 1 reads x; pass 2 the partials, gamma and beta; pass 3 x and the coefficients. */
         dk_vk_binding b1[DK_VK_BINDINGS], b2[DK_VK_BINDINGS];
         memset(b1, 0, sizeof b1);
-        memset(b2, 0, sizeof b2);
         b1[0] = bind[0];
         b1[5].buf = &s->scratch;
         b1[5].offset = s->scratch.base;
         b1[5].range = scr_floats * 4;
         b1[5].write = 1;
+        memcpy(b2, bind, sizeof b2);
+        b2[0].buf = NULL;
+        b2[4].buf = NULL;
         b2[5] = b1[5];
         bind[5] = b1[5];
         bind[5].write = 0;
-        st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, p, DK_VKP_SLOT_INTS, chunks, (uint32_t)ng, 1);
-        if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, p, DK_VKP_SLOT_INTS, (ng + 63) / 64, 1, 1);
+        bind[1].buf = bind[2].buf = NULL;
+        st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, p, DK_VKP_SLOT_INTS, chunks,
+                             (uint32_t)(mode == 2 ? (uint64_t)n : ng), 1);
+        if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, p, DK_VKP_SLOT_INTS, ng, 1, 1);
         if (st == DK_OK)
-            st = dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS,
-                                 (total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535, 1, 1);
+            st = mode == 2 ? dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS, chunks, (uint32_t)n, 1)
+                           : dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS,
+                                             (work + 255) / 256 < 65535 ? (work + 255) / 256 : 65535, 1, 1);
     }
     return st;
 }

@@ -27,6 +27,7 @@ static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
     {dk__vk_spv_layer_norm, sizeof dk__vk_spv_layer_norm},
     {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
     {dk__vk_spv_conv2d_nhwc_cm, sizeof dk__vk_spv_conv2d_nhwc_cm},
+    {dk__vk_spv_attention_cm, sizeof dk__vk_spv_attention_cm},
 };
 
 /* options->pipeline_cache_path, else $XDG_CACHE_HOME/difkern or ~/.cache/difkern. */

@@ -68,6 +68,14 @@ static const hcb_conv hcb_conv2d[] = {
     {"batch3_c16to8_6x6", 0, {.n = 3, .cin = 16, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}},
     /* several GPU tiles in every GEMM dimension, none of them full */
     {"tiles_c48to192_20x20", 0, {.cin = 48, .h = 20, .w = 20, .cout = 192, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    /* GPU tensor-core path (f16 NHWC, Cin % 32 == 0, Cout % 8 == 0): partial tiles, stride 2,
+     * upsample, 1x1, residual; _outgap runs its element-wise epilogue */
+    {"tc_s2_c96to136_b2_19x21_res", G, {.n = 2, .cin = 96, .h = 19, .w = 21, .cout = 136, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tc_upsample2_c64to72_9x11_res", 0, {.cin = 64, .h = 9, .w = 11, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = -1.5f}},
+    {"tc_1x1_c256to264_13x7", 0, {.cin = 256, .h = 13, .w = 7, .cout = 264, .kh = 1, .kw = 1, .bias = 1}},
+    /* HIP fast kernel (f16/bf16 NHWC, Cin per group % 32 == 0): groups, strided input */
+    {"c32g_s2_groups2_c64to80_11x9", 0, {.cin = 64, .h = 11, .w = 9, .cout = 80, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1}},
+    {"c32g_upsample2_c32to48_res_silu_9x7", G | I, {.cin = 32, .h = 9, .w = 7, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = 0.75f}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -90,7 +98,9 @@ static const hcb_conv hcb_convt[] = {
     {"input_1x1_k3_s2", 0, {.cin = 8, .h = 1, .w = 1, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .bias = 1}},
     {"k2x3_s2x1_p0x1_op1x0", 0, {.cin = 6, .h = 5, .w = 7, .cout = 5, .kh = 2, .kw = 3, .stride_h = 2, .pad_w = 1, .output_padding_h = 1, .bias = 1}},
     {"batch2_k3_s2_p1_op1", 0, {.n = 2, .cin = 12, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_RELU}},
+    {"tc_c64to40_k3_s2_p1_op1_9x7_res", 0, {.cin = 64, .h = 9, .w = 7, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_RELU}},
     {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 
 /* ------------------------------------------------------------------ matmul */
@@ -132,6 +142,8 @@ static const hcb_norm hcb_group_norm[] = {
     {"mean20_g4_c16_8x8", 0, {.shape = {1, 16, 8, 8}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .mean = 20.0f}},
     {"1x1_g8_c32", 0, {.shape = {1, 32, 1, 1}, .groups = 8, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_TANH}},
     {"vae_g32_c128_32x32_silu", 0, {.shape = {1, 128, 32, 32}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    /* several statistics chunks per group (GPU vector modes), mean far from 0 */
+    {"chunks_b2_g32_c256_64x72_mean8", 0, {.shape = {2, 256, 64, 72}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 8.0f}},
 };
 
 /* -------------------------------------------------------------- layer_norm */

@@ -37,22 +37,30 @@ def main():
     ap.add_argument("--device", default=None, help="torch device (default: cuda if present)")
     ap.add_argument("--iters", default="10")
     ap.add_argument("--torch-python", default="python3")
+    ap.add_argument("--op", help="only these ops of the suite (comma-separated)")
     ap.add_argument("--out")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     suite_file = os.path.join(tmp, "suite.txt")
+    suite = subprocess.run([a.bench, "--list", "--suite", a.suite], stdout=subprocess.PIPE,
+                           text=True, check=True).stdout.splitlines()
+    if a.op:
+        suite = [line for line in suite if line.split()[0] in a.op.split(",")]
     with open(suite_file, "w") as f:
-        f.write(subprocess.run([a.bench, "--list", "--suite", a.suite], stdout=subprocess.PIPE,
-                               text=True, check=True).stdout)
+        f.write("".join(line + "\n" for line in suite))
+    # One dk_bench call for the whole suite, or one per spec when filtered by --op.
+    runs = [["--suite", a.suite]] if not a.op else [["--op"] + line.split() for line in suite]
+    runs = [r[:2] + ["--shape"] + r[2:] if r[0] == "--op" else r for r in runs]
     rows = []
     for be in a.backend.split(","):
-        js = os.path.join(tmp, f"dk_{be}.json")
-        rc = run([a.bench, "--backend", be, "--suite", a.suite, "--dtype", a.dtype, "--layout", a.layout,
-                  "--iters", a.iters, "--json", js])
-        if rc == 77 or not os.path.exists(js):
-            print(f"backend {be}: skipped (not available)", file=sys.stderr)
-            continue
-        rows += json.load(open(js))
+        for i, sel in enumerate(runs):
+            js = os.path.join(tmp, f"dk_{be}_{i}.json")
+            rc = run([a.bench, "--backend", be] + sel + ["--dtype", a.dtype, "--layout", a.layout,
+                     "--iters", a.iters, "--json", js])
+            if rc == 77 or not os.path.exists(js):
+                print(f"backend {be}: skipped (not available)", file=sys.stderr)
+                break
+            rows += json.load(open(js))
     tj = os.path.join(tmp, "torch.json")
     cmd = [a.torch_python, os.path.join(here, "torch_bench.py"), "--suite-file", suite_file, "--dtype", a.dtype,
            "--layout", a.layout, "--iters", a.iters, "--json", tj]

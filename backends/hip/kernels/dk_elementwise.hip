@@ -1,5 +1,5 @@
-/* Memory-bound kernels: elementwise ops (activation, add, upsample, convert,
- * group-norm apply), group-norm statistics and layer norm.  Any strides, dtype
+/* Memory-bound kernels: elementwise ops (activation, add, upsample, convert)
+ * and layer norm (group norm: dk_group_norm.hip).  Any strides, dtype
  * chosen at run time (the branches are uniform); fp32 arithmetic, two-pass
  * statistics (mean, then the mean of squared deviations) for accuracy. */
 #include "dk_hip_port.h"
@@ -35,41 +35,9 @@ DKP_KERNEL(DKH_THREADS) dkk_elementwise(dkh_elt_args p) {
                 v = dkp_act(p.act, p.alpha * v + p.beta * w);
             } else if (p.op == DKH_ELT_ACT) {
                 v = dkp_act(p.act, v);
-            } else if (p.op == DKH_ELT_GN_APPLY) {
-                dkh_i64 g = i1 / (p.shape[1] / p.groups);
-                const float *st = (const float *)p.stats + 2 * (i0 * p.groups + g);
-                v = (v - st[0]) * st[1];
-                if (p.has_affine)
-                    v = v * dkp_load(p.b, p.dt_a, i1 * p.b_s[0]) + dkp_load(p.c, p.dt_a, i1 * p.c_s);
-                v = dkp_act(p.act, v);
             }
         }
         dkp_store_f(p.y, p.dt_y, yo, v);
-    }
-}
-
-/* One block per (n, g) = block index: mean and 1/sqrt(var + eps) of the group. */
-DKP_KERNEL(DKH_THREADS) dkk_group_norm_stats(dkh_norm_args p) {
-    DKP_SHARED float red[DKH_THREADS];
-    dkh_i64 ng = dkp_bid_x(), n = ng / p.groups, g = ng % p.groups;
-    dkh_i64 cg = p.shape[1] / p.groups, hw = p.shape[2] * p.shape[3], cnt = cg * hw;
-    float s = 0.0f, mean, var;
-    for (dkh_i64 e = dkp_tid(); e < cnt; e += DKH_THREADS) {
-        dkh_i64 c = g * cg + e / hw, q = e % hw;
-        s += dkp_load(p.x, p.dt, n * p.x_s[0] + c * p.x_s[1] + (q / p.shape[3]) * p.x_s[2] + (q % p.shape[3]) * p.x_s[3]);
-    }
-    mean = dke_block_sum(s, red) / (float)cnt;
-    s = 0.0f;
-    for (dkh_i64 e = dkp_tid(); e < cnt; e += DKH_THREADS) {
-        dkh_i64 c = g * cg + e / hw, q = e % hw;
-        float d = dkp_load(p.x, p.dt, n * p.x_s[0] + c * p.x_s[1] + (q / p.shape[3]) * p.x_s[2] + (q % p.shape[3]) * p.x_s[3]) - mean;
-        s += d * d;
-    }
-    var = dke_block_sum(s, red) / (float)cnt;
-    if (dkp_tid() == 0) {
-        float *st = (float *)p.stats + 2 * ng;
-        st[0] = mean;
-        st[1] = 1.0f / dkp_sqrt(var + p.eps);
     }
 }
 

@@ -1,4 +1,6 @@
 /* The HIP backend's kernels: one translation unit, one code object per target. */
 #include "dk_gemm.hip"
+#include "dk_gemm_fast.hip"
 #include "dk_attention.hip"
 #include "dk_elementwise.hip"
+#include "dk_group_norm.hip"

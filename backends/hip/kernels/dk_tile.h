@@ -8,7 +8,18 @@
  *       (float for f32, 16-bit patterns for f16 / bf16).
  *
  * Which family a target uses is chosen once (DKT_GEMM_FAM / DKT_ATTN_FAM per
- * dtype, below); f32 always takes the FMA family of the target's wave size. */
+ * dtype, below); f32 always takes the FMA family of the target's wave size.
+ *
+ * Register fragments (the fast GEMM, f16 / bf16 families), from shared memory
+ * whose rows are K-contiguous:
+ *   F::FA fa; F::FB fb;
+ *   tile.load_a(fa, A, lda, lane)    A(r, k) = A[r*lda + k]
+ *   tile.load_b(fb, B, ldb, lane)    B(k, c) = B[c*ldb + k]
+ *   tile.mma_rr<DT>(acc, fa, fb, lane)
+ * A fragment is loaded once and used for every product of its row (column) of
+ * fragments.  Every family's slot pair (2j, 2j+1) holds one row and two
+ * consecutive k starting at an even k, so a pair is one 32-bit load (mma.sync:
+ * one ldmatrix per fragment).  lda, ldb: multiples of 8; A, B 16-byte aligned. */
 #ifndef DK_TILE_H
 #define DK_TILE_H
 
@@ -51,12 +62,51 @@ template <int FAM, int M_, int N_, int K_, int W_> struct dkt_lanewise {
 
 template <int FAM> struct dkt_tile : dkt_lanewise<FAM, 16, 16, 16, FAM == DKT_FMA64 ? 64 : 32> {};
 
+/* Register fragments: R 16-bit slots as R/2 words (slot 2j in the low half). */
+template <int R> struct dkt_pairs {
+    dkp_u32 r[R / 2];
+};
+
+template <int FAM, int R>
+DKP_DEV void dkt_load_pairs_a(dkt_pairs<R> &f, const dkp_u16 *A, int lda, int lane) {
+#pragma unroll
+    for (int j = 0; j < R / 2; j++) {
+        int r, k;
+        dkt_a_map(FAM, lane, 2 * j, &r, &k);
+        f.r[j] = *(const dkp_u32 *)(A + r * lda + k);
+    }
+}
+
+template <int FAM, int R>
+DKP_DEV void dkt_load_pairs_b(dkt_pairs<R> &f, const dkp_u16 *B, int ldb, int lane) {
+#pragma unroll
+    for (int j = 0; j < R / 2; j++) {
+        int k, c;
+        dkt_b_map(FAM, lane, 2 * j, &k, &c);
+        f.r[j] = *(const dkp_u32 *)(B + c * ldb + k);
+    }
+}
+
+/* The register-fragment interface of the families that go through the C layout
+ * lane by lane (host simulation): a fragment is where it lies in shared memory. */
+#define DKT_LANEWISE_RR                                                                                    \
+    struct FA {                                                                                            \
+        const dkp_u16 *p;                                                                                  \
+        int ld;                                                                                            \
+    };                                                                                                     \
+    typedef FA FB;                                                                                         \
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int) { f.p = A; f.ld = lda; }                   \
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int) { f.p = B; f.ld = ldb; }                   \
+    template <int DT> DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int lane) {              \
+        mma<DT>(acc, a.p, a.ld, 1, b.p, 1, b.ld, lane);                                                   \
+    }
+
 #if defined(DKP_HOSTSIM)
-template <> struct dkt_tile<DKT_MFMA32> : dkt_lanewise<DKT_MFMA32, 32, 32, 8, 64> {};
-template <> struct dkt_tile<DKT_MFMA16> : dkt_lanewise<DKT_MFMA16, 16, 16, 16, 64> {};
-template <> struct dkt_tile<DKT_MFMA32_BF16> : dkt_lanewise<DKT_MFMA32_BF16, 32, 32, 4, 64> {};
-template <> struct dkt_tile<DKT_MFMA16_BF16> : dkt_lanewise<DKT_MFMA16_BF16, 16, 16, 8, 64> {};
-template <> struct dkt_tile<DKT_MMA16816> : dkt_lanewise<DKT_MMA16816, 16, 8, 16, 32> {};
+template <> struct dkt_tile<DKT_MFMA32> : dkt_lanewise<DKT_MFMA32, 32, 32, 8, 64> { DKT_LANEWISE_RR };
+template <> struct dkt_tile<DKT_MFMA16> : dkt_lanewise<DKT_MFMA16, 16, 16, 16, 64> { DKT_LANEWISE_RR };
+template <> struct dkt_tile<DKT_MFMA32_BF16> : dkt_lanewise<DKT_MFMA32_BF16, 32, 32, 4, 64> { DKT_LANEWISE_RR };
+template <> struct dkt_tile<DKT_MFMA16_BF16> : dkt_lanewise<DKT_MFMA16_BF16, 16, 16, 8, 64> { DKT_LANEWISE_RR };
+template <> struct dkt_tile<DKT_MMA16816> : dkt_lanewise<DKT_MMA16816, 16, 8, 16, 32> { DKT_LANEWISE_RR };
 #endif
 
 /* Gathers a family's A and B slots of lane into arrays of raw 16-bit values. */
@@ -98,6 +148,20 @@ DKP_DEV void dkt_gather(dkp_u16 *a, dkp_u16 *b, const dkp_u16 *A, int a_sr, int 
             c = BF16_NAME(va, vb, c, 0, 0, 0);                                                     \
         }                                                                                          \
         for (int i = 0; i < CR; i++) acc[i] = c[i];                                                \
+    }                                                                                              \
+    typedef dkt_pairs<AR> FA;                                                                      \
+    typedef dkt_pairs<AR> FB;                                                                      \
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int lane) { dkt_load_pairs_a<FAM_ID, AR>(f, A, lda, lane); } \
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int lane) { dkt_load_pairs_b<FAM_ID, AR>(f, B, ldb, lane); } \
+    template <int DT>                                                                              \
+    DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) {                               \
+        VF c;                                                                                      \
+        for (int i = 0; i < CR; i++) c[i] = acc[i];                                                \
+        if constexpr (DT == 2)                                                                     \
+            c = NAME(__builtin_bit_cast(VH, a), __builtin_bit_cast(VH, b), c, 0, 0, 0);            \
+        else                                                                                       \
+            c = BF16_NAME(__builtin_bit_cast(VS, a), __builtin_bit_cast(VS, b), c, 0, 0, 0);       \
+        for (int i = 0; i < CR; i++) acc[i] = c[i];                                                \
     }
 
 #if defined(__gfx908__)
@@ -134,6 +198,17 @@ template <> struct dkt_tile<DKT_MFMA32_BF16> {
         c = __builtin_amdgcn_mfma_f32_32x32x4bf16(va, vb, c, 0, 0, 0);
         for (int i = 0; i < 16; i++) acc[i] = c[i];
     }
+    typedef dkt_pairs<2> FA;
+    typedef dkt_pairs<2> FB;
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int lane) { dkt_load_pairs_a<DKT_MFMA32_BF16, 2>(f, A, lda, lane); }
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int lane) { dkt_load_pairs_b<DKT_MFMA32_BF16, 2>(f, B, ldb, lane); }
+    template <int DT>
+    DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) {
+        dkt_f16 c;
+        for (int i = 0; i < 16; i++) c[i] = acc[i];
+        c = __builtin_amdgcn_mfma_f32_32x32x4bf16(__builtin_bit_cast(dkt_s2, a), __builtin_bit_cast(dkt_s2, b), c, 0, 0, 0);
+        for (int i = 0; i < 16; i++) acc[i] = c[i];
+    }
 };
 template <> struct dkt_tile<DKT_MFMA16_BF16> {
     static const int M = 16, N = 16, K = 8, CR = 4, WAVE = 64;
@@ -146,6 +221,17 @@ template <> struct dkt_tile<DKT_MFMA16_BF16> {
         for (int i = 0; i < 2; i++) { va[i] = (short)a[i]; vb[i] = (short)b[i]; }
         for (int i = 0; i < 4; i++) c[i] = acc[i];
         c = __builtin_amdgcn_mfma_f32_16x16x8bf16(va, vb, c, 0, 0, 0);
+        for (int i = 0; i < 4; i++) acc[i] = c[i];
+    }
+    typedef dkt_pairs<2> FA;
+    typedef dkt_pairs<2> FB;
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int lane) { dkt_load_pairs_a<DKT_MFMA16_BF16, 2>(f, A, lda, lane); }
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int lane) { dkt_load_pairs_b<DKT_MFMA16_BF16, 2>(f, B, ldb, lane); }
+    template <int DT>
+    DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) {
+        dkt_f4 c;
+        for (int i = 0; i < 4; i++) c[i] = acc[i];
+        c = __builtin_amdgcn_mfma_f32_16x16x8bf16(__builtin_bit_cast(dkt_s2, a), __builtin_bit_cast(dkt_s2, b), c, 0, 0, 0);
         for (int i = 0; i < 4; i++) acc[i] = c[i];
     }
 };
@@ -189,6 +275,20 @@ template <> struct dkt_tile<DKT_WMMA_FAM> {
         }
         for (int i = 0; i < 8; i++) acc[i] = c[i];
     }
+    typedef dkt_pairs<DKT_WMMA_AR> FA;
+    typedef dkt_pairs<DKT_WMMA_AR> FB;
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int lane) { dkt_load_pairs_a<DKT_WMMA_FAM, DKT_WMMA_AR>(f, A, lda, lane); }
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int lane) { dkt_load_pairs_b<DKT_WMMA_FAM, DKT_WMMA_AR>(f, B, ldb, lane); }
+    template <int DT>
+    DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) {
+        dkt_f8 c;
+        for (int i = 0; i < 8; i++) c[i] = acc[i];
+        if constexpr (DT == 2)
+            c = DKT_WMMA_F16(__builtin_bit_cast(DKT_WMMA_H, a), __builtin_bit_cast(DKT_WMMA_H, b), c);
+        else
+            c = DKT_WMMA_BF16(__builtin_bit_cast(DKT_WMMA_S, a), __builtin_bit_cast(DKT_WMMA_S, b), c);
+        for (int i = 0; i < 8; i++) acc[i] = c[i];
+    }
 };
 #endif /* RDNA */
 
@@ -204,6 +304,32 @@ template <> struct dkt_tile<DKT_MMA16816> {
         dkt_gather<DKT_MMA16816, 8, 4>(a, b, A, a_sr, a_sk, B, b_sk, b_sn, lane);
         for (int j = 0; j < 4; j++) ra[j] = (dkp_u32)a[2 * j] | ((dkp_u32)a[2 * j + 1] << 16);
         for (int j = 0; j < 2; j++) rb[j] = (dkp_u32)b[2 * j] | ((dkp_u32)b[2 * j + 1] << 16);
+        mma_regs<DT>(acc, ra, rb);
+    }
+    typedef dkt_pairs<8> FA;
+    typedef dkt_pairs<4> FB;
+    /* ldmatrix: thread t receives row t/4, elements 2(t%4), 2(t%4)+1 of each 8x8
+     * matrix j into register j, which is slot pair j of the family's layout when
+     * lane l points at the row that lane 4(l%8) holds in slot 2(l/8) (from
+     * dkt_a_map / dkt_b_map).  Needs lda, ldb multiples of 8 and 16-byte aligned A, B. */
+    DKP_DEV void load_a(FA &f, const dkp_u16 *A, int lda, int lane) {
+        int r, k;
+        dkt_a_map(DKT_MMA16816, 4 * (lane % 8), 2 * (lane / 8), &r, &k);
+        unsigned sa = (unsigned)__cvta_generic_to_shared(A + r * lda + k);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(f.r[0]), "=r"(f.r[1]), "=r"(f.r[2]), "=r"(f.r[3])
+                     : "r"(sa));
+    }
+    DKP_DEV void load_b(FB &f, const dkp_u16 *B, int ldb, int lane) {
+        int k, c;
+        dkt_b_map(DKT_MMA16816, 4 * (lane % 8), 2 * ((lane / 8) % 2), &k, &c);
+        unsigned sa = (unsigned)__cvta_generic_to_shared(B + c * ldb + k);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(f.r[0]), "=r"(f.r[1]) : "r"(sa));
+    }
+    template <int DT>
+    DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) { mma_regs<DT>(acc, a.r, b.r); }
+    template <int DT>
+    DKP_DEV void mma_regs(float *acc, const dkp_u32 *ra, const dkp_u32 *rb) {
         if constexpr (DT == 2)
             asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                          : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])

@@ -62,8 +62,10 @@ struct sim_kernel {
                     SIM_K(dkk_attention_bf16_d##D, dkh_attn_args)
 const sim_kernel kKernels[] = {
     SIM_K(dkk_gemm_f32, dkh_gemm_args), SIM_K(dkk_gemm_f16, dkh_gemm_args), SIM_K(dkk_gemm_bf16, dkh_gemm_args),
+    SIM_K(dkk_gemmf_f16, dkh_gemm_args), SIM_K(dkk_gemmf_bf16, dkh_gemm_args),
     SIM_ATTN(64), SIM_ATTN(128), SIM_ATTN(256), SIM_ATTN(512),
-    SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_group_norm_stats, dkh_norm_args),
+    SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_gn_partial, dkh_gn_args), SIM_K(dkk_gn_final, dkh_gn_args),
+    SIM_K(dkk_gn_apply, dkh_gn_args),
     SIM_K(dkk_layer_norm, dkh_norm_args),
 };
 

@@ -1,0 +1,223 @@
+/* Fast implicit GEMM for f16 / bf16 conv2d, conv_transpose2d phases and
+ * matmul/linear (as a 1 x M image), on the tile abstraction's register
+ * fragments.  Taken when the input is channels-last (channel stride 1, 16-byte
+ * aligned pixels), the channels of a group are a multiple of 32 and the weights
+ * are K-contiguous (prepacked to [Cout][KH][KW][Cin], or a linear weight);
+ * everything else runs dkk_gemm_* (dk_gemm.hip).
+ *
+ * Block: 128 output pixels (GEMM rows) x 128 output channels (columns), 256
+ * threads.  The reduction runs in slices of 32 channels of one tap (tap_h,
+ * tap_w, channel order), so a row of a slice is 64 contiguous bytes of the input
+ * or the weight: each thread loads two 16-byte vectors per operand, with pixel
+ * coordinates computed once per block and tap counters stepped per slice (no
+ * divisions in the loop).  Slice s+1 is loaded into registers before slice s is
+ * multiplied, then stored into the other of two shared-memory buffers: one
+ * barrier per slice.  Shared rows are K-contiguous, padded to 40 elements (80
+ * bytes): 32-bit fragment loads of 8 rows x 4 words hit 32 different banks.
+ * The epilogue is applied on the accumulators before the only store of y. */
+#include "dk_tile.h"
+#include "../hip_kargs.h"
+
+#define DKGF_LD (DKH_GEMMF_BK + 8)
+
+#if defined(DKP_NVIDIA)
+typedef uint4 dkgf_v4;
+#elif defined(DKP_AMD)
+typedef dkp_u32 dkgf_v4 __attribute__((ext_vector_type(4)));
+#else
+struct alignas(16) dkgf_v4 {
+    dkp_u32 x, y, z, w;
+};
+#endif
+
+/* Per-thread load state: two pixel rows (input) and two channel rows (weight). */
+struct dkgf_rows {
+    const dkp_u16 *x[2], *w[2];
+    int y0[2], x0[2];
+    bool pv[2], cv[2];
+};
+
+/* Source addresses of slice (ci0, th, tw): src[0..1] the two pixel rows, src[2..3]
+ * the two channel rows of this thread's 16-byte chunk; ok = inside the problem. */
+DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int th, int tw, const dkp_u16 **src,
+                      bool *ok) {
+    const int hin = (int)p.h.in_size, win = (int)p.w.in_size, ups = (int)p.ups;
+    const int dy = th * (int)p.h.off_step, dx = tw * (int)p.w.off_step;
+    const dkh_i64 woff = ((dkh_i64)p.h.k0 + (dkh_i64)th * p.h.k_step) * p.a_s[2] +
+                         ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3] + ci0;
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        int y = s.y0[j] + dy, x = s.x0[j] + dx;
+        ok[j] = s.pv[j] && y >= 0 && y < hin && x >= 0 && x < win;
+        if (ups != 1) {
+            y /= ups;
+            x /= ups;
+        }
+        src[j] = ok[j] ? s.x[j] + (dkh_i64)y * p.b_s[2] + (dkh_i64)x * p.b_s[3] + ci0 : s.x[j];
+        ok[2 + j] = s.cv[j];
+        src[2 + j] = s.w[j] + woff;
+    }
+}
+
+/* Slice -> shared memory.  NVIDIA: cp.async (16 bytes, zero-filled where !ok),
+ * in flight while the previous slice is multiplied.  Elsewhere: registers
+ * (dkgf_fetch before the multiply, dkgf_put after it). */
+#if defined(DKP_NVIDIA)
+DKP_DEV void dkgf_async(dkp_u16 *dst, const dkp_u16 *src, bool ok) {
+    unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sa), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+DKP_DEV void dkgf_async_wait(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
+#endif
+DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        dkgf_v4 z = {0u, 0u, 0u, 0u};
+        v[j] = ok[j] ? *(const dkgf_v4 *)src[j] : z;
+    }
+}
+
+template <int FAM, int DT>
+DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
+    typedef dkt_tile<FAM> F;
+    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD, NT = DKH_THREADS;
+    /* warps: 2 along the pixels x NW/2 along the channels */
+    const int NW = NT / F::WAVE, WTM = BM / 2, WTN = BN / (NW / 2), FM = WTM / F::M, FN = WTN / F::N;
+    DKP_SHARED dkp_u16 As[2 * BM * LD] __attribute__((aligned(16)));
+    DKP_SHARED dkp_u16 Bs[2 * BN * LD] __attribute__((aligned(16)));
+    const int tid = dkp_tid(), lane = tid % F::WAVE, wave = tid / F::WAVE, wm = wave % 2, wn = wave / 2;
+    const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
+    const dkh_i64 n0 = dkp_bid_x() * BM, m0 = dkp_bid_y() * BN;
+    const int chunk = tid % 4, lrow = tid / 4, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
+    const int slices = (int)(p.K / BK);
+    dkgf_rows s;
+    F tile;
+    float acc[FM][FN][F::CR];
+
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const dkh_i64 n = n0 + lrow + 64 * j, co = m0 + lrow + 64 * j;
+        const int oc = (int)p.w.out_count, nn = n < p.N ? (int)n : 0, py = nn / oc, px = nn - py * oc;
+        s.pv[j] = n < p.N;
+        s.cv[j] = co < p.M;
+        s.y0[j] = py * (int)p.h.in_step + (int)p.h.off0;
+        s.x0[j] = px * (int)p.w.in_step + (int)p.w.off0;
+        s.x[j] = (const dkp_u16 *)p.b + img * p.b_s[0] + g * p.cin_g + chunk * 8;
+        s.w[j] = (const dkp_u16 *)p.a + img * p.a_zs + g * p.a_gs + (s.cv[j] ? co : 0) * p.a_s[0] + chunk * 8;
+    }
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int j = 0; j < FN; j++)
+#pragma unroll
+            for (int r = 0; r < F::CR; r++) acc[i][j][r] = 0.0f;
+
+    {
+        int ci0 = 0, th = 0, tw = 0;
+        const dkp_u16 *src[4];
+        bool ok[4];
+        /* this thread's chunk in buffer b: rows lrow, lrow + 64 of A (pixels) and B (channels) */
+#define DKGF_DST(b, j) ((j) < 2 ? As + (b) * BM * LD + (lrow + 64 * (j)) * LD + chunk * 8 \
+                                : Bs + (b) * BN * LD + (lrow + 64 * ((j) - 2)) * LD + chunk * 8)
+#if !defined(DKP_NVIDIA)
+        dkgf_v4 v[4];
+#endif
+        if (slices > 0) {
+            dkgf_src(p, s, 0, 0, 0, src, ok);
+#if defined(DKP_NVIDIA)
+#pragma unroll
+            for (int j = 0; j < 4; j++) dkgf_async(DKGF_DST(0, j), src[j], ok[j]);
+            dkgf_async_wait();
+#else
+            dkgf_fetch(src, ok, v);
+#pragma unroll
+            for (int j = 0; j < 4; j++) *(dkgf_v4 *)DKGF_DST(0, j) = v[j];
+#endif
+        }
+        dkp_sync();
+        for (int sl = 0; sl < slices; sl++) {
+            const dkp_u16 *Ac = As + (sl & 1) * BM * LD, *Bc = Bs + (sl & 1) * BN * LD;
+            const bool more = sl + 1 < slices;
+            const int nb = (sl + 1) & 1;
+            if (more) {
+                /* next slice: channels, then tap_w, then tap_h */
+                ci0 += BK;
+                if (ci0 == cin) {
+                    ci0 = 0;
+                    if (++tw == wtaps) {
+                        tw = 0;
+                        th++;
+                    }
+                }
+                dkgf_src(p, s, ci0, th, tw, src, ok);
+#if defined(DKP_NVIDIA)
+#pragma unroll
+                for (int j = 0; j < 4; j++) dkgf_async(DKGF_DST(nb, j), src[j], ok[j]);
+#else
+                dkgf_fetch(src, ok, v);
+#endif
+            }
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += F::K) {
+                typename F::FA fa[FM];
+                typename F::FB fb[FN];
+#pragma unroll
+                for (int i = 0; i < FM; i++) tile.load_a(fa[i], Ac + (wm * WTM + i * F::M) * LD + kk, LD, lane);
+#pragma unroll
+                for (int j = 0; j < FN; j++) tile.load_b(fb[j], Bc + (wn * WTN + j * F::N) * LD + kk, LD, lane);
+#pragma unroll
+                for (int i = 0; i < FM; i++)
+#pragma unroll
+                    for (int j = 0; j < FN; j++) tile.template mma_rr<DT>(acc[i][j], fa[i], fb[j], lane);
+            }
+            if (more) {
+#if defined(DKP_NVIDIA)
+                dkgf_async_wait();
+#else
+#pragma unroll
+                for (int j = 0; j < 4; j++) *(dkgf_v4 *)DKGF_DST(nb, j) = v[j];
+#endif
+            }
+            dkp_sync();
+        }
+#undef DKGF_DST
+    }
+
+    /* epilogue: out = out_scale * act(acc + bias) + res_scale * residual */
+#pragma unroll
+    for (int i = 0; i < FM; i++)
+#pragma unroll
+        for (int r = 0; r < F::CR; r++) {
+            int rr, cc;
+            dkt_c_map(FAM, lane, r, &rr, &cc);
+            const dkh_i64 n = n0 + wm * WTM + i * F::M + rr;
+            if (n >= p.N) continue;
+            const int oc = (int)p.w.out_count, py = (int)n / oc, px = (int)n - py * oc;
+            const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
+            const dkh_i64 yp = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3];
+            const dkh_i64 rp = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3];
+#pragma unroll
+            for (int j = 0; j < FN; j++) {
+                const dkh_i64 m = m0 + wn * WTN + j * F::N + cc, co = g * p.M + m;
+                if (m >= p.M) continue;
+                float v = acc[i][j][r] + (p.has_bias ? dkp_load(p.bias, DT, co * p.bias_s) : 0.0f);
+                v = p.out_scale * dkp_act(p.act, v);
+                if (p.has_res) v += p.res_scale * dkp_load(p.res, DT, rp + co * p.r_s[1]);
+                ((dkp_u16 *)p.y)[yp + co * p.y_s[1]] = dkp_conv<DT>::from(v);
+            }
+        }
+}
+
+/* NVIDIA: two blocks per multiprocessor (<= 128 registers), so one block's
+ * loads overlap the other's multiplies. */
+#if defined(DKP_NVIDIA)
+#define DKGF_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, 2)
+#else
+#define DKGF_KERNEL DKP_KERNEL(DKH_THREADS)
+#endif
+DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_F16, 2>(p); }
+DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_BF16, 3>(p); }
+
+#undef DKGF_KERNEL
+
+#undef DKGF_LD

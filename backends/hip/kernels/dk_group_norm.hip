@@ -1,0 +1,274 @@
+/* Group norm at memory bandwidth, in three kernels (see dkh_gn_args):
+ *   dkk_gn_partial  fp32 (count, mean, M2) of one chunk, merged in shared memory
+ *   dkk_gn_final    merges a group's chunks; per-channel (mean, rstd*gamma, beta)
+ *   dkk_gn_apply    y = act((x - mean) * a + b), in place allowed
+ * The dense modes move 16-byte vectors and accumulate sums of (x - K) and
+ * (x - K)^2 with K the thread's first value: no division per element, and no
+ * cancellation when |mean| >> std.  Mode 0 (any strides) uses Welford. */
+#include "dk_hip_port.h"
+#include "../hip_kargs.h"
+
+struct alignas(16) dkn_v16 { dkp_u32 w[4]; };
+
+template <int DT> struct dkn_vec { static const int VW = DT == 1 ? 4 : 8; };
+
+template <int DT> DKP_DEV float dkn_get(const dkn_v16 &u, int j) {
+    if (DT == 1) return dkp_u2f(u.w[j]);
+    dkp_u32 w = u.w[j >> 1];
+    return dkp_to_f32((dkp_u16)((j & 1) ? w >> 16 : w & 0xffffu), DT);
+}
+template <int DT> DKP_DEV void dkn_set(dkn_v16 &u, int j, float v) {
+    if constexpr (DT == 1) {
+        u.w[j] = dkp_f2u(v);
+    } else {
+        dkp_u32 h = dkp_conv<DT>::from(v), w = u.w[j >> 1];
+        u.w[j >> 1] = (j & 1) ? (w & 0xffffu) | (h << 16) : (w & 0xffff0000u) | h;
+    }
+}
+
+/* Chan: merge (nb, mb, qb) into (na, ma, qa). */
+DKP_DEV void dkn_merge(float &na, float &ma, float &qa, float nb, float mb, float qb) {
+    if (nb <= 0.0f) return;
+    float nn = na + nb, d = mb - ma;
+    ma += d * (nb / nn);
+    qa += qb + d * d * (na * nb / nn);
+    na = nn;
+}
+
+/* Shifted sums as (mean, M2). */
+DKP_DEV void dkn_unshift(float cnt, float k, float s1, float s2, float &mean, float &m2) {
+    mean = cnt > 0.0f ? k + s1 / cnt : 0.0f;
+    m2 = cnt > 0.0f ? s2 - s1 * (s1 / cnt) : 0.0f;
+    if (m2 < 0.0f) m2 = 0.0f;
+}
+
+DKP_DEV void dkn_write(const dkh_gn_args &p, dkh_i64 ng, float n, float mean, float m2) {
+    float *o = (float *)p.scratch + (ng * p.chunks + dkp_bid_x()) * 3;
+    o[0] = n;
+    o[1] = mean;
+    o[2] = m2;
+}
+
+/* Tree merge of slot 8*tid of sh (count, mean, M2 planes); thread 0 writes. */
+DKP_DEV void dkn_reduce_write(const dkh_gn_args &p, float *sh, dkh_i64 ng) {
+    int t = dkp_tid();
+    const int P = 8 * DKH_THREADS;
+    dkp_sync();
+    for (int s = DKH_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            float na = sh[8 * t], ma = sh[P + 8 * t], qa = sh[2 * P + 8 * t];
+            dkn_merge(na, ma, qa, sh[8 * (t + s)], sh[P + 8 * (t + s)], sh[2 * P + 8 * (t + s)]);
+            sh[8 * t] = na;
+            sh[P + 8 * t] = ma;
+            sh[2 * P + 8 * t] = qa;
+        }
+        dkp_sync();
+    }
+    if (t == 0) dkn_write(p, ng, sh[0], sh[P], sh[2 * P]);
+}
+
+template <int DT> DKP_DEV void dkn_partial_any(const dkh_gn_args &p, float *sh) {
+    const int P = 8 * DKH_THREADS;
+    dkh_i64 cg = p.shape[1] / p.groups, hw = p.shape[2] * p.shape[3], len = cg * hw;
+    dkh_i64 ng = dkp_bid_y(), n = ng / p.groups, g = ng % p.groups;
+    dkh_i64 e0 = dkp_bid_x() * p.chunk, e1 = e0 + p.chunk < len ? e0 + p.chunk : len;
+    float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
+    for (dkh_i64 e = e0 + dkp_tid(); e < e1; e += DKH_THREADS) {
+        dkh_i64 c = e / hw, s = e % hw;
+        float x = dkp_load(p.x, DT, n * p.x_s[0] + (g * cg + c) * p.x_s[1] + (s / p.shape[3]) * p.x_s[2] +
+                                        (s % p.shape[3]) * p.x_s[3]);
+        cnt += 1.0f;
+        float d = x - mean;
+        mean += d / cnt;
+        m2 += d * (x - mean);
+    }
+    sh[8 * dkp_tid()] = cnt;
+    sh[P + 8 * dkp_tid()] = mean;
+    sh[2 * P + 8 * dkp_tid()] = m2;
+    dkn_reduce_write(p, sh, ng);
+}
+
+template <int DT> DKP_DEV void dkn_partial_nchw(const dkh_gn_args &p, float *sh) {
+    const int VW = dkn_vec<DT>::VW, P = 8 * DKH_THREADS;
+    dkh_i64 glen = p.shape[1] / p.groups * p.shape[2] * p.shape[3] / VW, ng = dkp_bid_y();
+    const dkn_v16 *x = (const dkn_v16 *)p.x + ng * glen;   /* a group is one run of vectors */
+    dkh_i64 v0 = dkp_bid_x() * p.chunk, v1 = v0 + p.chunk < glen ? v0 + p.chunk : glen, v = v0 + dkp_tid();
+    float cnt = 0.0f, k = 0.0f, s1 = 0.0f, s2 = 0.0f, mean, m2;
+    if (v < v1) k = dkn_get<DT>(x[v], 0);
+    for (; v < v1; v += DKH_THREADS) {
+        dkn_v16 u = x[v];
+#pragma unroll
+        for (int j = 0; j < VW; j++) {
+            float d = dkn_get<DT>(u, j) - k;
+            s1 += d;
+            s2 += d * d;
+        }
+        cnt += (float)VW;
+    }
+    dkn_unshift(cnt, k, s1, s2, mean, m2);
+    sh[8 * dkp_tid()] = cnt;
+    sh[P + 8 * dkp_tid()] = mean;
+    sh[2 * P + 8 * dkp_tid()] = m2;
+    dkn_reduce_write(p, sh, ng);
+}
+
+template <int DT> DKP_DEV void dkn_partial_nhwc(const dkh_gn_args &p, float *sh) {
+    const int VW = dkn_vec<DT>::VW, P = 8 * DKH_THREADS;
+    int C = (int)p.shape[1], cv = C / VW, rows = DKH_THREADS / cv, t = dkp_tid(), col = t % cv, row = t / cv;
+    dkh_i64 hw = p.shape[2] * p.shape[3], n = dkp_bid_y();
+    dkh_i64 p0 = dkp_bid_x() * p.chunk, p1 = p0 + p.chunk < hw ? p0 + p.chunk : hw;
+    const dkn_v16 *x = (const dkn_v16 *)p.x + n * hw * cv + col;
+    float k[8], s1[8], s2[8], cnt = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; j++) k[j] = s1[j] = s2[j] = 0.0f;
+    if (row < rows) {
+        dkh_i64 q = p0 + row;
+        if (q < p1) {
+            dkn_v16 u = x[q * cv];
+#pragma unroll
+            for (int j = 0; j < VW; j++) k[j] = dkn_get<DT>(u, j);
+        }
+        for (; q < p1; q += rows) {
+            dkn_v16 u = x[q * cv];
+#pragma unroll
+            for (int j = 0; j < VW; j++) {
+                float d = dkn_get<DT>(u, j) - k[j];
+                s1[j] += d;
+                s2[j] += d * d;
+            }
+            cnt += 1.0f;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < VW; j++) {
+        float mean, m2;
+        dkn_unshift(cnt, k[j], s1[j], s2[j], mean, m2);
+        sh[8 * t + j] = cnt;
+        sh[P + 8 * t + j] = mean;
+        sh[2 * P + 8 * t + j] = m2;
+    }
+    dkp_sync();
+    /* Thread gi merges group gi over all rows as sums shifted by its first channel's
+     * mean (a long chain of Chan steps would round the mean at every step). */
+    int cg = C / (int)p.groups;
+    for (int gi = t; gi < (int)p.groups; gi += DKH_THREADS) {
+        int c0 = gi * cg;
+        float na = 0.0f, a1 = 0.0f, a2 = 0.0f, kg = sh[P + 8 * (c0 / VW) + c0 % VW], mean, m2;
+        for (int r = 0; r < rows; r++)
+            for (int c = c0; c < c0 + cg; c++) {
+                int s = 8 * (r * cv + c / VW) + c % VW;
+                float d = sh[P + s] - kg;
+                na += sh[s];
+                a1 += sh[s] * d;
+                a2 += sh[2 * P + s] + sh[s] * d * d;
+            }
+        dkn_unshift(na, kg, a1, a2, mean, m2);
+        dkn_write(p, n * p.groups + gi, na, mean, m2);
+    }
+}
+
+template <int DT> DKP_DEV void dkn_partial(const dkh_gn_args &p, float *sh) {
+    if (p.mode == 1) dkn_partial_nchw<DT>(p, sh);
+    else if (p.mode == 2) dkn_partial_nhwc<DT>(p, sh);
+    else dkn_partial_any<DT>(p, sh);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_gn_partial(dkh_gn_args p) {
+    DKP_SHARED float sh[3 * 8 * DKH_THREADS]; /* one array for every dtype's body */
+    if (p.dt == 1) dkn_partial<1>(p, sh);
+    else if (p.dt == 2) dkn_partial<2>(p, sh);
+    else dkn_partial<3>(p, sh);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
+    DKP_SHARED float sh[3 * DKH_THREADS];
+    int t = dkp_tid();
+    dkh_i64 ng = dkp_bid_x(), n = ng / p.groups, g = ng % p.groups, C = p.shape[1], cg = C / p.groups;
+    float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
+    for (dkh_i64 i = t; i < p.chunks; i += DKH_THREADS) {
+        const float *o = (const float *)p.scratch + (ng * p.chunks + i) * 3;
+        dkn_merge(cnt, mean, m2, o[0], o[1], o[2]);
+    }
+    sh[t] = cnt;
+    sh[DKH_THREADS + t] = mean;
+    sh[2 * DKH_THREADS + t] = m2;
+    dkp_sync();
+    for (int s = DKH_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            float na = sh[t], ma = sh[DKH_THREADS + t], qa = sh[2 * DKH_THREADS + t];
+            dkn_merge(na, ma, qa, sh[t + s], sh[DKH_THREADS + t + s], sh[2 * DKH_THREADS + t + s]);
+            sh[t] = na;
+            sh[DKH_THREADS + t] = ma;
+            sh[2 * DKH_THREADS + t] = qa;
+        }
+        dkp_sync();
+    }
+    {
+        float var = sh[2 * DKH_THREADS] / sh[0], rstd = 1.0f / dkp_sqrt((var > 0.0f ? var : 0.0f) + p.eps);
+        for (dkh_i64 c = g * cg + t; c < g * cg + cg; c += DKH_THREADS) {
+            float *o = (float *)p.scratch + p.coef + (n * C + c) * 4;
+            o[0] = sh[DKH_THREADS];
+            o[1] = p.has_gamma ? rstd * dkp_load(p.gamma, p.dt, c * p.gamma_s) : rstd;
+            o[2] = p.has_beta ? dkp_load(p.beta, p.dt, c * p.beta_s) : 0.0f;
+            o[3] = 0.0f;
+        }
+    }
+}
+
+template <int DT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
+    const int VW = dkn_vec<DT>::VW;
+    const float *coef = (const float *)p.scratch + p.coef;
+    dkh_i64 C = p.shape[1], H = p.shape[2], W = p.shape[3], step = p.nblocks * DKH_THREADS;
+    dkh_i64 i = dkp_bid_x() * DKH_THREADS + dkp_tid();
+    if (p.mode == 2) {
+        /* grid (pixel chunk, n) as in the partial kernel: a thread keeps one channel
+         * vector and its coefficients over the chunk's pixels */
+        int cv = (int)C / VW, rows = DKH_THREADS / cv, t = dkp_tid(), col = t % cv, row = t / cv;
+        dkh_i64 hw = H * W, n = dkp_bid_y(), p0 = dkp_bid_x() * p.chunk, p1 = p0 + p.chunk < hw ? p0 + p.chunk : hw;
+        const dkn_v16 *x = (const dkn_v16 *)p.x + n * hw * cv + col;
+        dkn_v16 *y = (dkn_v16 *)p.y + n * hw * cv + col;
+        float m[8], a[8], b[8];
+        if (row >= rows) return;
+#pragma unroll
+        for (int j = 0; j < VW; j++) {
+            const float *k = coef + (n * C + col * VW + j) * 4;
+            m[j] = k[0];
+            a[j] = k[1];
+            b[j] = k[2];
+        }
+        for (dkh_i64 q = p0 + row; q < p1; q += rows) {
+            dkn_v16 u = x[q * cv];
+#pragma unroll
+            for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act(p.act, (dkn_get<DT>(u, j) - m[j]) * a[j] + b[j]));
+            y[q * cv] = u;
+        }
+        return;
+    }
+    if (p.mode == 1) {
+        const dkn_v16 *x = (const dkn_v16 *)p.x;
+        dkn_v16 *y = (dkn_v16 *)p.y;
+        dkh_i64 hwv = H * W / VW;
+        for (; i < p.total; i += step) {
+            dkn_v16 u = x[i];
+            const float *k = coef + (i / hwv) * 4; /* one channel per vector: i = (n*C + c)*hwv + s */
+            float m = k[0], a = k[1], b = k[2];
+#pragma unroll
+            for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act(p.act, (dkn_get<DT>(u, j) - m) * a + b));
+            y[i] = u;
+        }
+        return;
+    }
+    for (; i < p.total; i += step) {
+        dkh_i64 w = i % W, r = i / W, h = r % H, c = (r / H) % C, n = r / H / C;
+        const float *k = coef + (n * C + c) * 4;
+        float v = dkp_load(p.x, DT, n * p.x_s[0] + c * p.x_s[1] + h * p.x_s[2] + w * p.x_s[3]);
+        dkp_store_f(p.y, DT, n * p.y_s[0] + c * p.y_s[1] + h * p.y_s[2] + w * p.y_s[3],
+                    dkp_act(p.act, (v - k[0]) * k[1] + k[2]));
+    }
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_gn_apply(dkh_gn_args p) {
+    if (p.dt == 1) dkn_apply<1>(p);
+    else if (p.dt == 2) dkn_apply<2>(p);
+    else dkn_apply<3>(p);
+}

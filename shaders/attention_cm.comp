@@ -1,0 +1,223 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Flash attention on tensor cores (cooperative matrix), f16 data, fp32 scores,
+// softmax statistics and output accumulation.  The host uses it when Nq, Nkv,
+// D and Dv are multiples of 16, every head dimension is contiguous and every
+// row start 16-byte aligned (attention.comp covers everything else).
+//
+// A workgroup = 8 subgroups of 32, arranged as RG row groups x CG column
+// groups (CG = MODE: 1, 2, 4 or 8, chosen by the host from Dv: 64 output
+// columns per subgroup).  Each row group owns 32 query rows, so a workgroup
+// owns BR = 32 * RG rows and streams keys in blocks of BC = 16 * CG:
+//   S = Q K^T: subgroup (rg, cg) computes rows rg*32 .. +32, keys cg*16 .. +16
+//     of the block with fragments loaded straight from global memory (Q rows
+//     are re-read from L1/L2 for every block; K is read once per workgroup);
+//   S goes to shared memory; 256 invocations, CG per row, do the online
+//     softmax in fp32 (log2 domain) and write P as f16 to shared memory;
+//   O (32 rows x 64 columns per subgroup, 8 fp32 accumulator fragments) stays
+//     in registers across the loop: rescaled by exp2(m_old - m_new) per row,
+//     then O += P V with V fragments from global memory.
+// The per-row rescale needs the row of each accumulator element an invocation
+// holds: an accumulator-typed "probe" matrix loaded from a table whose element
+// (r, c) is r gives it (elements of equal matrix types map alike).
+// Shared memory: S (BR x BC fp32) + P (BR x BC f16) + 2 KiB, under 40 KiB.
+//
+// Written once for both spellings of the extension: GL_NV_cooperative_matrix
+// (Debian's glslang 12; NVIDIA drivers) and, with DK_COOPMAT_KHR defined,
+// GL_KHR_cooperative_matrix.
+#include "dk_common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
+#ifdef DK_COOPMAT_KHR
+#extension GL_KHR_cooperative_matrix : require
+#define CM_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define CM_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CM_C coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CM_LOAD(m, buf, off, ld) coopMatLoad(m, buf, off, ld, gl_CooperativeMatrixLayoutRowMajor)
+#define CM_LOADT(m, buf, off, ld) coopMatLoad(m, buf, off, ld, gl_CooperativeMatrixLayoutColumnMajor)
+#define CM_STORE(m, buf, off, ld) coopMatStore(m, buf, off, ld, gl_CooperativeMatrixLayoutRowMajor)
+#define CM_MAD(a, b, c) coopMatMulAdd(a, b, c)
+#else
+#extension GL_NV_cooperative_matrix : require
+#define CM_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define CM_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define CM_C fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define CM_LOAD(m, buf, off, ld) coopMatLoadNV(m, buf, off, ld, false)
+#define CM_LOADT(m, buf, off, ld) coopMatLoadNV(m, buf, off, ld, true)
+#define CM_STORE(m, buf, off, ld) coopMatStoreNV(m, buf, off, ld, false)
+#define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
+#endif
+
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+
+const int CG = MODE;             // column groups = invocations per softmax row
+const int RG = 8 / CG;
+const int BR = 32 * RG;          // query rows per workgroup
+const int BC = 16 * CG;          // keys per block
+const int LDS = BC / 4 + 1;      // S row in 16-byte vectors (+1: banks)
+const int LDP = BC / 8 + 1;      // P row in 16-byte vectors
+
+// f16 tensors as 16-byte vectors: fragment offsets and strides count vectors.
+layout(std430, set = 0, binding = 0) readonly buffer QV { uvec4 v[]; } qv;
+layout(std430, set = 0, binding = 1) readonly buffer KV { uvec4 v[]; } kv;
+layout(std430, set = 0, binding = 2) readonly buffer VV { uvec4 v[]; } vv;
+DK_IO(4, O, DT)
+
+shared uvec4 at_s[BR * LDS];     // scores (fp32); at the end the output spill slots
+shared uvec4 at_p[BR * LDP];     // probabilities (f16)
+shared float at_alpha[BR], at_l[BR];
+shared float at_probe[256];
+
+void main() {
+    int t = int(gl_LocalInvocationIndex);
+    int sg = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
+    int rgi = sg / CG, cgi = sg % CG;
+    int r0 = 32 * rgi;                       // this subgroup's first row in the block
+    uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
+    uint nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), D = PU(DK_VKP_AT_D), Dv = PU(DK_VKP_AT_DV);
+    uint q0 = group_x() * uint(BR);
+    float sl2 = PF(DK_VKP_AT_SCALE) * 1.4426950408889634;   // scale * log2(e)
+    uint qb = PU(DK_VKP_AT_QS + 4) + b * PU(DK_VKP_AT_QS) + h * PU(DK_VKP_AT_QS + 1);
+    uint kb = PU(DK_VKP_AT_KS + 4) + b * PU(DK_VKP_AT_KS) + h * PU(DK_VKP_AT_KS + 1);
+    uint vb = PU(DK_VKP_AT_VS + 4) + b * PU(DK_VKP_AT_VS) + h * PU(DK_VKP_AT_VS + 1);
+    uint ob = PU(DK_VKP_AT_OS + 4) + b * PU(DK_VKP_AT_OS) + h * PU(DK_VKP_AT_OS + 1);
+    uint qs2 = PU(DK_VKP_AT_QS + 2), ks2 = PU(DK_VKP_AT_KS + 2), vs2 = PU(DK_VKP_AT_VS + 2);
+    uint col0 = uint(64 * cgi);              // this subgroup's first output column
+
+    // Q rows past Nq read row Nq-16.. instead (finite values, never stored).
+    uint qrow0 = min(q0 + uint(r0), nq - 16u), qrow1 = min(q0 + uint(r0) + 16u, nq - 16u);
+    uint qa0 = (qb + qrow0 * qs2) >> 3, qa1 = (qb + qrow1 * qs2) >> 3;
+
+    at_probe[t] = float(t >> 4);
+    barrier();
+    CM_C probe;
+    CM_LOAD(probe, at_probe, 0u, 16u);
+
+    CM_C o0[4], o1[4];
+    [[unroll]] for (int j = 0; j < 4; j++) {
+        o0[j] = CM_C(0.0);
+        o1[j] = CM_C(0.0);
+    }
+    // Softmax role: row sr, keys sp*16 .. +16 of each block; running max and sum.
+    int sr = t / CG, sp = t % CG;
+    float m_run = -1.0 / 0.0, l_run = 0.0;
+
+    for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
+        // S for rows r0 .. r0+31, keys kv0 + cgi*16 .. +16.
+        uint key = kv0 + uint(16 * cgi);
+        CM_C s0 = CM_C(0.0), s1 = CM_C(0.0);
+        if (key < nkv) {
+            uint ka = (kb + key * ks2) >> 3;
+            for (uint d8 = 0u; d8 < (D >> 3); d8 += 2u) {
+                CM_A a0, a1;
+                CM_B kf;
+                CM_LOADT(kf, kv.v, ka + d8, ks2 >> 3);
+                CM_LOAD(a0, qv.v, qa0 + d8, qs2 >> 3);
+                CM_LOAD(a1, qv.v, qa1 + d8, qs2 >> 3);
+                s0 = CM_MAD(a0, kf, s0);
+                s1 = CM_MAD(a1, kf, s1);
+            }
+        }
+        CM_STORE(s0, at_s, uint(r0 * LDS + 4 * cgi), uint(LDS));
+        CM_STORE(s1, at_s, uint((r0 + 16) * LDS + 4 * cgi), uint(LDS));
+        barrier();
+
+        // Online softmax of row sr over this block (log2 domain).
+        {
+            float sv[16];
+            bool valid = kv0 + uint(16 * sp) < nkv;   // Nkv % 16 == 0: all 16 or none
+            float mx = -1.0 / 0.0;
+            [[unroll]] for (int c = 0; c < 4; c++) {
+                vec4 x = uintBitsToFloat(at_s[sr * LDS + 4 * sp + c]);
+                sv[4 * c] = x.x * sl2;
+                sv[4 * c + 1] = x.y * sl2;
+                sv[4 * c + 2] = x.z * sl2;
+                sv[4 * c + 3] = x.w * sl2;
+            }
+            if (valid)
+                [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
+            [[unroll]] for (int off = 1; off < CG; off <<= 1) mx = max(mx, subgroupShuffleXor(mx, uint(off)));
+            float m_new = max(m_run, mx);        // finite: key 0 of the block is valid
+            float alpha = exp2(m_run - m_new);   // 0 on the first block
+            float sum = 0.0;
+            [[unroll]] for (int c = 0; c < 16; c++) {
+                sv[c] = valid ? exp2(sv[c] - m_new) : 0.0;
+                sum += sv[c];
+            }
+            [[unroll]] for (int off = 1; off < CG; off <<= 1) sum += subgroupShuffleXor(sum, uint(off));
+            l_run = l_run * alpha + sum;
+            m_run = m_new;
+            [[unroll]] for (int c = 0; c < 2; c++) {
+                uvec4 w;
+                [[unroll]] for (int e = 0; e < 4; e++)
+                    w[e] = packFloat2x16(f16vec2(sv[8 * c + 2 * e], sv[8 * c + 2 * e + 1]));
+                at_p[sr * LDP + 2 * sp + c] = w;
+            }
+            if (sp == 0) at_alpha[sr] = alpha;
+        }
+        barrier();
+
+        // O rows *= alpha, then O += P V.
+        {
+            float al0[8], al1[8];
+            [[unroll]] for (int i = 0; i < 8; i++)
+                if (i < probe.length()) {
+                    int rr = int(probe[i]);
+                    al0[i] = at_alpha[r0 + rr];
+                    al1[i] = at_alpha[r0 + 16 + rr];
+                }
+            [[unroll]] for (int j = 0; j < 4; j++)
+                [[unroll]] for (int i = 0; i < 8; i++)
+                    if (i < probe.length()) {
+                        o0[j][i] *= al0[i];
+                        o1[j][i] *= al1[i];
+                    }
+        }
+        [[unroll]] for (int kk = 0; kk < BC; kk += 16) {
+            if (kv0 + uint(kk) < nkv) {
+                CM_A p0, p1;
+                CM_LOAD(p0, at_p, uint(r0 * LDP + kk / 8), uint(LDP));
+                CM_LOAD(p1, at_p, uint((r0 + 16) * LDP + kk / 8), uint(LDP));
+                uint va = vb + (kv0 + uint(kk)) * vs2 + col0;
+                [[unroll]] for (int j = 0; j < 4; j++) {
+                    if (col0 + uint(16 * j) < Dv) {
+                        CM_B vf;
+                        CM_LOAD(vf, vv.v, (va + uint(16 * j)) >> 3, vs2 >> 3);
+                        o0[j] = CM_MAD(p0, vf, o0[j]);
+                        o1[j] = CM_MAD(p1, vf, o1[j]);
+                    }
+                }
+            }
+        }
+    }
+
+    // Epilogue: O / l, through this subgroup's spill slot (256 floats of
+    // at_s, whose last readers finished before the loop's last barrier).
+    if (sp == 0) at_l[sr] = l_run;
+    barrier();
+    uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
+    int er = lane >> 1, ec = (lane & 1) * 8;
+    [[unroll]] for (int f = 0; f < 2; f++)
+        [[unroll]] for (int j = 0; j < 4; j++) {
+            uint col = col0 + uint(16 * j);
+            if (col >= Dv) continue;
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            if (f == 0) CM_STORE(o0[j], at_s, uint(sg * 64), 4u);
+            else CM_STORE(o1[j], at_s, uint(sg * 64), 4u);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            int row = r0 + 16 * f + er;
+            uint q = q0 + uint(row);
+            if (q < nq) {
+                float inv = 1.0 / at_l[row];
+                vec4 lo = uintBitsToFloat(at_s[sg * 64 + er * 4 + (ec >> 2)]);
+                vec4 hi = uintBitsToFloat(at_s[sg * 64 + er * 4 + (ec >> 2) + 1]);
+                float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+                [[unroll]] for (int c = 0; c < 8; c++) O_st(ob + q * os2 + (col + uint(ec + c)) * os3, v[c] * inv);
+            }
+        }
+}
