@@ -19,13 +19,19 @@ DK_IO(1, Wt, DT)
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
-// 16-byte views for the vector fetches (FLAGS bits 7 and 8).
+// 16-byte views for the vector fetches (MODE bits 0 and 1).
 layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;
 
 
+// MODE bit 2: the input is 2x-upsampled (input coordinate = upsampled one / 2).
+// Without it, a row's pixel offset and a tap's offset are folded into the row
+// and cursor offsets, so a fetch is two adds, two compares and one add.
+const bool CV_UP2 = (MODE & 4) != 0;
+
 int cv_g;
-// A rows: element offset of (n, group's channel 0), and the upsampled-input
+// A rows: element offset of (n, group's channel 0) (plus, without CV_UP2, of
+// the tap (0, 0) pixel, which may lie in the padding), and the upsampled-input
 // coordinate of tap (0, 0).
 uint cva_base[8];
 int cva_ih[8], cva_iw[8];
@@ -64,6 +70,7 @@ void cva_derive() {
     cva_koff = uint(cvka.ci) * PU(DK_VKP_CV_XS + 1);
     cva_dh = cvka.th * P(DK_VKP_CV_DILH);
     cva_dw = cvka.tw * P(DK_VKP_CV_DILW);
+    if (!CV_UP2) cva_koff += uint(cva_dh) * PU(DK_VKP_CV_XS + 2) + uint(cva_dw) * PU(DK_VKP_CV_XS + 3);
 }
 
 void cvb_derive() {
@@ -82,6 +89,19 @@ void gemm_a_row(int j, int m) {
                   uint(cv_g * P(DK_VKP_CV_CING)) * PU(DK_VKP_CV_XS + 1);
     cva_ih[j] = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
     cva_iw[j] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
+    if (!CV_UP2) cva_base[j] += uint(cva_ih[j]) * PU(DK_VKP_CV_XS + 2) + uint(cva_iw[j]) * PU(DK_VKP_CV_XS + 3);
+}
+
+// Element offset of row slot j at the A cursor; false where the tap lies in
+// the padding.
+bool cv_a_index(int j, out uint idx) {
+    int ihu = cva_ih[j] + cva_dh, iwu = cva_iw[j] + cva_dw;
+    if (!CV_UP2) {
+        idx = cva_base[j] + cva_koff;
+        return uint(ihu) < uint(P(DK_VKP_CV_H)) && uint(iwu) < uint(P(DK_VKP_CV_W));
+    }
+    idx = cva_base[j] + cva_koff + uint(ihu >> 1) * PU(DK_VKP_CV_XS + 2) + uint(iwu >> 1) * PU(DK_VKP_CV_XS + 3);
+    return uint(ihu) < uint(2 * P(DK_VKP_CV_H)) && uint(iwu) < uint(2 * P(DK_VKP_CV_W));
 }
 
 void gemm_a_kset(int k) {
@@ -95,22 +115,18 @@ void gemm_a_knext() {
 }
 
 float gemm_a_load(int j) {
-    int ups = P(DK_VKP_CV_UPS), us = ups >> 1; // upsample 1 or 2: shift 0 or 1
-    int ihu = cva_ih[j] + cva_dh, iwu = cva_iw[j] + cva_dw;
-    if (uint(ihu) >= uint(P(DK_VKP_CV_H) * ups) || uint(iwu) >= uint(P(DK_VKP_CV_W) * ups)) return 0.0;
-    return X_ld(cva_base[j] + cva_koff + uint(ihu >> us) * PU(DK_VKP_CV_XS + 2) + uint(iwu >> us) * PU(DK_VKP_CV_XS + 3));
+    uint i;
+    return cv_a_index(j, i) ? X_ld(i) : 0.0;
 }
 
 // The 8 channels ci..ci+7 of row slot 0 at the cursor's tap (channels-last,
 // Cin a multiple of 8: they never straddle a tap).
 void gemm_a_load8(out float v[8]) {
-    int ups = P(DK_VKP_CV_UPS), us = ups >> 1;
-    int ihu = cva_ih[0] + cva_dh, iwu = cva_iw[0] + cva_dw;
-    if (uint(ihu) >= uint(P(DK_VKP_CV_H) * ups) || uint(iwu) >= uint(P(DK_VKP_CV_W) * ups)) {
+    uint i;
+    if (!cv_a_index(0, i)) {
         [[unroll]] for (int e = 0; e < 8; e++) v[e] = 0.0;
         return;
     }
-    uint i = cva_base[0] + cva_koff + uint(ihu >> us) * PU(DK_VKP_CV_XS + 2) + uint(iwu >> us) * PU(DK_VKP_CV_XS + 3);
     GEMM_LOAD8(xv, i, v);
 }
 

@@ -23,13 +23,17 @@
 // row (A's k stride is the small one, e.g. channels-last conv input); else
 // neighbouring rows.  FLAGS bit 5 (K-fast B): the same for B.  FLAGS bit 6:
 // the epilogue walks rows fastest (see there).
-// Vector fetches: FLAGS bit 7 (A) has each invocation fetch 8 consecutive k of
-// one row (row slot 0: rows t & 127, k 8 * (t >> 7)) through
+// Vector fetches (MODE, a specialization constant, so that the scalar path's
+// per-row registers are not allocated when it is off): bit 0 has each
+// invocation fetch 8 consecutive k of one row (row slot 0: row t & 127,
+// k 8 * (t >> 7)) through
 //   void  gemm_a_load8(out float v[8])   (m < M and k < K; K a multiple of 8)
-// and FLAGS bit 8 (B) 8 consecutive columns of one k (column slot 0: columns
-// 8 * (t & 15), k = t >> 4) through
-//   void  gemm_b_load8(out float v[8])   (k < K and n < N; N a multiple of 8)
-// for 16-byte loads where the layout allows them.
+// bit 1 8 consecutive columns of one k of B (column slot 0: columns
+// 8 * (t & 15), k = t >> 4; N a multiple of 8), bit 3 instead 8 consecutive k
+// of one column of B (column slot 0: column t & 127, k 8 * (t >> 7); K a
+// multiple of 8), both through
+//   void  gemm_b_load8(out float v[8])   (k < K and n < N)
+// so that the loads are 16 bytes wide where the layout allows it.
 // Include this file before the callbacks (they may use GEMM_BK).
 #define GEMM_BM 128
 #define GEMM_BN 128
@@ -59,8 +63,8 @@ void gemm_store(int m, int n, float acc);
 shared vec4 gemm_sm[2 * GEMM_BOFF];
 
 // For gemm_a_load8 / gemm_b_load8: 8 consecutive elements of a uvec4 view from
-// element index i (a multiple of 8 for 16-bit
-// types, of 4 for f32, so the uvec4s are whole).
+// element index i (a multiple of 8 for 16-bit types, of 4 for f32, so the
+// uvec4s are whole).
 #define GEMM_LOAD8(view, i, v)                                                          \
     {                                                                                 \
         if (DT == 1) {                                                                \
@@ -99,14 +103,18 @@ void gemm_run(int M, int N, int K, int m0, int n0) {
     bool akf = (FLAGS & 4) != 0, bkf = (FLAGS & 32) != 0;
     int a_k = akf ? (t & 15) : (t >> 4), a_r = akf ? (t >> 4) : (t & 15);
     int b_k = bkf ? (t & 15) : (t >> 4), b_c = bkf ? (t >> 4) : (t & 15);
-    bool avec = (FLAGS & 128) != 0, bvec = (FLAGS & 256) != 0;
+    const bool avec = (MODE & 1) != 0, bvn = (MODE & 2) != 0, bvk = (MODE & 8) != 0, bvec = bvn || bvk;
     if (avec) {
         a_k = (t >> 7) * 8;
         a_r = t & 127;
     }
-    if (bvec) {
+    if (bvn) {
         b_k = t >> 4;
         b_c = (t & 15) * 8;
+    }
+    if (bvk) {
+        b_k = (t >> 7) * 8;
+        b_c = t & 127;
     }
     uint a_ok = 0u, b_ok = 0u;
     [[unroll]] for (int j = 0; j < 8; j++) {
@@ -142,9 +150,11 @@ void gemm_run(int M, int N, int K, int m0, int n0) {
         } else {
             [[unroll]] for (int j = 0; j < 8; j++) gemm_sm[a_k * GEMM_LD + ar4 + 4 * j][ac] = ra[j];
         }
-        if (bvec) {
+        if (bvn) {
             gemm_sm[GEMM_BOFF + b_k * GEMM_LD + bc4] = vec4(rb[0], rb[1], rb[2], rb[3]);
             gemm_sm[GEMM_BOFF + b_k * GEMM_LD + bc4 + 1] = vec4(rb[4], rb[5], rb[6], rb[7]);
+        } else if (bvk) {
+            [[unroll]] for (int j = 0; j < 8; j++) gemm_sm[GEMM_BOFF + (b_k + j) * GEMM_LD + bc4][bcc] = rb[j];
         } else {
             [[unroll]] for (int j = 0; j < 8; j++) gemm_sm[GEMM_BOFF + b_k * GEMM_LD + bc4 + 4 * j][bcc] = rb[j];
         }

@@ -15,7 +15,8 @@
 
 /* Slots every op may use: the epilogue activation and flags (bit 0 bias/gamma,
  * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input, bit 3
- * conv weights pre-packed dense [K][Cout]). */
+ * conv weights pre-packed dense [K][Cout]; portable GEMM core, see
+ * shaders/dk_gemm_tile.glsl: bit 5 K-fast B loads, bit 6 epilogue rows fastest). */
 #define DK_VKP_ACT 62
 #define DK_VKP_FLAGS 63
 

@@ -13,7 +13,7 @@ DK_IO(1, B, DT)
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
-// 16-byte views for the vector fetches (FLAGS bits 7 and 8).
+// 16-byte views for the vector fetches (MODE bits 0 and 1).
 layout(std430, set = 0, binding = 0) readonly buffer AV { uvec4 v[]; } av;
 layout(std430, set = 0, binding = 1) readonly buffer BV { uvec4 v[]; } bv;
 

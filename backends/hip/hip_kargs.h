@@ -57,7 +57,8 @@ typedef struct dkh_gemm_args {
     /* fast kernel only: the weight's offsets of one image (batched matmul) and
      * of one group; a_s are then the strides of (cout, cin, kh, kw), a_s[1] == 1 */
     dkh_i64 a_zs, a_gs;
-    int mode, transposed, act, has_bias, has_res, pad0;
+    /* fast kernel: tiles_xy 1 = grid x walks the channel tiles, y the pixel tiles */
+    int mode, transposed, act, has_bias, has_res, tiles_xy;
     float out_scale, res_scale;
 } dkh_gemm_args;
 

@@ -89,8 +89,11 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
 
 /* The fast kernel (dk_gemm_fast.hip): rows = pixels, columns = output channels. */
 static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
-    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemmf[dt], hipops_blocks(p->N, DKH_GEMMF_BM),
-                          hipops_blocks(p->M, DKH_GEMMF_BN), (uint64_t)batch, p);
+    uint64_t pix = hipops_blocks(p->N, DKH_GEMMF_BM), ch = hipops_blocks(p->M, DKH_GEMMF_BN);
+    /* channel tiles on x (fastest) where the pixel tiles fit grid y */
+    p->tiles_xy = pix <= 65535u;
+    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch,
+                          (uint64_t)batch, p);
 }
 
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,

@@ -236,13 +236,14 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
     c->p[DK_VKP_CV_K] = (int32_t)k;
     /* 128x128 output tiles (shaders/dk_gemm_tile.glsl); bit 6: the epilogue
      * walks rows (pixels) fastest when y's channel stride is the larger one. */
-    c->p[DK_VKP_FLAGS] &= ~(64 | 128 | 256);
+    c->p[DK_VKP_FLAGS] &= ~64;
     if (c->p[DK_VKP_CV_YS + 1] > c->p[DK_VKP_CV_YS + 3]) c->p[DK_VKP_FLAGS] |= 64;
-    /* bits 7, 8: 16-byte fetches of 8 input channels (channels-last input) and
-     * of 8 output channels of the weights (packed: [tap][ci][co], co fastest). */
-    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->p[DK_VKP_FLAGS] |= 128;
+    /* MODE bits 0, 1: 16-byte fetches of 8 input channels (channels-last input)
+     * and of 8 output channels of the weights (packed: [tap][ci][co], co fastest). */
+    c->spec[DK_VKS_MODE] = c->p[DK_VKP_CV_UPS] == 2 ? 4 : 0; /* bit 2: fused 2x upsample */
+    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->spec[DK_VKS_MODE] |= 1;
     if (nc % 8 == 0 && c->p[DK_VKP_CV_WGS] % v == 0 && vkop_vec_view(&c->p[DK_VKP_CV_WGS + 1], 0, v))
-        c->p[DK_VKP_FLAGS] |= 256;
+        c->spec[DK_VKS_MODE] |= 2;
     return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 127) / 128,
                            (uint32_t)((nc + 127) / 128), groups);
 }
@@ -432,7 +433,7 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     const char *op = "dk_matmul";
     dk_vk_binding bind[DK_VK_BINDINGS];
     int32_t p[DK_VKP_SLOT_INTS], t[5];
-    uint32_t spec[DK_VK_SPEC], flags = 0;
+    uint32_t spec[DK_VK_SPEC], flags = 0, mode = 0;
     int64_t shape[4], strides[4];
     int64_t batch, m, n, k;
     dk_status st;
@@ -475,16 +476,19 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     if (k > 1 && (m == 1 || p[DK_VKP_MM_AS + 2] < p[DK_VKP_MM_AS + 1])) flags |= 4;
     if (k > 1 && (n == 1 || p[DK_VKP_MM_BS + 1] < p[DK_VKP_MM_BS + 2])) flags |= 32;
     if (n > 1 && m > 1 && p[DK_VKP_MM_YS + 1] < p[DK_VKP_MM_YS + 2]) flags |= 64; /* epilogue rows fastest */
-    {   /* bits 7, 8: 16-byte fetches of 8 k of a row of a, of 8 columns of a row of b */
+    {   /* MODE bits 0, 1, 3: 16-byte fetches of 8 k of a row of a, of 8 columns of a
+         * row of b, or of 8 k of a column of b (linear's W^T) */
         int32_t v = y->dtype == DK_F32 ? 4 : 8, va[5], vb[5];
         va[0] = p[DK_VKP_MM_AS], va[1] = p[DK_VKP_MM_AS + 1], va[2] = 0, va[3] = p[DK_VKP_MM_AS + 2];
         va[4] = p[DK_VKP_MM_AS + 3];
         vb[0] = p[DK_VKP_MM_BS], vb[1] = p[DK_VKP_MM_BS + 1], vb[2] = 0, vb[3] = p[DK_VKP_MM_BS + 2];
         vb[4] = p[DK_VKP_MM_BS + 3];
-        if (k % 8 == 0 && vkop_vec_view(va, 3, v)) flags |= 128;
-        if (n % 8 == 0 && vkop_vec_view(vb, 3, v)) flags |= 256;
+        if (k % 8 == 0 && vkop_vec_view(va, 3, v)) mode |= 1;
+        if (n % 8 == 0 && vkop_vec_view(vb, 3, v)) mode |= 2;
+        vb[1] = p[DK_VKP_MM_BS + 2], vb[3] = p[DK_VKP_MM_BS + 1]; /* k now in slot 3 */
+        if (!(mode & 2) && k % 8 == 0 && vkop_vec_view(vb, 3, v)) mode |= 8;
     }
-    vkop_spec(spec, p, y->dtype, d->activation, flags, y->dtype, 0);
+    vkop_spec(spec, p, y->dtype, d->activation, flags, y->dtype, mode);
     /* 128x128 output tiles (shaders/dk_gemm_tile.glsl) */
     return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 127) / 128,
                            (uint32_t)((n + 127) / 128), (uint32_t)batch);
@@ -694,6 +698,30 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
 
 /* ------------------------------------------------------------ attention */
 
+/* The tensor-core shader (shaders/attention_cm.comp) loads 16x16 fragments
+ * straight from the bound tensors as 16-byte vectors: f16, Nq, Nkv, D and Dv
+ * multiples of 16, each head dimension contiguous, every other stride and
+ * each view's start a multiple of 8 elements inside a 16-byte aligned binding;
+ * and 48896 bytes of shared memory (its largest variant, CG 8).
+ * p: the parameter slot with the four tensors' strides and offsets. */
+static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
+                                const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind) {
+    static const int vkop_at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
+    int i, j;
+    if (!s->coopmat || s->props.limits.maxComputeSharedMemorySize < 48896 || q->dtype != DK_F16 ||
+        k->dtype != DK_F16 || v->dtype != DK_F16 || out->dtype != DK_F16)
+        return 0;
+    if (q->shape[2] % 16 || k->shape[2] % 16 || q->shape[3] % 16 || v->shape[3] % 16) return 0;
+    for (i = 0; i < 3; i++) {
+        const int32_t *t = &p[vkop_at_in[i]];
+        if (t[3] != 1 || bind[i].offset % 16) return 0;
+        for (j = 0; j < 3; j++)
+            if (t[j] % 8) return 0;
+        if (t[4] % 8) return 0;
+    }
+    return 1;
+}
+
 dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
                            const dk_tensor *v, const dk_tensor *out) {
     const char *op = "dk_attention";
@@ -720,6 +748,17 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
     p[DK_VKP_AT_D] = (int32_t)dd;
     p[DK_VKP_AT_DV] = (int32_t)v->shape[3];
     p[DK_VKP_AT_SCALE] = vkop_fbits(scale);
+    if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind)) {
+        /* Column groups (64 output columns each) of the 8 subgroups: the
+         * workgroup owns 256 / cg query rows and streams keys 16 * cg at a time.
+         * cg covers D too (cg 1 keeps Q in registers: D <= 64). */
+        int64_t dm = dd > v->shape[3] ? dd : v->shape[3];
+        uint32_t cg = dm <= 64 ? 1 : dm <= 128 ? 2 : dm <= 256 ? 4 : 8;
+        uint64_t br = 256 / cg;
+        vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
+        return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION_CM, spec, bind, p, DK_VKP_SLOT_INTS,
+                               ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
+    }
     vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, 0);
     return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(q->shape[2] + 7) / 8,
                            (uint32_t)q->shape[1], (uint32_t)q->shape[0]);

@@ -180,6 +180,14 @@ static const hcb_attn hcb_attention[] = {
     {"long_kv_300_d64", 0, {.b = 1, .heads = 1, .nq = 8, .nkv = 300, .d = 64, .dv = 64}},
     {"d512_bnhd_batch2", 0, {.b = 2, .heads = 2, .nq = 12, .nkv = 20, .d = 512, .dv = 512, .storage = HC_BNHD}},
     {"tiles_nq200_nkv333_d64", 0, {.b = 1, .heads = 2, .nq = 200, .nkv = 333, .d = 64, .dv = 64}},
+    /* Vulkan tensor-core path (f16; Nq, Nkv, D, Dv multiples of 16): partial row and key
+     * blocks of each column-group shape, strided views, Dv != D, large logits */
+    {"tc_d64_b2_h3_nq96_nkv160_bnhd", 0, {.b = 2, .heads = 3, .nq = 96, .nkv = 160, .d = 64, .dv = 64, .storage = HC_BNHD}},
+    {"tc_d128_nq48_nkv272", 0, {.b = 1, .heads = 2, .nq = 48, .nkv = 272, .d = 128, .dv = 128}},
+    {"tc_d256_n80_qkv_packed", 0, {.b = 1, .heads = 2, .nq = 80, .nkv = 80, .d = 256, .dv = 256, .storage = HC_QKV_PACKED}},
+    {"tc_d96_dv192_nq32_nkv144", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 144, .d = 96, .dv = 192}},
+    {"tc_d512_b2_nq80_nkv176_logits", 0, {.b = 2, .heads = 1, .nq = 80, .nkv = 176, .d = 512, .dv = 512, .q_range = 150.0f}},
+    {"tc_d512_nq256_nkv256_bnhd", 0, {.b = 1, .heads = 2, .nq = 256, .nkv = 256, .d = 512, .dv = 512, .storage = HC_BNHD}},
 };
 
 /* ------------------------------------------------------------- elementwise */

@@ -240,6 +240,60 @@ static int tt_fma_cover(int fam, const char *name) {
     return 0;
 }
 
+/* The register-fragment loads of dk_tile.h (load_a / load_b) read slot pair
+ * (2j, 2j+1) as one 32-bit word: same row (column), k and k+1 with k even.
+ * mma.sync loads with ldmatrix: lane l addresses row (l%8) + 8*((l/8)%2), k 8*(l/16)
+ * of A (column l%8, k 8*((l/8)%2) of B), the element lane 4*(l%8) holds in slot
+ * 2*(l/8) (2*((l/8)%2)), and receives row t/4, k 2*(t%4) of each 8x8 matrix. */
+static int tt_pairs(int fam, const char *name) {
+    dkt_shape s = dkt_shape_of(fam);
+    int lane, j;
+    for (lane = 0; lane < s.wave; lane++) {
+        for (j = 0; 2 * j + 1 < s.a_regs; j++) {
+            int r0, k0, r1, k1;
+            dkt_a_map(fam, lane, 2 * j, &r0, &k0);
+            dkt_a_map(fam, lane, 2 * j + 1, &r1, &k1);
+            if (r0 != r1 || k1 != k0 + 1 || k0 % 2) {
+                printf("FAIL %s: A slots %d, %d of lane %d are not one 32-bit pair\n", name, 2 * j, 2 * j + 1, lane);
+                return 1;
+            }
+        }
+        for (j = 0; 2 * j + 1 < s.b_regs; j++) {
+            int k0, c0, k1, c1;
+            dkt_b_map(fam, lane, 2 * j, &k0, &c0);
+            dkt_b_map(fam, lane, 2 * j + 1, &k1, &c1);
+            if (c0 != c1 || k1 != k0 + 1 || k0 % 2) {
+                printf("FAIL %s: B slots %d, %d of lane %d are not one 32-bit pair\n", name, 2 * j, 2 * j + 1, lane);
+                return 1;
+            }
+        }
+    }
+    if (fam == DKT_MMA16816)
+        for (lane = 0; lane < 32; lane++) {
+            int r, k, t;
+            dkt_a_map(fam, 4 * (lane % 8), 2 * (lane / 8), &r, &k);
+            if (r != lane % 8 + 8 * ((lane / 8) % 2) || k != 8 * (lane / 16)) {
+                printf("FAIL %s: ldmatrix A row address of lane %d\n", name, lane);
+                return 1;
+            }
+            dkt_b_map(fam, 4 * (lane % 8), 2 * ((lane / 8) % 2), &k, &r);
+            if (r != lane % 8 || k != 8 * ((lane / 8) % 2)) {
+                printf("FAIL %s: ldmatrix B row address of lane %d\n", name, lane);
+                return 1;
+            }
+            for (t = 0; t < 4; t++) { /* register t of lane: matrix t, row lane/4, k 2*(lane%4) */
+                dkt_a_map(fam, lane, 2 * t, &r, &k);
+                if (r != lane / 4 + 8 * (t % 2) || k != 2 * (lane % 4) + 8 * (t / 2)) {
+                    printf("FAIL %s: ldmatrix A register %d of lane %d\n", name, t, lane);
+                    return 1;
+                }
+            }
+        }
+    printf("ok   %-18s     : fragment slot pairs are 32-bit words%s\n", name,
+           fam == DKT_MMA16816 ? ", ldmatrix addresses" : "");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const struct { int fam; const char *name; int f16, bf16; } fams[] = {
         {DKT_MFMA32, "mfma 32x32x8", 1, 1},
@@ -258,6 +312,7 @@ int main(int argc, char **argv) {
     for (n = 0; n < sizeof fams / sizeof fams[0]; n++) {
         if (fams[n].f16) fails += tt_family(fams[n].fam, fams[n].name, DK_F16);
         if (fams[n].bf16) fails += tt_family(fams[n].fam, fams[n].name, DK_BF16);
+        fails += tt_pairs(fams[n].fam, fams[n].name);
     }
     fails += tt_fma_cover(DKT_FMA32, "fma wave32");
     fails += tt_fma_cover(DKT_FMA64, "fma wave64");

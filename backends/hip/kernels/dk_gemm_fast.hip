@@ -10,11 +10,16 @@
  * tap_w, channel order), so a row of a slice is 64 contiguous bytes of the input
  * or the weight: each thread loads two 16-byte vectors per operand, with pixel
  * coordinates computed once per block and tap counters stepped per slice (no
- * divisions in the loop).  Slice s+1 is loaded into registers before slice s is
- * multiplied, then stored into the other of two shared-memory buffers: one
- * barrier per slice.  Shared rows are K-contiguous, padded to 40 elements (80
- * bytes): 32-bit fragment loads of 8 rows x 4 words hit 32 different banks.
- * The epilogue is applied on the accumulators before the only store of y. */
+ * divisions in the loop; on NVIDIA the row addresses are recomputed only when
+ * the tap changes).  One barrier per slice.
+ *   NVIDIA: a 3-stage ring filled by cp.async two slices ahead, unpadded rows with
+ *           XOR-swizzled 16-byte chunks, ldmatrix fragment loads, 2 blocks/SM.
+ *   AMD, host simulation: slice s+1 is loaded into registers before slice s is
+ *           multiplied, then stored into the other of two buffers; rows padded to
+ *           40 elements (80 bytes), so 32-bit fragment loads of 8 rows x 4 words
+ *           hit 32 different banks.
+ * The epilogue is applied on the accumulators before the only store of y.
+ * Prepacked weights: hip_ops.c (hipops_packed_weight). */
 #include "dk_tile.h"
 #include "../hip_kargs.h"
 
@@ -67,7 +72,6 @@ DKP_DEV void dkgf_async(dkp_u16 *dst, const dkp_u16 *src, bool ok) {
     unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sa), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
-DKP_DEV void dkgf_async_wait(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #endif
 DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
 #pragma unroll
@@ -83,11 +87,12 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD, NT = DKH_THREADS;
     /* warps: 2 along the pixels x NW/2 along the channels */
     const int NW = NT / F::WAVE, WTM = BM / 2, WTN = BN / (NW / 2), FM = WTM / F::M, FN = WTN / F::N;
-    DKP_SHARED dkp_u16 As[2 * BM * LD] __attribute__((aligned(16)));
-    DKP_SHARED dkp_u16 Bs[2 * BN * LD] __attribute__((aligned(16)));
     const int tid = dkp_tid(), lane = tid % F::WAVE, wave = tid / F::WAVE, wm = wave % 2, wn = wave / 2;
     const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
-    const dkh_i64 n0 = dkp_bid_x() * BM, m0 = dkp_bid_y() * BN;
+    /* channel tiles fastest (tiles_xy): the blocks of one pixel tile run together
+     * and read its input rows from L2 once */
+    const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
+    const dkh_i64 m0 = (p.tiles_xy ? dkp_bid_x() : dkp_bid_y()) * BN;
     const int chunk = tid % 4, lrow = tid / 4, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
     const int slices = (int)(p.K / BK);
     dkgf_rows s;
@@ -112,27 +117,82 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
 #pragma unroll
             for (int r = 0; r < F::CR; r++) acc[i][j][r] = 0.0f;
 
+#if defined(DKP_NVIDIA)
+    /* NVIDIA: a ring of 3 stages filled by cp.async two slices ahead; rows of 32
+     * elements (64 bytes) with 16-byte chunks XOR-swizzled by (row / 2) % 4, so
+     * cp.async's stores and ldmatrix's 8-row reads hit distinct banks without
+     * padding and the ring fits the 48 KB of static shared memory. */
     {
+        const int ST = 3, SA = BM * BK, SB = BN * BK;
+        DKP_SHARED dkp_u16 As[ST * SA] __attribute__((aligned(128)));
+        DKP_SHARED dkp_u16 Bs[ST * SB] __attribute__((aligned(128)));
+        int ci0 = 0, th = 0, tw = 0; /* the next slice to issue */
+        const dkp_u16 *src[4];
+        bool ok[4];
+        (void)LD;
+        for (int sl = 0; sl < slices + ST - 1; sl++) {
+            if (sl >= ST - 1) {
+                /* slice sl - (ST-1) has landed (at most ST-2 groups still in flight) */
+                asm volatile("cp.async.wait_group %0;" ::"n"(ST - 2) : "memory");
+                dkp_sync();
+            }
+            if (sl < slices) {
+                const int st = sl % ST;
+                if (ci0 == 0) dkgf_src(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const int row = lrow + 64 * (j % 2);
+                    dkp_u16 *base = j < 2 ? As + st * SA : Bs + st * SB;
+                    dkgf_async(base + tile.sw32(row, chunk * 8), src[j] + ci0, ok[j]);
+                }
+                ci0 += BK;
+                if (ci0 == cin) {
+                    ci0 = 0;
+                    if (++tw == wtaps) {
+                        tw = 0;
+                        th++;
+                    }
+                }
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            if (sl >= ST - 1) {
+                const int st = (sl - (ST - 1)) % ST;
+                const dkp_u16 *Ac = As + st * SA, *Bc = Bs + st * SB;
+#pragma unroll
+                for (int kk = 0; kk < BK; kk += F::K) {
+                    typename F::FA fa[FM];
+                    typename F::FB fb[FN];
+#pragma unroll
+                    for (int i = 0; i < FM; i++) tile.load_a_sw(fa[i], Ac + (wm * WTM + i * F::M) * BK, kk, lane);
+#pragma unroll
+                    for (int j = 0; j < FN; j++) tile.load_b_sw(fb[j], Bc + (wn * WTN + j * F::N) * BK, kk, lane);
+#pragma unroll
+                    for (int i = 0; i < FM; i++)
+#pragma unroll
+                        for (int j = 0; j < FN; j++) tile.template mma_rr<DT>(acc[i][j], fa[i], fb[j], lane);
+                }
+            }
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+    }
+#else
+    /* elsewhere: two padded buffers, slice s+1 fetched into registers before slice
+     * s is multiplied and stored after it */
+    {
+        DKP_SHARED dkp_u16 As[2 * BM * LD] __attribute__((aligned(16)));
+        DKP_SHARED dkp_u16 Bs[2 * BN * LD] __attribute__((aligned(16)));
         int ci0 = 0, th = 0, tw = 0;
         const dkp_u16 *src[4];
         bool ok[4];
+        dkgf_v4 v[4];
         /* this thread's chunk in buffer b: rows lrow, lrow + 64 of A (pixels) and B (channels) */
 #define DKGF_DST(b, j) ((j) < 2 ? As + (b) * BM * LD + (lrow + 64 * (j)) * LD + chunk * 8 \
                                 : Bs + (b) * BN * LD + (lrow + 64 * ((j) - 2)) * LD + chunk * 8)
-#if !defined(DKP_NVIDIA)
-        dkgf_v4 v[4];
-#endif
         if (slices > 0) {
             dkgf_src(p, s, 0, 0, 0, src, ok);
-#if defined(DKP_NVIDIA)
-#pragma unroll
-            for (int j = 0; j < 4; j++) dkgf_async(DKGF_DST(0, j), src[j], ok[j]);
-            dkgf_async_wait();
-#else
             dkgf_fetch(src, ok, v);
 #pragma unroll
             for (int j = 0; j < 4; j++) *(dkgf_v4 *)DKGF_DST(0, j) = v[j];
-#endif
         }
         dkp_sync();
         for (int sl = 0; sl < slices; sl++) {
@@ -150,12 +210,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
                     }
                 }
                 dkgf_src(p, s, ci0, th, tw, src, ok);
-#if defined(DKP_NVIDIA)
-#pragma unroll
-                for (int j = 0; j < 4; j++) dkgf_async(DKGF_DST(nb, j), src[j], ok[j]);
-#else
                 dkgf_fetch(src, ok, v);
-#endif
             }
 #pragma unroll
             for (int kk = 0; kk < BK; kk += F::K) {
@@ -171,17 +226,14 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
                     for (int j = 0; j < FN; j++) tile.template mma_rr<DT>(acc[i][j], fa[i], fb[j], lane);
             }
             if (more) {
-#if defined(DKP_NVIDIA)
-                dkgf_async_wait();
-#else
 #pragma unroll
                 for (int j = 0; j < 4; j++) *(dkgf_v4 *)DKGF_DST(nb, j) = v[j];
-#endif
             }
             dkp_sync();
         }
 #undef DKGF_DST
     }
+#endif
 
     /* epilogue: out = out_scale * act(acc + bias) + res_scale * residual */
 #pragma unroll

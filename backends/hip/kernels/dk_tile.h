@@ -326,6 +326,23 @@ template <> struct dkt_tile<DKT_MMA16816> {
         unsigned sa = (unsigned)__cvta_generic_to_shared(B + c * ldb + k);
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(f.r[0]), "=r"(f.r[1]) : "r"(sa));
     }
+    /* The same from rows of 32 elements whose 16-byte chunks are XOR-swizzled by
+     * (row / 2) % 4 (A, B at a row that is a multiple of 8; kk: first k). */
+    DKP_DEV int sw32(int r, int k) { return r * 32 + ((((k >> 3) ^ (r >> 1)) & 3) << 3); }
+    DKP_DEV void load_a_sw(FA &f, const dkp_u16 *A, int kk, int lane) {
+        int r, k;
+        dkt_a_map(DKT_MMA16816, 4 * (lane % 8), 2 * (lane / 8), &r, &k);
+        unsigned sa = (unsigned)__cvta_generic_to_shared(A + sw32(r, kk + k));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(f.r[0]), "=r"(f.r[1]), "=r"(f.r[2]), "=r"(f.r[3])
+                     : "r"(sa));
+    }
+    DKP_DEV void load_b_sw(FB &f, const dkp_u16 *B, int kk, int lane) {
+        int k, c;
+        dkt_b_map(DKT_MMA16816, 4 * (lane % 8), 2 * ((lane / 8) % 2), &k, &c);
+        unsigned sa = (unsigned)__cvta_generic_to_shared(B + sw32(c, kk + k));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(f.r[0]), "=r"(f.r[1]) : "r"(sa));
+    }
     template <int DT>
     DKP_DEV void mma_rr(float *acc, const FA &a, const FB &b, int) { mma_regs<DT>(acc, a.r, b.r); }
     template <int DT>
