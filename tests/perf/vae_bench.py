@@ -59,7 +59,19 @@ def difkern_decode(exe, wpath, lpath, backend, dtype, extra, out):
     mem = re.findall(r"peak device memory: ([0-9.]+) MiB", text)
     if r.returncode != 0 or not ms:
         return None, None, text.strip().splitlines()[-1] if text.strip() else f"exit {r.returncode}"
-    return min(float(v) for v in ms), float(mem[-1]) if mem else None, ""
+    return min(float(v) for v in ms), float(mem[-1]) if mem else None, stage_times(text)
+
+
+def stage_times(text):
+    """Per-stage milliseconds of the last decode, from sdxl_decode's progress lines
+    ('[k/7] name  elapsed ms', elapsed since the decode began)."""
+    last = re.split(r"decode \d+: [0-9.]+ ms", text)[-2] if re.search(r"decode \d+:", text) else text
+    stages = re.findall(r"\[\d+/\d+\] (\S+)\s+([0-9.]+) ms", last)
+    out, prev = [], 0.0
+    for name, t in stages:
+        out.append(f"{name} {float(t) - prev:.1f}")
+        prev = float(t)
+    return "stages ms: " + ", ".join(out) if out else ""
 
 
 def main():
