@@ -175,8 +175,91 @@ void gemm_store(int m, int n, float acc) {
     Y_st(cvo_y + co * PU(DK_VKP_CV_YS + 1), v);
 }
 
+// MODE bit 4 (host: Cout/groups <= 8): direct convolution for narrow outputs
+// (the SDXL VAE's conv_out, 128 -> 3; depthwise), where a 128-wide GEMM tile
+// would waste 15/16 of its work or more.  One output pixel per invocation
+// (256 per workgroup, grid x = rows / 256), all its channels in fp32 vec4
+// registers (bit 5: at most 4 channels, one vec4; else two).  Taps outside,
+// input channels inside in chunks of CVN_CI: each chunk's weights [ci][co]
+// are staged in shared memory (read back as broadcast vec4s), each input
+// element is read once per tap (bit 0: 8 channels per 16-byte load).
+const bool CV_NARROW = (MODE & 16) != 0;
+const int CVN_NV = (MODE & 32) != 0 ? 1 : 2;
+const int CVN_CI = 64;
+
+void cv_narrow(int M, int N) {
+    int t = int(gl_LocalInvocationIndex);
+    int m = int(group_x()) * 256 + t;
+    bool live = m < M;
+    int cing = P(DK_VKP_CV_CING), th_n = P(DK_VKP_CV_TH), tw_n = P(DK_VKP_CV_TW);
+    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int mm = live ? m : 0;
+    int q = mm / ows;
+    int ow = mm - q * ows;
+    int nb = q / ohs;
+    int oh = q - nb * ohs;
+    int ih0 = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH), iw0 = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
+    int ush = CV_UP2 ? 1 : 0;
+    int hu = P(DK_VKP_CV_H) << ush, wu = P(DK_VKP_CV_W) << ush;
+    uint xbase = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS) + uint(cv_g * cing) * PU(DK_VKP_CV_XS + 1);
+    uint xs_c = PU(DK_VKP_CV_XS + 1), xs_h = PU(DK_VKP_CV_XS + 2), xs_w = PU(DK_VKP_CV_XS + 3);
+    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(cv_g) * PU(DK_VKP_CV_WGS);
+    uint ws_co = PU(DK_VKP_CV_WGS + 1), ws_ci = PU(DK_VKP_CV_WGS + 2);
+    const int nch = 4 * CVN_NV;
+    vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
+    for (int th = 0; th < th_n; th++) {
+        for (int tw = 0; tw < tw_n; tw++) {
+            int ihu = ih0 + th * P(DK_VKP_CV_DILH), iwu = iw0 + tw * P(DK_VKP_CV_DILW);
+            bool ok = live && ihu >= 0 && iwu >= 0 && ihu < hu && iwu < wu;
+            uint xp = xbase + uint(ok ? ihu >> ush : 0) * xs_h + uint(ok ? iwu >> ush : 0) * xs_w;
+            uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
+                      uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
+            for (int c0 = 0; c0 < cing; c0 += CVN_CI) {
+                barrier(); // the previous chunk's readers are done
+                for (int e = t; e < CVN_CI * nch; e += 256) {
+                    int ci = c0 + e / nch, co = e % nch;
+                    gemm_sm[e >> 2][e & 3] =
+                        ci < cing && co < N ? Wt_ld(wt + uint(ci) * ws_ci + uint(co) * ws_co) : 0.0;
+                }
+                barrier();
+                if (!ok) continue;
+                int cn = min(CVN_CI, cing - c0);
+                if ((MODE & 1) != 0) { // channels contiguous, cing % 8 == 0, 16-byte aligned
+                    for (int c = 0; c < cn; c += 8) {
+                        float v[8];
+                        uint i = xp + uint(c0 + c);
+                        GEMM_LOAD8(xv, i, v);
+                        [[unroll]] for (int e = 0; e < 8; e++) {
+                            acc0 += v[e] * gemm_sm[(c + e) * CVN_NV];
+                            if (CVN_NV > 1) acc1 += v[e] * gemm_sm[(c + e) * CVN_NV + 1];
+                        }
+                    }
+                } else {
+                    for (int c = 0; c < cn; c++) {
+                        float v = X_ld(xp + uint(c0 + c) * xs_c);
+                        acc0 += v * gemm_sm[c * CVN_NV];
+                        if (CVN_NV > 1) acc1 += v * gemm_sm[c * CVN_NV + 1];
+                    }
+                }
+            }
+        }
+    }
+    if (!live) return;
+    gemm_out_row(m);
+    [[unroll]] for (int c = 0; c < 4; c++)
+        if (c < N) gemm_store(m, c, acc0[c]);
+    if (CVN_NV > 1) {
+        [[unroll]] for (int c = 0; c < 4; c++)
+            if (c + 4 < N) gemm_store(m, c + 4, acc1[c]);
+    }
+}
+
 void main() {
     cv_g = int(gl_WorkGroupID.z);
+    if (CV_NARROW) {
+        cv_narrow(P(DK_VKP_CV_M), P(DK_VKP_CV_NC));
+        return;
+    }
     gemm_run(P(DK_VKP_CV_M), P(DK_VKP_CV_NC), P(DK_VKP_CV_K), int(group_x()) * GEMM_BM,
              int(gl_WorkGroupID.y) * GEMM_BN);
 }

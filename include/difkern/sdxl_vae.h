@@ -49,10 +49,11 @@
  * Bounded memory (tiled decode): with tile_rows or max_device_bytes the
  * decoder runs layer by layer over bands of full-width rows: every full-size
  * activation lives in host memory, each conv uploads its band plus exact halo
- * rows (zero rows only at the image border), and each GroupNorm uses
- * statistics of the whole tensor (computed on the host in double, applied to
- * the band while staging it), so the result equals the untiled one within the
- * dtype's rounding.  Device memory is then the weights + three band buffers +
+ * rows (zero rows only at the image border), and each GroupNorm(+SiLU) runs
+ * over the whole host tensor with its exact statistics, on a CPU context the
+ * decoder creates for this (all cores; DIFKERN_THREADS), before the conv's
+ * bands are staged, so the result equals the untiled one within the dtype's
+ * rounding.  Device memory is then the weights + three band buffers +
  * the mid-block attention, which is global and runs whole at latent resolution
  * (5 buffers of 512*h*w elements).  This mode trades host<->device copies for
  * memory: use it when the untiled plan does not fit.

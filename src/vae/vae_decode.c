@@ -150,6 +150,7 @@ void dk_sdxl_vae_destroy(dk_sdxl_vae *vae) {
     dk_buffer_destroy(vae->ctx, vae->arena);
     dk__vae_weights_free(vae->ctx, &vae->w);
     dk__vae_arch_free(&vae->arch);
+    dk_context_destroy(vae->host_ctx);
     free(vae);
 }
 

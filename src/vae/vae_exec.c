@@ -255,52 +255,88 @@ static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_a
 
 /* ------------------------------------------------------------ banded */
 
-/* Per-channel affine of a GroupNorm with whole-tensor statistics (two passes in
- * double): y = x * mul[c] + add[c], computed from the host activation. */
-static void vaex_host_gn_coeffs(const dk__vae_exec *e, const dk__vae_act x, int32_t gamma, int32_t beta,
-                                float *mul, float *add) {
-    const void *p = e->act_host[x.id];
-    const float *g = e->vae->arch.p[gamma].host, *b = e->vae->arch.p[beta].host;
-    int64_t n = (int64_t)x.h * x.w, cpg = x.c / VAEX_GROUPS, gi, i, c;
-    double eps = (double)VAEX_EPS * e->s * e->s;
-    for (gi = 0; gi < VAEX_GROUPS; gi++) {
-        double sum = 0.0, sq = 0.0, mean, rstd;
-        for (i = 0; i < n; i++)
-            for (c = gi * cpg; c < (gi + 1) * cpg; c++) sum += vaex_load(p, e->dtype, i * x.c + c);
-        mean = sum / (double)(n * cpg);
-        for (i = 0; i < n; i++)
-            for (c = gi * cpg; c < (gi + 1) * cpg; c++) {
-                double d = vaex_load(p, e->dtype, i * x.c + c) - mean;
-                sq += d * d;
-            }
-        rstd = 1.0 / sqrt(sq / (double)(n * cpg) + eps);
-        for (c = gi * cpg; c < (gi + 1) * cpg; c++) {
-            mul[c] = (float)(g[c] * rstd);
-            add[c] = (float)(b[c] - mean * g[c] * rstd);
-        }
-    }
+/* The CPU context of the banded mode's host GroupNorms: vae->ctx itself when it
+ * is a CPU context, else one of its own (threaded over all cores), made once. */
+static dk_context *vaex_host_ctx(dk__vae_exec *e) {
+    dk_sdxl_vae *vae = e->vae;
+    dk_context_options o;
+    dk_status st;
+    if (dk_context_backend(vae->ctx) == DK_BACKEND_CPU) return vae->ctx;
+    if (vae->host_ctx) return vae->host_ctx;
+    dk_context_options_init(&o);
+    o.backend = DK_BACKEND_CPU;
+    st = dk_context_create(&o, &vae->host_ctx);
+    if (st != DK_OK)
+        e->st = dk__fail(vae->ctx, st, "sdxl_vae: cannot create the CPU context of the banded GroupNorm: %s",
+                         dk_last_error(NULL));
+    return vae->host_ctx;
 }
 
-/* Copy rows [r0, r1) of x (rows outside the tensor are zero) into dst, applying
- * the GroupNorm affine + act when mul is set. */
-static void vaex_stage_rows(const dk__vae_exec *e, dk__vae_act x, int64_t r0, int64_t r1, const float *mul,
-                            const float *add, dk_activation act, void *dst) {
+/* y = act(GroupNorm(x)) over the whole host tensor (exact statistics), through
+ * the CPU backend on host memory; y may be x's own storage (in place). */
+static void vaex_host_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
+                                 void *y) {
+    dk_context *hc = vaex_host_ctx(e);
+    dk_external_memory m;
+    dk_buffer *bx = NULL, *by = NULL, *bp = NULL;
     size_t ds = dk_dtype_size(e->dtype);
-    int64_t row = (int64_t)x.w * x.c, r, i;
-    const unsigned char *src = (const unsigned char *)e->act_host[x.id];
+    uint64_t bytes = e->act_bytes[x.id];
+    dk_group_norm_desc d;
+    dk_status st;
+    unsigned char *p = NULL;
+    int32_t c;
+    if (e->st != DK_OK || !hc) return;
+    memset(&m, 0, sizeof m);
+    m.kind = DK_EXTERNAL_HOST_POINTER;
+    m.size = bytes;
+    m.pointer = e->act_host[x.id];
+    st = dk_buffer_wrap(hc, &m, &bx);
+    m.pointer = y;
+    if (st == DK_OK) st = dk_buffer_wrap(hc, &m, &by);
+    /* gamma and beta in the activation dtype, as on the device */
+    if (st == DK_OK) {
+        const float *g = e->vae->arch.p[gamma].host, *b = e->vae->arch.p[beta].host;
+        p = (unsigned char *)malloc((size_t)x.c * 2 * ds);
+        if (!p) {
+            vaex_fail_oom(e, "GroupNorm parameters", (uint64_t)x.c * 2 * ds);
+            dk_buffer_destroy(hc, by);
+            dk_buffer_destroy(hc, bx);
+            return;
+        }
+        for (c = 0; c < x.c; c++) {
+            vaex_store(p, e->dtype, c, g[c]);
+            vaex_store(p, e->dtype, x.c + c, b[c]);
+        }
+        m.pointer = p;
+        m.size = (uint64_t)x.c * 2 * ds;
+        st = dk_buffer_wrap(hc, &m, &bp);
+    }
+    if (st == DK_OK) {
+        dk_tensor tx = dk_tensor_nhwc(bx, 0, e->dtype, 1, x.c, x.h, x.w), ty = dk_tensor_nhwc(by, 0, e->dtype, 1, x.c, x.h, x.w);
+        int64_t n = x.c;
+        dk_tensor tg = dk_tensor_contiguous(bp, 0, e->dtype, 1, &n), tb = dk_tensor_contiguous(bp, (uint64_t)n * ds, e->dtype, 1, &n);
+        dk_group_norm_desc_init(&d);
+        d.groups = VAEX_GROUPS;
+        d.eps = VAEX_EPS * e->s * e->s;
+        d.activation = act;
+        st = dk_group_norm(hc, &d, &tx, &tg, &tb, &ty);
+    }
+    if (st != DK_OK) e->st = dk__fail(e->vae->ctx, st, "sdxl_vae: banded GroupNorm on the host: %s", dk_last_error(hc));
+    dk_buffer_destroy(hc, bp);
+    dk_buffer_destroy(hc, by);
+    dk_buffer_destroy(hc, bx);
+    free(p);
+}
+
+/* Copy rows [r0, r1) of the host tensor src (x's shape; rows outside it are
+ * zero) into dst. */
+static void vaex_stage_rows(const dk__vae_exec *e, dk__vae_act x, const void *src, int64_t r0, int64_t r1, void *dst) {
+    size_t ds = dk_dtype_size(e->dtype);
+    int64_t row = (int64_t)x.w * x.c, r;
     for (r = r0; r < r1; r++) {
         unsigned char *d = (unsigned char *)dst + (size_t)((r - r0) * row) * ds;
-        if (r < 0 || r >= x.h) {
-            memset(d, 0, (size_t)row * ds);
-        } else if (!mul) {
-            memcpy(d, src + (size_t)(r * row) * ds, (size_t)row * ds);
-        } else {
-            for (i = 0; i < row; i++) {
-                int64_t c = i % x.c;
-                float v = vaex_load(src, e->dtype, r * row + i) * mul[c] + add[c];
-                vaex_store(d, e->dtype, i, dk__act_f32(act, v));
-            }
-        }
+        if (r < 0 || r >= x.h) memset(d, 0, (size_t)row * ds);
+        else memcpy(d, (const unsigned char *)src + (size_t)(r * row) * ds, (size_t)row * ds);
     }
 }
 
@@ -326,18 +362,24 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
     int64_t u = a->upsample, p = a->k / 2, ow = out.w, band, o0;
     size_t ds = dk_dtype_size(e->dtype);
     uint64_t orow = (uint64_t)ow * out.c * ds;
-    float *coef = NULL;
+    void *src = NULL, *tmp = NULL; /* the conv's input on the host (normalized) */
     if (e->st != DK_OK) return;
     /* Bands scale with the resolution: band_rows latent rows. */
     band = (int64_t)e->band_rows * (out.h / e->lat_h);
     if (band < 1) band = 1;
-    if (a->gn_gamma >= 0 && !e->dry) {
-        coef = (float *)malloc((size_t)x.c * 2 * sizeof(float));
-        if (!coef) {
-            vaex_fail_oom(e, "GroupNorm coefficients", (uint64_t)x.c * 8);
-            return;
+    if (!e->dry) {
+        src = e->act_host[x.id];
+        if (a->gn_gamma >= 0) {
+            /* GroupNorm+SiLU of the whole tensor first: in place when x dies here */
+            if (!a->consume) {
+                src = tmp = malloc((size_t)e->act_bytes[x.id]);
+                if (!tmp) {
+                    vaex_fail_oom(e, "a normalized activation", e->act_bytes[x.id]);
+                    return;
+                }
+            }
+            vaex_host_group_norm(e, x, a->gn_gamma, a->gn_beta, DK_ACT_SILU, src);
         }
-        vaex_host_gn_coeffs(e, x, a->gn_gamma, a->gn_beta, coef, coef + x.c);
     }
     for (o0 = 0; o0 < out.h && e->st == DK_OK; o0 += band) {
         int64_t o1 = o0 + band < out.h ? o0 + band : out.h;
@@ -352,10 +394,10 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         if (e->dry || e->st != DK_OK) continue;
         st = vaex_stage(e, in_bytes > out_bytes ? in_bytes : out_bytes);
         if (!st) break;
-        vaex_stage_rows(e, x, i0, i1, coef, coef ? coef + x.c : NULL, DK_ACT_SILU, st);
+        vaex_stage_rows(e, x, src, i0, i1, st);
         e->st = dk_buffer_upload(e->vae->ctx, bi, 0, st, in_bytes);
         if (e->st == DK_OK && br) {
-            vaex_stage_rows(e, a->resid, ob0, ob1, NULL, NULL, DK_ACT_NONE, st);
+            vaex_stage_rows(e, a->resid, e->act_host[a->resid.id], ob0, ob1, st);
             e->st = dk_buffer_upload(e->vae->ctx, br, 0, st, out_bytes);
         }
         if (e->st == DK_OK) {
@@ -370,7 +412,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
                                        (unsigned char *)e->act_host[out.id] + (size_t)o0 * orow,
                                        (uint64_t)(o1 - o0) * orow);
     }
-    free(coef);
+    free(tmp);
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -444,18 +486,14 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
     {
         uint64_t bytes = vaex_bytes(e, x.c, x.h, x.w);
         dk_buffer *b[5] = {NULL, NULL, NULL, NULL, NULL};
-        float *coef = NULL;
         int32_t i;
         if (5 * bytes > e->attn_bytes) e->attn_bytes = 5 * bytes;
         if (e->st == DK_OK && !e->dry) {
             void *st = vaex_stage(e, bytes);
-            coef = (float *)malloc((size_t)x.c * 2 * sizeof(float));
-            if (!coef) vaex_fail_oom(e, "GroupNorm coefficients", (uint64_t)x.c * 8);
             for (i = 0; i < 5 && e->st == DK_OK; i++) e->st = dk_buffer_create(e->vae->ctx, bytes, &b[i]);
             if (e->st == DK_OK && st) {
-                vaex_host_gn_coeffs(e, x, t->ng, t->nb, coef, coef + x.c);
-                vaex_stage_rows(e, x, 0, x.h, coef, coef + x.c, DK_ACT_NONE, st);
-                e->st = dk_buffer_upload(e->vae->ctx, b[0], 0, st, bytes);
+                vaex_host_group_norm(e, x, t->ng, t->nb, DK_ACT_NONE, st);
+                if (e->st == DK_OK) e->st = dk_buffer_upload(e->vae->ctx, b[0], 0, st, bytes);
             }
             if (e->st == DK_OK) e->st = dk_buffer_upload(e->vae->ctx, b[4], 0, e->act_host[x.id], bytes);
             if (e->st == DK_OK) {
@@ -466,7 +504,6 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
             }
             if (e->st == DK_OK) e->st = dk_buffer_download(e->vae->ctx, b[1], 0, e->act_host[out.id], bytes);
             for (i = 0; i < 5; i++) dk_buffer_destroy(e->vae->ctx, b[i]);
-            free(coef);
         }
     }
     dk__vae_free_act(e, x);

@@ -2,19 +2,28 @@
  *
  *   dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16] [--layout nchw|nhwc]
  *            [--op OP --shape k=v,...] [--suite NAME] [--list] [--warmup N] [--iters N]
- *            [--json FILE]
+ *            [--warmup-ms MS] [--json FILE]
  *
  * Shapes use the syntax of tests/perf/shapes.py (same parameter names and
  * defaults, same FLOP and byte counts), so torch_bench.py times the same thing.
- * Each measurement: warm-up runs, then `iters` runs each bracketed by
- * dk_timer_begin/end (device timestamps on GPU backends, the host clock on the
- * CPU backend); the median is reported with TFLOP/s and GB/s. */
+ * Each measurement: warm-up runs, then at least --warmup-ms (default 500) of
+ * back-to-back runs, then `iters` runs each bracketed by dk_timer_begin/end
+ * (device timestamps on GPU backends, the host clock on the CPU backend); the
+ * median is reported with TFLOP/s and GB/s.
+ *
+ * Why the timed warm-up: on the H100 the SM clock falls from 1980 to 345 MHz
+ * after about a second without GPU work (a case's host-side setup takes that
+ * long) and the driver raises it again only after ~200 ms of sustained work
+ * (nvidia-smi sampled every 100 ms, 2026-11-23).  The CUDA driver's contexts
+ * hid this; Vulkan ones did not: with 3 warm-up runs, ops were timed at the
+ * low clock, up to 5x slow (conv 128->128 @1024 f16: 13.1 ms cold, 2.5 ms warm). */
 #include <difkern.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BENCH_MAX_PARAMS 14
 
@@ -389,14 +398,35 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
     return DK_ERR_INVALID_ARGUMENT;
 }
 
+static double bench_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Keeps the device busy for at least ms milliseconds (see the top comment):
+ * batches of runs that double up to 64, one sync per batch, so that the device
+ * does not idle between runs while the host waits. */
+static dk_status bench_busy(bench_run *r, const bench_spec *s, dk_dtype dt, int nhwc, double ms, unsigned *seed) {
+    double t0 = bench_now_ms();
+    dk_status st = DK_OK;
+    int batch = 1, i;
+    while (st == DK_OK && bench_now_ms() - t0 < ms) {
+        for (i = 0; st == DK_OK && i < batch; i++) st = bench_op(r, s, dt, nhwc, 0, seed);
+        if (st == DK_OK) st = dk_sync(r->ctx);
+        if (batch < 64) batch *= 2;
+    }
+    return st;
+}
+
 static int bench_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Measures one spec; prints a line and appends a JSON object. */
-static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int nhwc, int warmup, int iters,
-                         FILE *json, int *first) {
+static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int nhwc, int warmup, double warmup_ms,
+                         int iters, FILE *json, int *first) {
     bench_run r;
     unsigned seed = 12345;
     double *times, med;
@@ -414,6 +444,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
     if (st == DK_OK) st = dk_sync(ctx);
     for (i = 0; st == DK_OK && i < warmup; i++) st = bench_op(&r, s, dt, nhwc, 0, &seed);
     if (st == DK_OK) st = dk_sync(ctx);
+    if (st == DK_OK && warmup_ms > 0) st = bench_busy(&r, s, dt, nhwc, warmup_ms, &seed);
     for (i = 0; st == DK_OK && i < iters; i++) {
         st = dk_timer_begin(ctx);
         if (st == DK_OK) st = bench_op(&r, s, dt, nhwc, 0, &seed);
@@ -448,13 +479,14 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
 static void bench_usage(void) {
     printf("usage: dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16[,..]] [--layout nchw|nhwc[,..]]\n"
            "                [--op OP --shape k=v,...] [--suite cpu|h100] [--list] [--warmup N] [--iters N]\n"
-           "                [--json FILE]\n");
+           "                [--warmup-ms MS (default 500: see the source)] [--json FILE]\n");
 }
 
 int main(int argc, char **argv) {
     const char *backend = "auto", *dtypes = "f32", *layouts = "nhwc", *op = NULL, *shape = "", *suite = NULL,
                *json_path = NULL;
     int warmup = 3, iters = 10, list = 0, i, failures = 0, first = 1;
+    double warmup_ms = 500.0;
     const char *const *lines = NULL;
     const char *single[2] = {NULL, NULL};
     char single_line[600];
@@ -476,6 +508,7 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--json")) json_path = argv[++i];
         else if (v && !strcmp(a, "--warmup")) warmup = atoi(argv[++i]);
         else if (v && !strcmp(a, "--iters")) iters = atoi(argv[++i]);
+        else if (v && !strcmp(a, "--warmup-ms")) warmup_ms = atof(argv[++i]);
         else {
             fprintf(stderr, "dk_bench: unknown or incomplete argument '%s'\n", a);
             bench_usage();
@@ -537,7 +570,7 @@ int main(int argc, char **argv) {
             snprintf(ll, sizeof ll, "%s", layouts);
             while ((l_tok = bench_token(&lcur, ',')) != NULL) {
                 int nhwc = !strcmp(l_tok, "nhwc");
-                if (!bench_measure(ctx, &s, dt, nhwc, warmup, iters, json, &first)) failures++;
+                if (!bench_measure(ctx, &s, dt, nhwc, warmup, warmup_ms, iters, json, &first)) failures++;
                 /* Layout-free ops run once. */
                 if (!strcmp(opname, "attention") || !strcmp(opname, "matmul") || !strcmp(opname, "layer_norm")) break;
             }
