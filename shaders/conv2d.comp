@@ -184,7 +184,7 @@ void gemm_store(int m, int n, float acc) {
 // are staged in shared memory (read back as broadcast vec4s), each input
 // element is read once per tap (bit 0: 8 channels per 16-byte load).
 const bool CV_NARROW = (MODE & 16) != 0;
-const int CVN_NV = (MODE & 32) != 0 ? 1 : 2;
+const int CVN_NV = 2 - ((MODE >> 5) & 1);
 const int CVN_CI = 64;
 
 void cv_narrow(int M, int N) {

@@ -248,6 +248,23 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
                            (uint32_t)((nc + 127) / 128), groups);
 }
 
+/* Narrow outputs (Cout/groups <= 8: the SDXL VAE's conv_out 128 -> 3,
+ * depthwise): MODE bit 4 of shaders/conv2d.comp, a direct convolution with one
+ * output pixel per invocation, instead of 128-wide GEMM tiles that would waste
+ * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
+ * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
+ * upsample). */
+static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc,
+                                      uint32_t groups) {
+    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
+    if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
+    c->p[DK_VKP_CV_M] = (int32_t)m;
+    c->p[DK_VKP_CV_NC] = (int32_t)nc;
+    c->spec[DK_VKS_MODE] = 16 | (nc <= 4 ? 32 : 0) | (c->p[DK_VKP_CV_UPS] == 2 ? 4 : 0);
+    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->spec[DK_VKS_MODE] |= 1;
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 255) / 256, 1, groups);
+}
+
 /* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
  * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
  * its 32-deep K slice and Cout a multiple of 8; p holds the bound views'
@@ -328,10 +345,13 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);
         if (st != DK_OK) return st;
         c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
-        if (tc)
+        if (tc && coutg > 8)
             return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
+    if (coutg <= 8)
+        return vkop_conv_narrow_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
+                                    (uint64_t)coutg, (uint32_t)d->groups);
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
 }
@@ -392,7 +412,7 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
     c.p[DK_VKP_CV_UPS] = 1;
     c.p[DK_VKP_CV_OSTH] = d->stride_h;
     c.p[DK_VKP_CV_OSTW] = d->stride_w;
-    tc = d->groups == 1 && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
+    tc = d->groups == 1 && coutg > 8 && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
     if (d->groups == 1) {
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &c.bind[1], c.p);
         if (st != DK_OK) return st;
@@ -417,8 +437,13 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
                 c.bind[4].write = 2;
                 continue;
             }
-            st = vkop_conv_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
-                               (uint64_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]), (uint32_t)d->groups);
+            if (coutg <= 8)
+                st = vkop_conv_narrow_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows),
+                                          (uint64_t)coutg, (uint32_t)d->groups);
+            else
+                st = vkop_conv_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows),
+                                   (uint64_t)coutg, (uint64_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]),
+                                   (uint32_t)d->groups);
             if (st != DK_OK) return st;
             c.bind[4].write = 2;
         }
