@@ -107,6 +107,11 @@ def main():
     if a.tile_size:
         zt = (rng.standard_normal((1, 4, a.tile_size, a.tile_size)) * 0.5).astype(np.float32)
         np.save(lpath, zt)
+        for dt in a.dtypes.split(","):
+            ms, peak, peak_act, finite = torch_decode(model, zt, dt, iters=3)
+            rows.append(f"| PyTorch eager untiled {8 * a.tile_size}px | {dt} | {ms:.2f} | {peak:.0f} "
+                        f"(activations {peak_act:.0f}) | {'finite' if finite else 'NaN/Inf in output'} |")
+            print(rows[-1], flush=True)
         for be in a.backends.split(","):
             for dt in a.dtypes.split(","):
                 ms2, mem, err = difkern_decode(a.decode, wpath, lpath, be, dt, ["--tile", str(a.tile)],
