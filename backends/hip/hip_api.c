@@ -79,6 +79,7 @@ static const hipapi_entry hipapi_cuda[] = {
     {HIPAPI_AT(cu_ctx_get_current), {"cuCtxGetCurrent", NULL}, 1},
     {HIPAPI_AT(cu_ctx_get_device), {"cuCtxGetDevice", NULL}, 1},
     {HIPAPI_AT(cu_error_string), {"cuGetErrorString", NULL}, 0},
+    {HIPAPI_AT(cu_func_set_attribute), {"cuFuncSetAttribute", NULL}, 0},
 };
 
 #ifdef HIPAPI_HAVE_DL

@@ -95,6 +95,16 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);
             HIPBK_GET(st->k.attention[dt][v], name);
+            if (dt > 1) {
+                snprintf(name, sizeof name, "dkk_attnf_%s_d%d", dts[dt], dmax[v]);
+                HIPBK_GET(st->k.attnf[dt][v], name);
+                /* NVIDIA: opt in to the dynamic shared memory it needs (CUDA attribute
+                 * 8, MAX_DYNAMIC_SHARED_SIZE_BYTES); where that fails the old kernel runs */
+                if (st->api.is_cuda &&
+                    (!st->api.cu_func_set_attribute ||
+                     st->api.cu_func_set_attribute(st->k.attnf[dt][v], 8, (int)dk__hip_attnf_smem(dmax[v])) != 0))
+                    st->k.attnf[dt][v] = NULL;
+            }
         }
     }
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");
@@ -368,6 +378,11 @@ static dk_status hipbk_timer_end(dk_context *ctx, double *ms) {
 
 dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                          void *args) {
+    return dk__hip_launch_shared(ctx, op, function, gx, gy, gz, 0, args);
+}
+
+dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                                unsigned shared_bytes, void *args) {
     dk_hip_state *st = dk__hip_state(ctx);
     void *params[1];
     int rc;
@@ -377,7 +392,7 @@ dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64
                         (unsigned long long)gx, (unsigned long long)gy, (unsigned long long)gz);
     params[0] = args;
     hipbk_bind(st);
-    rc = st->api.launch(function, (unsigned)gx, (unsigned)gy, (unsigned)gz, DKH_THREADS, 1, 1, 0, st->stream, params,
+    rc = st->api.launch(function, (unsigned)gx, (unsigned)gy, (unsigned)gz, DKH_THREADS, 1, 1, shared_bytes, st->stream, params,
                         NULL);
     if (rc) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "%s (hip): launch failed: %s", op, dk__hip_api_error(&st->api, rc));
     return DK_OK;

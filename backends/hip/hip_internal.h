@@ -49,6 +49,7 @@ typedef struct dk_hip_api {
     int (*cu_ctx_get_current)(void **context);
     int (*cu_ctx_get_device)(int *device);
     int (*cu_error_string)(int status, const char **text);
+    int (*cu_func_set_attribute)(void *function, int attribute, int value); /* optional */
 } dk_hip_api;
 
 /* Loads libamdhip64 (cuda = 0) or libcuda (cuda = 1); on failure appends what
@@ -63,6 +64,7 @@ typedef struct dk_hip_kernels {
     void *gemm[4];                            /* by dk_dtype (1..3) */
     void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
+    void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *elementwise, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 
@@ -85,6 +87,11 @@ static inline uint64_t dk__hip_ptr(const dk_buffer *b) { return (uint64_t)(uintp
 /* Launch on the context's stream; a failure becomes a message naming op. */
 dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                          void *args);
+/* The same with shared_bytes of dynamic shared memory. */
+dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                                unsigned shared_bytes, void *args);
+/* Dynamic shared memory of the fast attention kernel for D == Dv == d (NVIDIA). */
+unsigned dk__hip_attnf_smem(int64_t d);
 /* Device scratch of at least bytes (grown with a stream sync when too small). */
 dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 

@@ -29,6 +29,14 @@ typedef uint64_t dkh_u64;
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16
 #define DKH_ATTN_DC 64
+/* Fast attention (dk_attention_fast.hip): BQ query rows per block, BKV keys per
+ * step, K/V streamed in slices of SLICE elements through an ST-stage ring
+ * (NVIDIA and the simulators; AMD: BQ_AMD rows, sizes fixed in the kernel). */
+#define DKH_ATTNF_BQ 64
+#define DKH_ATTNF_BKV 64
+#define DKH_ATTNF_ST 4
+#define DKH_ATTNF_SLICE 8192
+#define DKH_ATTNF_BQ_AMD 16
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 

@@ -290,6 +290,44 @@ dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tens
 
 /* -------------------------------------------------------------- attention */
 
+/* Dynamic shared memory of dkk_attnf_* for D == Dv == d on NVIDIA: the layout of
+ * dkaf_cfg (dk_attention_fast.hip): Q tile, ring stages, P (16-bit elements with
+ * rows padded by 8), then the row statistics (floats).  The kernel traps if the
+ * size it gets is smaller than its own. */
+unsigned dk__hip_attnf_smem(int64_t d) {
+    const int64_t bq = DKH_ATTNF_BQ, bkv = DKH_ATTNF_BKV, sl = DKH_ATTNF_SLICE;
+    int64_t kc = sl / bkv < d ? sl / bkv : d, vk = sl / d < bkv ? sl / d : bkv, stage;
+    if (vk < 16) vk = 16;
+    stage = bkv * (kc + 8) > vk * (d + 8) ? bkv * (kc + 8) : vk * (d + 8);
+    return (unsigned)(2 * (bq * (d + 8) + DKH_ATTNF_ST * stage + bq * (bkv + 8)) + 4 * (2 * 8 * bq + bq));
+}
+
+/* The fast kernel's variant for these tensors, or -1: f16/bf16, D == Dv in {64,
+ * 128, 256, 512}, q, k, v with a contiguous last dimension and 16-byte aligned
+ * rows (every other stride of a dimension > 1 a multiple of 8 elements).
+ * DIFKERN_HIP_FAST_ATTN=0 (or DIFKERN_HIP_FAST=0) turns it off (A/B timing). */
+static int hipops_attnf_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+    const char *env = getenv("DIFKERN_HIP_FAST_ATTN"), *all = getenv("DIFKERN_HIP_FAST");
+    const dk_tensor *t[3];
+    int variant, i, j;
+    if ((env && env[0] == '0') || (all && all[0] == '0')) return -1;
+    if (q->dtype != DK_F16 && q->dtype != DK_BF16) return -1;
+    if (q->shape[3] != v->shape[3]) return -1;
+    for (variant = 0; variant < DK_HIP_ATTN_VARIANTS && q->shape[3] != (64 << variant); variant++) {
+    }
+    if (variant == DK_HIP_ATTN_VARIANTS || !st->k.attnf[q->dtype][variant]) return -1;
+    if (q->shape[2] >= ((int64_t)1 << 31) || k->shape[2] >= ((int64_t)1 << 31)) return -1;
+    t[0] = q;
+    t[1] = k;
+    t[2] = v;
+    for (i = 0; i < 3; i++) {
+        if (t[i]->strides[3] != 1 || hipops_addr(t[i]) % 16 != 0) return -1;
+        for (j = 0; j < 3; j++)
+            if (t[i]->shape[j] > 1 && t[i]->strides[j] % 8 != 0) return -1;
+    }
+    return variant;
+}
+
 dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
                             const dk_tensor *v, const dk_tensor *out) {
     dk_hip_state *st = dk__hip_state(ctx);
@@ -311,6 +349,14 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
+    variant = hipops_attnf_variant(st, q, k, v);
+    if (variant >= 0) {
+        const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
+        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnf[q->dtype][variant], hipops_blocks(p.nq, bq),
+                                     (uint64_t)q->shape[1], (uint64_t)q->shape[0],
+                                     st->api.is_cuda ? dk__hip_attnf_smem(p.d) : 0u, &p);
+    }
+    variant = 0;
     while (variant < DK_HIP_ATTN_VARIANTS - 1 && p.dv > (64 << variant)) variant++;
     if (p.dv > (64 << variant))
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention (hip): Dv (=%lld) must be <= 512", (long long)p.dv);

@@ -2,7 +2,7 @@
 """ISA and spill check of the HIP backend's code objects (no GPU needed).
 
 For every AMD code object: the kernels that carry conv2d, conv_transpose2d
-(both run dkk_gemm_*), linear/matmul (dkk_gemm_*) and attention (dkk_attention_*)
+(both run dkk_gemm_*), linear/matmul (dkk_gemm_*) and attention (dkk_attention_*, dkk_attnf_*)
 must contain matrix instructions in f16 and bf16 (v_mfma on gfx9 / CDNA, v_wmma
 on gfx11 / RDNA3), and no kernel may use scratch: the compiler's resource
 metadata (.private_segment_fixed_size, .vgpr_spill_count, .uses_dynamic_stack,
@@ -18,9 +18,10 @@ import re
 import subprocess
 import sys
 
-MATRIX_KERNELS = re.compile(r"^dkk_(gemm|gemmf|attention)_(f16|bf16)(_d\d+)?$")
+MATRIX_KERNELS = re.compile(r"^dkk_(gemm|gemmf|attention|attnf)_(f16|bf16)(_d\d+)?$")
 ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16", "dkk_gemmf_bf16", "dkk_elementwise", "dkk_gn_partial",
-               "dkk_gn_final", "dkk_gn_apply", "dkk_layer_norm"] + [f"dkk_attention_{t}_d{d}" for t in ("f32", "f16", "bf16") for d in (64, 128, 256, 512)]
+               "dkk_gn_final", "dkk_gn_apply", "dkk_layer_norm"] + [f"dkk_attention_{t}_d{d}" for t in ("f32", "f16", "bf16") for d in (64, 128, 256, 512)] \
+    + [f"dkk_attnf_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128, 256, 512)]
 
 
 def run(cmd):

@@ -2,5 +2,6 @@
 #include "dk_gemm.hip"
 #include "dk_gemm_fast.hip"
 #include "dk_attention.hip"
+#include "dk_attention_fast.hip"
 #include "dk_elementwise.hip"
 #include "dk_group_norm.hip"

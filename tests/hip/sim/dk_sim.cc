@@ -64,6 +64,10 @@ const sim_kernel kKernels[] = {
     SIM_K(dkk_gemm_f32, dkh_gemm_args), SIM_K(dkk_gemm_f16, dkh_gemm_args), SIM_K(dkk_gemm_bf16, dkh_gemm_args),
     SIM_K(dkk_gemmf_f16, dkh_gemm_args), SIM_K(dkk_gemmf_bf16, dkh_gemm_args),
     SIM_ATTN(64), SIM_ATTN(128), SIM_ATTN(256), SIM_ATTN(512),
+    SIM_K(dkk_attnf_f16_d64, dkh_attn_args), SIM_K(dkk_attnf_bf16_d64, dkh_attn_args),
+    SIM_K(dkk_attnf_f16_d128, dkh_attn_args), SIM_K(dkk_attnf_bf16_d128, dkh_attn_args),
+    SIM_K(dkk_attnf_f16_d256, dkh_attn_args), SIM_K(dkk_attnf_bf16_d256, dkh_attn_args),
+    SIM_K(dkk_attnf_f16_d512, dkh_attn_args), SIM_K(dkk_attnf_bf16_d512, dkh_attn_args),
     SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_gn_partial, dkh_gn_args), SIM_K(dkk_gn_final, dkh_gn_args),
     SIM_K(dkk_gn_apply, dkh_gn_args),
     SIM_K(dkk_layer_norm, dkh_norm_args),
@@ -120,6 +124,7 @@ double now_ms() {
 }
 
 int g_ctx_dummy, g_module_dummy;
+unsigned g_max_dynamic_shared = 227 * 1024;  // the H100's opt-in limit
 
 }  // namespace
 
@@ -162,10 +167,16 @@ SIM_API int cuModuleGetFunction(void **f, void *, const char *name) {
         }
     return 500;  // CUDA_ERROR_NOT_FOUND
 }
+SIM_API int cuFuncSetAttribute(void *, int attr, int value) {
+    // 8: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    return attr == 8 && value >= 0 && (unsigned)value <= g_max_dynamic_shared ? 0 : 1;
+}
 SIM_API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                            unsigned shared, void *, void **params, void **) {
     const sim_kernel *k = (const sim_kernel *)f;
-    if (bx != (unsigned)kThreads || by != 1 || bz != 1 || shared != 0) return 1;
+    // dynamic shared memory: the kernels' simulated shared arrays are static and
+    // sized by the kernel; the request only has to respect the opt-in limit
+    if (bx != (unsigned)kThreads || by != 1 || bz != 1 || shared > g_max_dynamic_shared) return 1;
     g_entry = k->entry;
     g_args = params[0];
     for (unsigned z = 0; z < gz; z++)
