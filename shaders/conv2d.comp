@@ -185,7 +185,7 @@ void gemm_store(int m, int n, float acc) {
 // element is read once per tap (bit 0: 8 channels per 16-byte load).
 const bool CV_NARROW = (MODE & 16) != 0;
 const int CVN_NV = 2 - ((MODE >> 5) & 1);
-const int CVN_CI = 64;
+const int CVN_CI = 128;
 
 void cv_narrow(int M, int N) {
     int t = int(gl_LocalInvocationIndex);
@@ -224,7 +224,17 @@ void cv_narrow(int M, int N) {
                 barrier();
                 if (!ok) continue;
                 int cn = min(CVN_CI, cing - c0);
-                if ((MODE & 1) != 0) { // channels contiguous, cing % 8 == 0, 16-byte aligned
+                if ((MODE & 1) != 0 && cn == CVN_CI) { // a whole chunk: all its loads in flight at once
+                    [[unroll]] for (int c = 0; c < CVN_CI; c += 8) {
+                        float v[8];
+                        uint i = xp + uint(c0 + c);
+                        GEMM_LOAD8(xv, i, v);
+                        [[unroll]] for (int e = 0; e < 8; e++) {
+                            acc0 += v[e] * gemm_sm[(c + e) * CVN_NV];
+                            if (CVN_NV > 1) acc1 += v[e] * gemm_sm[(c + e) * CVN_NV + 1];
+                        }
+                    }
+                } else if ((MODE & 1) != 0) { // channels contiguous, cing % 8 == 0, 16-byte aligned
                     for (int c = 0; c < cn; c += 8) {
                         float v[8];
                         uint i = xp + uint(c0 + c);

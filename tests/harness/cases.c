@@ -76,6 +76,10 @@ static const hcb_conv hcb_conv2d[] = {
     /* HIP fast kernel (f16/bf16 NHWC, Cin per group % 32 == 0): groups, strided input */
     {"c32g_s2_groups2_c64to80_11x9", 0, {.cin = 64, .h = 11, .w = 9, .cout = 80, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1}},
     {"c32g_upsample2_c32to48_res_silu_9x7", G | I, {.cin = 32, .h = 9, .w = 7, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = 0.75f}},
+    /* Vulkan narrow-output direct conv (Cout/groups <= 8): several workgroups of 256
+     * pixels, input-channel chunks of 128 (a partial last one), 4 and 8 channels */
+    {"narrow_c136to3_19x23_res_silu", I, {.cin = 136, .h = 19, .w = 23, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
+    {"narrow_upsample2_c72to8_9x10", 0, {.cin = 72, .h = 9, .w = 10, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -100,6 +104,7 @@ static const hcb_conv hcb_convt[] = {
     {"batch2_k3_s2_p1_op1", 0, {.n = 2, .cin = 12, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_RELU}},
     {"tc_c64to40_k3_s2_p1_op1_9x7_res", 0, {.cin = 64, .h = 9, .w = 7, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_RELU}},
     {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 
