@@ -88,6 +88,10 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
     for (dt = 1; dt <= 3; dt++) {
         snprintf(name, sizeof name, "dkk_gemm_%s", dts[dt]);
         HIPBK_GET(st->k.gemm[dt], name);
+        for (v = 0; v < 4; v++) {
+            snprintf(name, sizeof name, "dkk_narrow_%s_c%d_%c", dts[dt], v & 1 ? 8 : 4, v & 2 ? 'v' : 's');
+            HIPBK_GET(st->k.narrow[dt][v & 1][v >> 1], name);
+        }
         if (dt > 1) {
             snprintf(name, sizeof name, "dkk_gemmf_%s", dts[dt]);
             HIPBK_GET(st->k.gemmf[dt], name);

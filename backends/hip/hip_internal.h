@@ -65,6 +65,7 @@ typedef struct dk_hip_kernels {
     void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
+    void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 

@@ -70,6 +70,20 @@ typedef struct dkh_gemm_args {
     float out_scale, res_scale;
 } dkh_gemm_args;
 
+/* Narrow-output direct conv (dk_conv_narrow.hip): conv2d or one conv_transpose2d
+ * phase with Cout/groups <= 8, described as for the GEMM kernels (c.a: the weight
+ * in its own layout, c.a_s its strides; c.M = Cout/groups, c.N = the phase's
+ * pixels per image; grid z = image * groups + group).  Pixels go in tiles of
+ * 64 (vector kernels) or 256 (scalar kernels); block x takes tiles
+ * [x*tpb, min((x+1)*tpb, tiles)); with one chunk of CC channels and one batch
+ * of TB taps its weights are staged once, else once per tile. */
+#define DKH_NARROW_CC 128 /* input channels per weight chunk */
+#define DKH_NARROW_TB 9   /* taps per weight batch */
+typedef struct dkh_narrow_args {
+    dkh_gemm_args c;
+    dkh_i64 tiles, tpb;
+} dkh_narrow_args;
+
 /* out[b,h,i,:] = softmax(scale * q[b,h,i,:] k[b,h,:,:]^T) v[b,h,:,:] */
 typedef struct dkh_attn_args {
     dkh_u64 q, k, v, o;

@@ -114,6 +114,50 @@ static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, in
     return x->shape[2] * ups < (1 << 30) && x->shape[3] * ups < (1 << 30) && pixels < ((int64_t)1 << 31);
 }
 
+/* Narrow outputs (Cout/groups <= 8, e.g. the SDXL VAE's conv_out 128 -> 3) take
+ * the direct kernel (dk_conv_narrow.hip) in every dtype and view: a GEMM tile
+ * 64 or 128 channels wide would waste 15/16 of its work or more.  Coordinates
+ * must fit int.  Where the fast GEMM kernel can run (fast) and the weights do
+ * not fit one staging (more than 128 channels per group or 9 taps: restaged
+ * per 64-pixel tile), the GEMM is faster (H100, f16 512 -> 8 at 128x128:
+ * 0.092 ms against 0.116).  DIFKERN_HIP_NARROW=0 (or DIFKERN_HIP_FAST=0)
+ * turns it off. */
+static int hipops_narrow_ok(dk_context *ctx, const dk_tensor *x, int64_t coutg, int64_t cin_g, int64_t taps,
+                            int64_t ups, int64_t pixels, int fast) {
+    const char *env = getenv("DIFKERN_HIP_NARROW"), *all = getenv("DIFKERN_HIP_FAST");
+    if ((env && env[0] == '0') || (all && all[0] == '0')) return 0;
+    if (coutg > 8 || !dk__hip_state(ctx)->k.narrow[x->dtype][0][0]) return 0;
+    if (fast && (cin_g > DKH_NARROW_CC || taps > DKH_NARROW_TB)) return 0;
+    return x->shape[2] * ups < (1 << 30) && x->shape[3] * ups < (1 << 30) && pixels < ((int64_t)1 << 31) &&
+           cin_g < (1 << 30);
+}
+
+/* One launch of the narrow kernel for p (the GEMM kernels' description, weight
+ * in its own layout).  Vector kernels where x is channels-last with 16-byte
+ * aligned pixels and Cin/groups a multiple of the 16-byte vector. */
+static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_tensor *x, const dkh_gemm_args *p,
+                                      int64_t batch) {
+    dkh_narrow_args q;
+    int64_t vw = 16 / (int64_t)dk_dtype_size(x->dtype), tile, blocks;
+    int vec = p->cin_g % vw == 0 && x->strides[1] == 1 && hipops_addr(x) % 16 == 0, i;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && x->shape[i] > 1 && x->strides[i] % vw != 0) vec = 0;
+    q.c = *p;
+    tile = vec ? DKH_THREADS / 16 * 4 : DKH_THREADS; /* dkn_conv: 16 lanes per pixel and 4 pixels per thread, or 1 and 1 */
+    q.tiles = (p->N + tile - 1) / tile;
+    /* blocks walk consecutive tiles (their weights staged once) while >= 2048 blocks remain */
+    q.tpb = q.tiles / 2048;
+    if (q.tpb < 1) q.tpb = 1;
+    if (q.tpb > 8) q.tpb = 8;
+    {
+        const char *e = getenv("DIFKERN_HIP_NARROW_TPB"); /* tuning only */
+        if (e && atoi(e) > 0) q.tpb = atoi(e);
+    }
+    blocks = (q.tiles + q.tpb - 1) / q.tpb;
+    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.narrow[x->dtype][p->M > 4][vec], (uint64_t)blocks, 1,
+                          (uint64_t)batch, &q);
+}
+
 /* Prepacked conv weights for the fast kernel: Cin fastest, then KW, KH, Cout
  * (conv2d w [Cout, Cin/g, KH, KW] -> [Cout][KH][KW][Cin/g]; conv_transpose2d
  * w [Cin, Cout/g, KH, KW] -> [Cout/g][KH][KW][Cin]).  A permutation of w that does
@@ -198,6 +242,7 @@ static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dkh_gemm_args p;
+    int fast;
     hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
     p.ups = d->upsample;
     p.cin_g = w->shape[1];
@@ -208,7 +253,10 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     p.w.off_step = d->dilation_w; p.w.taps = w->shape[3]; p.w.k_step = 1; p.w.in_size = x->shape[3] * d->upsample;
     p.N = p.h.out_count * p.w.out_count;
     p.K = p.cin_g * p.h.taps * p.w.taps;
-    if (hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N)) {
+    fast = hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N);
+    if (hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast))
+        return hipops_narrow_launch(ctx, "dk_conv2d", x, &p, x->shape[0] * d->groups);
+    if (fast) {
         dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, &p);
         if (s != DK_OK) return s;
         return hipops_gemmf_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
@@ -222,12 +270,15 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
                                    const dk_tensor *y) {
     dkh_gemm_args p;
     int64_t rh, rw;
-    int fast;
+    int fast, narrow;
     hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
     p.transposed = 1;
     p.cin_g = w->shape[0] / d->groups;
     p.M = w->shape[1];
     fast = hipops_fast_ok(ctx, x, p.cin_g, 1, y->shape[2] * y->shape[3]);
+    /* taps of the largest phase bounded by those of the kernel */
+    narrow = hipops_narrow_ok(ctx, x, p.M, p.cin_g, w->shape[2] * w->shape[3], 1, y->shape[2] * y->shape[3], fast);
+    fast = fast && !narrow;
     if (fast) {
         dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &p);
         if (s != DK_OK) return s;
@@ -239,6 +290,11 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
             hipops_transposed_axis(&p.w, rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], x->shape[3], y->shape[3]);
             p.N = p.h.out_count * p.w.out_count;
             p.K = p.cin_g * p.h.taps * p.w.taps; /* 0: the phase gets the epilogue of a zero sum */
+            if (narrow) {
+                s = hipops_narrow_launch(ctx, "dk_conv_transpose2d", x, &p, x->shape[0] * d->groups);
+                if (s != DK_OK) return s;
+                continue;
+            }
             s = (fast ? hipops_gemmf_launch : hipops_gemm_launch)(ctx, "dk_conv_transpose2d", y->dtype, &p,
                                                                   x->shape[0] * d->groups);
             if (s != DK_OK) return s;

@@ -80,6 +80,13 @@ static const hcb_conv hcb_conv2d[] = {
      * pixels, input-channel chunks of 128 (a partial last one), 4 and 8 channels */
     {"narrow_c136to3_19x23_res_silu", I, {.cin = 136, .h = 19, .w = 23, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
     {"narrow_upsample2_c72to8_9x10", 0, {.cin = 72, .h = 9, .w = 10, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}},
+    /* HIP narrow kernel (dk_conv_narrow.hip; 16-byte channel vectors on channels-last input with
+     * Cin/groups % 8 == 0, f32: % 4): Cout == 4 (one accumulator vector), taps in batches of 9
+     * (5x5: three), several 64-pixel tiles and images, groups, 3 channel chunks of 128, Cout 1 */
+    {"narrow_c64to4_tanh_10x9", Q, {.cin = 64, .h = 10, .w = 9, .cout = 4, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_TANH}},
+    {"narrow_5x5_c40to6_b2_12x70_res", I, {.n = 2, .cin = 40, .h = 12, .w = 70, .cout = 6, .kh = 5, .kw = 5, .pad_h = 2, .pad_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"narrow_groups2_c32to6_s2_d2_15x17", 0, {.cin = 32, .h = 15, .w = 17, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .groups = 2, .bias = 1, .act = DK_ACT_RELU}},
+    {"narrow_1x1_c264to1_7x9", 0, {.cin = 264, .h = 7, .w = 9, .cout = 1, .kh = 1, .kw = 1, .bias = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -104,6 +111,7 @@ static const hcb_conv hcb_convt[] = {
     {"batch2_k3_s2_p1_op1", 0, {.n = 2, .cin = 12, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_RELU}},
     {"tc_c64to40_k3_s2_p1_op1_9x7_res", 0, {.cin = 64, .h = 9, .w = 7, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_RELU}},
     {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    {"narrow_groups2_c48to10_k4_s2_p1_res_6x7", 0, {.cin = 48, .h = 6, .w = 7, .cout = 10, .kh = 4, .kw = 4, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
     {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };

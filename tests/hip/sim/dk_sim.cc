@@ -60,9 +60,12 @@ struct sim_kernel {
 #define SIM_K(NAME, ARGS) {#NAME, [](void *a) { NAME(*(ARGS *)a); }}
 #define SIM_ATTN(D) SIM_K(dkk_attention_f32_d##D, dkh_attn_args), SIM_K(dkk_attention_f16_d##D, dkh_attn_args), \
                     SIM_K(dkk_attention_bf16_d##D, dkh_attn_args)
+#define SIM_NARROW(T) SIM_K(dkk_narrow_##T##_c4_s, dkh_narrow_args), SIM_K(dkk_narrow_##T##_c8_s, dkh_narrow_args), \
+                      SIM_K(dkk_narrow_##T##_c4_v, dkh_narrow_args), SIM_K(dkk_narrow_##T##_c8_v, dkh_narrow_args)
 const sim_kernel kKernels[] = {
     SIM_K(dkk_gemm_f32, dkh_gemm_args), SIM_K(dkk_gemm_f16, dkh_gemm_args), SIM_K(dkk_gemm_bf16, dkh_gemm_args),
     SIM_K(dkk_gemmf_f16, dkh_gemm_args), SIM_K(dkk_gemmf_bf16, dkh_gemm_args),
+    SIM_NARROW(f32), SIM_NARROW(f16), SIM_NARROW(bf16),
     SIM_ATTN(64), SIM_ATTN(128), SIM_ATTN(256), SIM_ATTN(512),
     SIM_K(dkk_attnf_f16_d64, dkh_attn_args), SIM_K(dkk_attnf_bf16_d64, dkh_attn_args),
     SIM_K(dkk_attnf_f16_d128, dkh_attn_args), SIM_K(dkk_attnf_bf16_d128, dkh_attn_args),
