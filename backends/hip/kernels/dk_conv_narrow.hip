@@ -13,8 +13,10 @@
  *         log2(16) steps, each lane ends with PPT*CO/16 finished outputs).
  *   VEC 0 (any strides, e.g. NCHW): one thread per pixel, channels by scalar
  *         loads; neighbouring threads read neighbouring pixels.
- * Each thread owns PPT pixels (VEC 1: consecutive ones), so one weight read
- * from shared memory feeds PPT pixels.  Input channels run in chunks of 128,
+ * VEC 1: each thread owns 4 consecutive pixels, so one weight read from shared
+ * memory feeds 4 pixels (VEC 0: 1 pixel, weight reads are broadcasts).  The
+ * finished sums of a tile go through shared memory to an epilogue loop in
+ * (pixel, channel) order (coalesced stores).  Input channels run in chunks of 128,
  * taps in batches of 9; a (chunk, batch)'s weights sit in shared memory as fp32
  * [tap][co/4][channel % VW][channel / VW] float4s (lanes of a group read
  * consecutive float4s: no bank conflicts).  With one chunk and one batch
