@@ -114,8 +114,9 @@ DKP_DEV void dkn_store(const dkh_gemm_args &p, dkh_i64 img, dkh_i64 g, dkh_i64 n
 }
 
 /* acc[j*CO + co] += sum over the VW channels of vector v (chunk c0) of x(pixel j)
- * * w(channel, co); off[j]: pixel j's element offset (ok[j]: inside the input). */
-template <int DT, int CO, int VEC>
+ * * w(channel, co); off[j]: pixel j's element offset (ok[j]: inside the input).
+ * M3 (CO 4, Cout/groups 3: RGB): the fourth channel's products are skipped. */
+template <int DT, int CO, int VEC, int M3>
 DKP_DEV void dkn_vector(float *acc, const typename dkp_store<DT>::T *xb, const dkh_i64 *off, const bool *ok, int c0,
                         int v, int cin, dkh_i64 cs, const dkn_f4 *wtap) {
     const int VW = DT == 1 ? 4 : 8, CV = DKN_CC / VW, NV4 = CO / 4, PPT = DKN_PPT(VEC), c = c0 + v * VW;
@@ -138,7 +139,7 @@ DKP_DEV void dkn_vector(float *acc, const typename dkp_store<DT>::T *xb, const d
                     acc[j * CO + 4 * h + 0] += xe * w4.x;
                     acc[j * CO + 4 * h + 1] += xe * w4.y;
                     acc[j * CO + 4 * h + 2] += xe * w4.z;
-                    acc[j * CO + 4 * h + 3] += xe * w4.w;
+                    if (!M3) acc[j * CO + 4 * h + 3] += xe * w4.w;
                 }
             }
     } else {
@@ -157,7 +158,7 @@ DKP_DEV void dkn_vector(float *acc, const typename dkp_store<DT>::T *xb, const d
                     acc[j * CO + 4 * h + 0] += xe[j] * w4.x;
                     acc[j * CO + 4 * h + 1] += xe[j] * w4.y;
                     acc[j * CO + 4 * h + 2] += xe[j] * w4.z;
-                    acc[j * CO + 4 * h + 3] += xe[j] * w4.w;
+                    if (!M3) acc[j * CO + 4 * h + 3] += xe[j] * w4.w;
                 }
             }
         }
@@ -178,6 +179,7 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
     const int hin = (int)p.h.in_size, win = (int)p.w.in_size, ups = (int)p.ups, oc = (int)p.w.out_count;
     const int nchunk = (cin + DKN_CC - 1) / DKN_CC, nbatch = (taps + DKN_TB - 1) / DKN_TB;
     const bool single = nchunk == 1 && nbatch == 1;
+    const bool m3 = CO == 4 && p.M == 3; /* uniform: the RGB conv_out skips a quarter of the products */
     const S *xb = (const S *)p.b + img * p.b_s[0] + g * p.cin_g * p.b_s[1];
     const dkh_i64 tile0 = dkp_bid_x() * q.tpb, tile1 = tile0 + q.tpb < q.tiles ? tile0 + q.tpb : q.tiles;
 
@@ -220,13 +222,15 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
 #pragma unroll
                         for (int k = 0; k < VPL; k++)
                             if (lane + k * DKN_L < nvec)
-                                dkn_vector<DT, CO, VEC>(acc, xb, off, ok, c0, lane + k * DKN_L, cin, p.b_s[1], wtap);
+                                m3 ? dkn_vector<DT, CO, VEC, 1>(acc, xb, off, ok, c0, lane + k * DKN_L, cin, p.b_s[1], wtap)
+                                   : dkn_vector<DT, CO, VEC, 0>(acc, xb, off, ok, c0, lane + k * DKN_L, cin, p.b_s[1], wtap);
                     } else {
                         /* one thread per pixel: not unrolled (scalar loads of 8 vectors
                          * in flight would need hundreds of registers) */
 #pragma unroll 1
                         for (int v = 0; v < nvec; v++)
-                            dkn_vector<DT, CO, VEC>(acc, xb, off, ok, c0, v, cin, p.b_s[1], wtap);
+                            m3 ? dkn_vector<DT, CO, VEC, 1>(acc, xb, off, ok, c0, v, cin, p.b_s[1], wtap)
+                               : dkn_vector<DT, CO, VEC, 0>(acc, xb, off, ok, c0, v, cin, p.b_s[1], wtap);
                     }
                 }
             }
