@@ -784,9 +784,39 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION_CM, spec, bind, p, DK_VKP_SLOT_INTS,
                                ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
     }
-    vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, 0);
-    return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(q->shape[2] + 7) / 8,
-                           (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
+    {
+        /* Portable flash attention (shaders/attention.comp): 64 queries per
+         * workgroup (32 where Dv > 128).  Dv above 256 runs as 256-column
+         * chunks of V and O, one dispatch each (S is recomputed per chunk: 1.5x
+         * the FLOPs at D = Dv = 512, but the one-dispatch variant with a wider
+         * O tile ran 7x slower per FLOP on the H100).  MODE bits 0..2: 16-byte
+         * loads of Q, K, V (head dimension contiguous, a multiple of 8, every
+         * other stride and the start whole 16-byte vectors); bits 3..4 the O
+         * register tile by Dv; bit 5 the larger slices where the device has
+         * the shared memory (40,192 bytes). */
+        static const int at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
+        int32_t vw = q->dtype == DK_F32 ? 4 : 8, voff = p[DK_VKP_AT_VS + 4], ooff = p[DK_VKP_AT_OS + 4];
+        int64_t dvt = v->shape[3], dv0, dvc, bq;
+        for (dv0 = 0; dv0 < dvt; dv0 += 256) {
+            uint32_t mode = 0;
+            int i;
+            dvc = dvt - dv0 < 256 ? dvt - dv0 : 256;
+            p[DK_VKP_AT_DV] = (int32_t)dvc;
+            p[DK_VKP_AT_VS + 4] = voff + (int32_t)dv0 * p[DK_VKP_AT_VS + 3];
+            p[DK_VKP_AT_OS + 4] = ooff + (int32_t)dv0 * p[DK_VKP_AT_OS + 3];
+            for (i = 0; i < 3; i++)
+                if ((i < 2 ? dd : dvc) % 8 == 0 && bind[i].offset % 16 == 0 && vkop_vec_view(&p[at_in[i]], 3, vw))
+                    mode |= 1u << i;
+            mode |= (dvc <= 64 ? 0u : dvc <= 128 ? 1u : 2u) << 3;
+            if (dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= 40192) mode |= 32;
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, mode);
+            bq = dvc <= 128 ? 64 : 32;
+            st = dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, p, DK_VKP_SLOT_INTS,
+                                 (uint64_t)(q->shape[2] + bq - 1) / bq, (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
+            if (st != DK_OK) return st;
+        }
+        return DK_OK;
+    }
 }
 
 #undef VKOP_MAX_INDEX

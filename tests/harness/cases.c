@@ -201,6 +201,16 @@ static const hcb_attn hcb_attention[] = {
     {"tc_d96_dv192_nq32_nkv144", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 144, .d = 96, .dv = 192}},
     {"tc_d512_b2_nq80_nkv176_logits", 0, {.b = 2, .heads = 1, .nq = 80, .nkv = 176, .d = 512, .dv = 512, .q_range = 150.0f}},
     {"tc_d512_nq256_nkv256_bnhd", 0, {.b = 1, .heads = 2, .nq = 256, .nkv = 256, .d = 512, .dv = 512, .storage = HC_BNHD}},
+    /* Vulkan portable flash attention (64 or 32 queries x 64 or 128 keys per block; O tile by
+     * Dv <= 64/128/256, larger Dv in 256-column dispatches; 16-byte loads where the head
+     * dimension is a multiple of 8, else scalar): partial query and key blocks, Dv != D,
+     * scalar Q/K with vector V and the reverse, a Dv tail chunk */
+    {"pf_d256_dv128_nq130_nkv200", 0, {.b = 1, .heads = 2, .nq = 130, .nkv = 200, .d = 256, .dv = 128}},
+    {"pf_d512_nq70_nkv130_bnhd", 0, {.b = 1, .heads = 1, .nq = 70, .nkv = 130, .d = 512, .dv = 512, .storage = HC_BNHD}},
+    {"pf_d36_dv200_nq65_nkv67", 0, {.b = 2, .heads = 1, .nq = 65, .nkv = 67, .d = 36, .dv = 200}},
+    {"pf_d16_dv20_nq3_nkv129", 0, {.b = 1, .heads = 2, .nq = 3, .nkv = 129, .d = 16, .dv = 20}},
+    {"pf_d8_dv300_n64_logits", 0, {.b = 1, .heads = 1, .nq = 64, .nkv = 64, .d = 8, .dv = 300, .q_range = 150.0f}},
+    {"pf_d64_dv264_nq40_nkv70_bnhd", 0, {.b = 1, .heads = 2, .nq = 40, .nkv = 70, .d = 64, .dv = 264, .storage = HC_BNHD}},
 };
 
 /* ------------------------------------------------------------- elementwise */
