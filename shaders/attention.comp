@@ -25,10 +25,11 @@
 // found the view contiguous and aligned (MODE bits 0 Q, 1 K, 2 V), else 8
 // scalar loads.
 // MODE bits 3..4 (OT), by Dv: 0 Dv <= 64 (BQ 64, NJ 1), 1 <= 128 (BQ 64,
-// NJ 2), 2 <= 256 (BQ 32, NJ 2); RM 4: at most 32 accumulators (64 made the
-// H100 build 7x slower per FLOP).  The host splits larger Dv into 256-column
-// dispatches.  MODE bit 5: the device has >= 40,192 bytes of shared memory:
-// 32-deep Q/K slices and 4096-element V slices (else half, at most 29,440
+// NJ 2), 2 <= 256 (BQ 32, NJ 2); RM 4: at most 32 accumulators (64, measured
+// only while the epilogue still converted per accumulator, ran 7x slower per
+// FLOP on the H100).  The host splits larger Dv into 256-column dispatches.
+// MODE bit 5: the device has >= 40,192 bytes of shared memory (40,064 used):
+// 32-deep Q/K slices and 4096-element V slices (else half, at most 29,312
 // bytes).
 #include "dk_common.glsl"
 

@@ -789,7 +789,8 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
          * workgroup (32 where Dv > 128).  Dv above 256 runs as 256-column
          * chunks of V and O, one dispatch each (S is recomputed per chunk: 1.5x
          * the FLOPs at D = Dv = 512, but the one-dispatch variant with a wider
-         * O tile ran 7x slower per FLOP on the H100).  MODE bits 0..2: 16-byte
+         * O tile ran 7x slower per FLOP on the H100, measured before the
+         * shader's epilogue went through shared memory: worth re-measuring).  MODE bits 0..2: 16-byte
          * loads of Q, K, V (head dimension contiguous, a multiple of 8, every
          * other stride and the start whole 16-byte vectors); bits 3..4 the O
          * register tile by Dv; bit 5 the larger slices where the device has
