@@ -57,6 +57,9 @@
  * the mid-block attention, which is global and runs whole at latent resolution
  * (5 buffers of 512*h*w elements).  This mode trades host<->device copies for
  * memory: use it when the untiled plan does not fit.
+ *
+ * The same CPU context (made on first use, freed with the decoder) converts the
+ * decoded image to float NCHW on the host in both modes.
  */
 #ifndef DIFKERN_SDXL_VAE_H
 #define DIFKERN_SDXL_VAE_H

@@ -67,7 +67,7 @@ struct dk_sdxl_vae {
     dk__vae_arch arch;
     dk__vae_weights w;
     dk_buffer *arena;     /* activations of the untiled decode, kept between decodes */
-    dk_context *host_ctx; /* banded decode: CPU context of the host GroupNorms (lazy) */
+    dk_context *host_ctx; /* CPU context of host-side work: banded GroupNorms, output conversion (lazy) */
 };
 
 /* vae_params.c */
