@@ -25,7 +25,24 @@ typedef struct cpunorm_gn_job {
 #define CPUNORM_CLONES
 #endif
 
+/* m ? a : b with a mask (all ones or zero) instead of a branch: GCC does not
+ * if-convert these selects next to float arithmetic, and then does not vectorize. */
+static inline uint32_t cpunorm_sel(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
+#define CPUNORM_MASK(c) (0u - (uint32_t)(c))
+
+/* dk__f16_to_f32 without branches, so that loops over it vectorize. */
+static inline float cpunorm_from_f16(uint16_t h) {
+    uint32_t em = (uint32_t)h & 0x7fffu, u;
+    float sub = (float)(int32_t)em * (1.0f / 16777216.0f); /* zero and subnormals (em < 0x400): m * 2^-24 */
+    uint32_t subu;
+    memcpy(&subu, &sub, sizeof subu);
+    u = cpunorm_sel(CPUNORM_MASK(em >= 0x7c00u), (em << 13) | 0x7f800000u, (em << 13) + (112u << 23));
+    u = cpunorm_sel(CPUNORM_MASK(em < 0x400u), subu, u);
+    return dk__bits_to_f32((((uint32_t)h & 0x8000u) << 16) | u);
+}
+
 /* v[j] = base[off + j * s], j < n (declared in cpu_internal.h; attention uses it too). */
+CPUNORM_CLONES
 void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
     int64_t j;
     switch (t) {
@@ -35,9 +52,12 @@ void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, 
         else for (j = 0; j < n; j++) v[j] = p[j * s];
         break;
     }
-    case DK_F16:
-        for (j = 0; j < n; j++) v[j] = dk__f16_to_f32(((const uint16_t *)base)[off + j * s]);
+    case DK_F16: {
+        const uint16_t *p = (const uint16_t *)base + off;
+        if (s == 1) for (j = 0; j < n; j++) v[j] = cpunorm_from_f16(p[j]);
+        else for (j = 0; j < n; j++) v[j] = cpunorm_from_f16(p[j * s]);
         break;
+    }
     case DK_BF16: {
         const uint16_t *p = (const uint16_t *)base + off;
         if (s == 1) for (j = 0; j < n; j++) v[j] = dk__bf16_to_f32(p[j]);
@@ -57,7 +77,25 @@ static inline uint16_t cpunorm_to_bf16(float x) {
     return (uint16_t)(u >> 16);
 }
 
+/* dk_f32_to_f16's rounding (nearest even, overflow to inf, NaN to 0x7e00)
+ * without branches, so that the store loop vectorizes. */
+static inline uint16_t cpunorm_to_f16(float x) {
+    uint32_t u, a, h, sub;
+    float fs;
+    memcpy(&u, &x, sizeof u);
+    a = u & 0x7fffffffu;
+    /* f16 subnormals: adding 0.5 puts a * 2^24, rounded to even, in the low mantissa bits */
+    fs = dk__bits_to_f32(a) + 0.5f;
+    memcpy(&sub, &fs, sizeof sub);
+    h = (a + 0x0fffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
+    h = cpunorm_sel(CPUNORM_MASK(a < 0x38800000u), sub - 0x3f000000u, h);
+    h = cpunorm_sel(CPUNORM_MASK(a >= 0x477ff000u), 0x7c00u, h);
+    h = cpunorm_sel(CPUNORM_MASK(a > 0x7f800000u), 0x7e00u, h);
+    return (uint16_t)(((u >> 16) & 0x8000u) | h);
+}
+
 /* base[off + j * s] = v[j], j < n. */
+CPUNORM_CLONES
 static void cpunorm_store(void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, const float *v) {
     int64_t j;
     switch (t) {
@@ -67,9 +105,12 @@ static void cpunorm_store(void *base, dk_dtype t, int64_t off, int64_t s, int64_
         else for (j = 0; j < n; j++) p[j * s] = v[j];
         break;
     }
-    case DK_F16:
-        for (j = 0; j < n; j++) ((uint16_t *)base)[off + j * s] = dk_f32_to_f16(v[j]);
+    case DK_F16: {
+        uint16_t *p = (uint16_t *)base + off;
+        if (s == 1) for (j = 0; j < n; j++) p[j] = cpunorm_to_f16(v[j]);
+        else for (j = 0; j < n; j++) p[j * s] = cpunorm_to_f16(v[j]);
         break;
+    }
     case DK_BF16: {
         uint16_t *p = (uint16_t *)base + off;
         if (s == 1) for (j = 0; j < n; j++) p[j] = cpunorm_to_bf16(v[j]);
@@ -238,11 +279,172 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
     }
 }
 
+/* ---------------------------------------------------- GroupNorm along C
+ * When channels have the smaller stride (NHWC), the per-group walk above reads
+ * only cpg values per pixel and sweeps the whole tensor three times per group
+ * (about 100 sweeps at 32 groups; 2.7 s for 128x1024x1024 f16 on 2 cores).
+ * Here a task owns a range of pixels with all their channels: statistics per
+ * block of pixels held in cache (mean, then centred squares), merged across
+ * blocks and tasks with Chan's formula in double; then a normalize pass over
+ * the same ranges.  Two reads and one write of the tensor in all. */
+#define CPUNORM_BLOCK_FLOATS 4096 /* a block: pixels x C floats; C above it takes the per-group walk */
+#define CPUNORM_TASK_PIXELS 2048
+
+typedef struct cpunorm_rows_job {
+    const cpunorm_gn_job *gn;
+    int64_t ntasks;         /* tasks per image */
+    double *part;           /* [N][ntasks][groups][3]: count, mean, M2 */
+    float *mean, *a, *b;    /* [N][C]: the group's mean, gamma * rstd, beta */
+} cpunorm_rows_job;
+
+/* Welford/Chan merge of (count, mean, M2) triples: t += u. */
+static void cpunorm_merge(double *t, double n, double mean, double m2) {
+    double tot = t[0] + n, d = mean - t[1];
+    if (n <= 0) return;
+    t[1] += d * n / tot;
+    t[2] += m2 + d * d * t[0] * n / tot;
+    t[0] = tot;
+}
+
+/* sc[c] += v[q * C + c] over np pixels; with m: sc += v - m[c], qc += (v - m[c])^2. */
+CPUNORM_CLONES
+static void cpunorm_channel_sums(const float *v, int64_t np, int64_t C, const float *m, float *sc, float *qc) {
+    int64_t q, c;
+    for (q = 0; q < np; q++) {
+        const float *r = v + q * C;
+        if (!m)
+            for (c = 0; c < C; c++) sc[c] += r[c];
+        else
+            for (c = 0; c < C; c++) {
+                float d = r[c] - m[c];
+                sc[c] += d;
+                qc[c] += d * d;
+            }
+    }
+}
+
+/* v = act((v - m[c]) * a[c] + b[c]) over np pixels of C channels. */
+CPUNORM_CLONES DK_CPU_VECTORIZE
+static void cpunorm_apply_rows(float *v, int64_t np, int64_t C, const float *m, const float *a, const float *b,
+                               dk_activation act) {
+    int64_t q, c, n = np * C;
+    for (q = 0; q < np; q++) {
+        float *r = v + q * C;
+        for (c = 0; c < C; c++) r[c] = (r[c] - m[c]) * a[c] + b[c];
+    }
+    if (act == DK_ACT_SILU)
+        for (q = 0; q < n; q++) v[q] = v[q] / (1.0f + dk__cpu_exp(-v[q]));
+    else if (act != DK_ACT_NONE)
+        for (q = 0; q < n; q++) v[q] = dk__act_f32(act, v[q]);
+}
+
+/* Load (dst NULL) or store the np pixels from p0 of image n, all C channels. */
+static void cpunorm_rows_io(const dk_tensor *t, const void *src, void *dst, int64_t n, int64_t p0, int64_t np, float *v) {
+    int64_t q, W = t->shape[3], C = t->shape[1];
+    for (q = 0; q < np; q++) {
+        int64_t off = dk__offset4(t, n, 0, (p0 + q) / W, (p0 + q) % W);
+        if (dst) cpunorm_store(dst, t->dtype, off, t->strides[1], C, v + q * C);
+        else dk__cpu_load_strided(src, t->dtype, off, t->strides[1], C, v + q * C);
+    }
+}
+
+static void cpunorm_rows_stats_task(void *arg, int64_t index) {
+    const cpunorm_rows_job *job = (const cpunorm_rows_job *)arg;
+    const dk_tensor *x = job->gn->x;
+    int64_t C = x->shape[1], HW = x->shape[2] * x->shape[3], cpg = job->gn->cpg, G = C / cpg;
+    int64_t n = index / job->ntasks, t = index % job->ntasks, bp = CPUNORM_BLOCK_FLOATS / C;
+    int64_t p = t * CPUNORM_TASK_PIXELS, p1 = p + CPUNORM_TASK_PIXELS < HW ? p + CPUNORM_TASK_PIXELS : HW, g, c;
+    double *part = job->part + (size_t)index * (size_t)G * 3;
+    float v[CPUNORM_BLOCK_FLOATS], sc[CPUNORM_BLOCK_FLOATS], qc[CPUNORM_BLOCK_FLOATS], mc[CPUNORM_BLOCK_FLOATS];
+    memset(part, 0, (size_t)G * 3 * sizeof *part);
+    for (; p < p1; p += bp) {
+        int64_t np = p1 - p < bp ? p1 - p : bp;
+        double cnt = (double)(np * cpg);
+        cpunorm_rows_io(x, dk__cpu_base(x), NULL, n, p, np, v);
+        memset(sc, 0, (size_t)C * sizeof *sc);
+        cpunorm_channel_sums(v, np, C, NULL, sc, NULL);
+        for (g = 0; g < G; g++) {
+            double m = 0.0;
+            for (c = g * cpg; c < (g + 1) * cpg; c++) m += sc[c];
+            for (c = g * cpg; c < (g + 1) * cpg; c++) mc[c] = (float)(m / cnt);
+        }
+        memset(sc, 0, (size_t)C * sizeof *sc);
+        memset(qc, 0, (size_t)C * sizeof *qc);
+        cpunorm_channel_sums(v, np, C, mc, sc, qc);
+        for (g = 0; g < G; g++) {
+            double s = 0.0, q = 0.0;
+            for (c = g * cpg; c < (g + 1) * cpg; c++) {
+                s += sc[c];
+                q += qc[c];
+            }
+            /* the centred sum s is ~0; it corrects the rounding of mc to float */
+            cpunorm_merge(part + g * 3, cnt, (double)mc[g * cpg] + s / cnt, q - s * s / cnt);
+        }
+    }
+}
+
+static void cpunorm_rows_norm_task(void *arg, int64_t index) {
+    const cpunorm_rows_job *job = (const cpunorm_rows_job *)arg;
+    const dk_tensor *x = job->gn->x, *y = job->gn->y;
+    int64_t C = x->shape[1], HW = x->shape[2] * x->shape[3];
+    int64_t n = index / job->ntasks, t = index % job->ntasks, bp = CPUNORM_BLOCK_FLOATS / C;
+    int64_t p = t * CPUNORM_TASK_PIXELS, p1 = p + CPUNORM_TASK_PIXELS < HW ? p + CPUNORM_TASK_PIXELS : HW;
+    float v[CPUNORM_BLOCK_FLOATS];
+    for (; p < p1; p += bp) {
+        int64_t np = p1 - p < bp ? p1 - p : bp;
+        cpunorm_rows_io(x, dk__cpu_base(x), NULL, n, p, np, v);
+        cpunorm_apply_rows(v, np, C, job->mean + n * C, job->a + n * C, job->b + n * C, job->gn->desc->activation);
+        cpunorm_rows_io(y, NULL, dk__cpu_base(y), n, p, np, v);
+    }
+}
+
+/* Returns 0 (nothing done) when out of host memory: the caller walks by group. */
+static int cpunorm_gn_rows(dk_context *ctx, const cpunorm_gn_job *gn) {
+    const dk_tensor *x = gn->x;
+    int64_t N = x->shape[0], C = x->shape[1], HW = x->shape[2] * x->shape[3], G = gn->desc->groups;
+    int64_t n, g, c, t;
+    cpunorm_rows_job job;
+    job.gn = gn;
+    job.ntasks = (HW + CPUNORM_TASK_PIXELS - 1) / CPUNORM_TASK_PIXELS;
+    job.part = (double *)malloc((size_t)(N * job.ntasks * G * 3) * sizeof *job.part);
+    job.mean = (float *)malloc((size_t)(N * C * 3) * sizeof *job.mean);
+    if (!job.part || !job.mean) {
+        free(job.part);
+        free(job.mean);
+        return 0;
+    }
+    job.a = job.mean + N * C;
+    job.b = job.a + N * C;
+    dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_stats_task, &job);
+    for (n = 0; n < N; n++)
+        for (g = 0; g < G; g++) {
+            double tot[3] = {0.0, 0.0, 0.0};
+            float rstd;
+            for (t = 0; t < job.ntasks; t++) {
+                const double *u = job.part + ((size_t)(n * job.ntasks + t) * (size_t)G + (size_t)g) * 3;
+                cpunorm_merge(tot, u[0], u[1], u[2]);
+            }
+            rstd = (float)(1.0 / sqrt(tot[2] / tot[0] + (double)gn->desc->eps));
+            for (c = g * gn->cpg; c < (g + 1) * gn->cpg; c++) {
+                float ga = gn->gamma ? dk__cpu_load(dk__cpu_base(gn->gamma), gn->gamma->dtype, c * gn->gamma->strides[0]) : 1.0f;
+                float be = gn->beta ? dk__cpu_load(dk__cpu_base(gn->beta), gn->beta->dtype, c * gn->beta->strides[0]) : 0.0f;
+                job.mean[n * C + c] = (float)tot[1];
+                job.a[n * C + c] = ga * rstd;
+                job.b[n * C + c] = be;
+            }
+        }
+    dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_norm_task, &job);
+    free(job.part);
+    free(job.mean);
+    return 1;
+}
+
 dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
     cpunorm_gn_job job;
     job.x = x; job.gamma = gamma; job.beta = beta; job.y = y; job.desc = desc;
     job.cpg = x->shape[1] / desc->groups;
+    if (x->strides[1] < x->strides[3] && x->shape[1] <= CPUNORM_BLOCK_FLOATS && cpunorm_gn_rows(ctx, &job)) return DK_OK;
     dk__cpu_parallel_for(ctx, x->shape[0] * desc->groups, cpunorm_gn_task, &job);
     return DK_OK;
 }
@@ -301,4 +503,7 @@ dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, co
 #undef CPUNORM_CHUNK
 #undef CPUNORM_LANES
 #undef CPUNORM_FLUSH
+#undef CPUNORM_BLOCK_FLOATS
+#undef CPUNORM_TASK_PIXELS
 #undef CPUNORM_CLONES
+#undef CPUNORM_MASK

@@ -323,7 +323,7 @@ static dk_status vkdev_memory_types(dk_context *ctx, dk_vk_state *s) {
     VkBuffer probe;
     VkMemoryRequirements req;
     uint32_t i;
-    int dev = -1, host = -1;
+    int dev = -1, host = -1, cached = -1;
     memset(&bi, 0, sizeof bi);
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bi.size = 4096;
@@ -339,7 +339,13 @@ static dk_status vkdev_memory_types(dk_context *ctx, dk_vk_state *s) {
         if (dev < 0 && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) dev = (int)i;
         if (host < 0 && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
             host = (int)i;
+        /* Staging is read back by the CPU (downloads): prefer cached system
+         * memory, since CPU reads of write-combined or BAR memory crawl. */
+        if (cached < 0 && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) &&
+            (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) && !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+            cached = (int)i;
     }
+    if (cached >= 0) host = cached;
     if (dev < 0) dev = host;
     if (dev < 0 || host < 0)
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no suitable memory types");

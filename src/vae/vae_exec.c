@@ -350,16 +350,22 @@ static void vaex_host_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, 
     free(p);
 }
 
-/* Copy rows [r0, r1) of the host tensor src (x's shape; rows outside it are
- * zero) into dst. */
-static void vaex_stage_rows(const dk__vae_exec *e, dk__vae_act x, const void *src, int64_t r0, int64_t r1, void *dst) {
-    size_t ds = dk_dtype_size(e->dtype);
-    int64_t row = (int64_t)x.w * x.c, r;
-    for (r = r0; r < r1; r++) {
-        unsigned char *d = (unsigned char *)dst + (size_t)((r - r0) * row) * ds;
-        if (r < 0 || r >= x.h) memset(d, 0, (size_t)row * ds);
-        else memcpy(d, (const unsigned char *)src + (size_t)(r * row) * ds, (size_t)row * ds);
+/* Upload rows [r0, r1) of the host tensor src (x's shape) to buffer b at 0:
+ * the rows inside the tensor straight from src (NHWC rows are contiguous), the
+ * halo rows outside it as zeros. */
+static void vaex_upload_rows(dk__vae_exec *e, dk__vae_act x, const void *src, int64_t r0, int64_t r1, dk_buffer *b) {
+    uint64_t row = (uint64_t)x.w * x.c * dk_dtype_size(e->dtype);
+    int64_t a = r0 < 0 ? 0 : r0, z = r1 > x.h ? x.h : r1, r;
+    for (r = r0; r < r1 && e->st == DK_OK; r++) {
+        if (r >= 0 && r < x.h) continue;
+        void *zero = vaex_stage(e, row);
+        if (!zero) return;
+        memset(zero, 0, (size_t)row);
+        e->st = dk_buffer_upload(e->vae->ctx, b, (uint64_t)(r - r0) * row, zero, row);
     }
+    if (e->st == DK_OK && z > a)
+        e->st = dk_buffer_upload(e->vae->ctx, b, (uint64_t)(a - r0) * row, (const unsigned char *)src + (size_t)a * row,
+                                 (uint64_t)(z - a) * row);
 }
 
 /* Make band buffer i hold at least bytes (PLAN: just record the size). */
@@ -410,18 +416,11 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         int64_t ob0 = u * i0 + p, ob1 = u * i1 - p; /* rows the band's conv produces */
         uint64_t in_bytes = vaex_bytes(e, x.c, i1 - i0, x.w), out_bytes = (uint64_t)(ob1 - ob0) * orow;
         dk_buffer *bi = vaex_band(e, 0, in_bytes), *br = NULL, *bo;
-        void *st;
         if (a->resid.id >= 0) br = vaex_band(e, 1, out_bytes);
         bo = vaex_band(e, 2, out_bytes);
         if (e->dry || e->st != DK_OK) continue;
-        st = vaex_stage(e, in_bytes > out_bytes ? in_bytes : out_bytes);
-        if (!st) break;
-        vaex_stage_rows(e, x, src, i0, i1, st);
-        e->st = dk_buffer_upload(e->vae->ctx, bi, 0, st, in_bytes);
-        if (e->st == DK_OK && br) {
-            vaex_stage_rows(e, a->resid, e->act_host[a->resid.id], ob0, ob1, st);
-            e->st = dk_buffer_upload(e->vae->ctx, br, 0, st, out_bytes);
-        }
+        vaex_upload_rows(e, x, src, i0, i1, bi);
+        if (e->st == DK_OK && br) vaex_upload_rows(e, a->resid, e->act_host[a->resid.id], ob0, ob1, br);
         if (e->st == DK_OK) {
             dk_tensor tx = dk_tensor_nhwc(bi, 0, e->dtype, 1, x.c, i1 - i0, x.w);
             dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
