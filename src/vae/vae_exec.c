@@ -4,7 +4,10 @@
 #include "vae_internal.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define VAEX_GROUPS 32
 #define VAEX_EPS 1e-6f
@@ -27,6 +30,70 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
     e->band_rows = band_rows;
     e->lat_h = lat_h;
     e->st = DK_OK;
+    {
+        const char *env = getenv("DIFKERN_VAE_PROFILE");
+        e->profile = env && atoi(env) > 0;
+    }
+}
+
+/* ------------------------------------------------------------ profile */
+
+static double vaex_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void vaex_prof_begin(dk__vae_exec *e) {
+    if (!e->profile || e->dry || e->st != DK_OK) return;
+    e->st = dk_sync(e->vae->ctx);
+    e->prof_t0 = vaex_now_ms();
+}
+
+/* The time since vaex_prof_begin, added to the row of this label. */
+static void vaex_prof_end(dk__vae_exec *e, const char *fmt, ...) {
+    char label[sizeof e->prof[0].label];
+    double ms;
+    int32_t i;
+    va_list ap;
+    if (!e->profile || e->dry || e->st != DK_OK) return;
+    e->st = dk_sync(e->vae->ctx);
+    ms = vaex_now_ms() - e->prof_t0;
+    va_start(ap, fmt);
+    vsnprintf(label, sizeof label, fmt, ap);
+    va_end(ap);
+    for (i = 0; i < e->nprof && strcmp(e->prof[i].label, label); i++) {
+    }
+    if (i == e->nprof) {
+        if (i == (int32_t)(sizeof e->prof / sizeof e->prof[0])) return;
+        memcpy(e->prof[i].label, label, sizeof label);
+        e->prof[i].count = 0;
+        e->prof[i].ms = 0.0;
+        e->nprof++;
+    }
+    e->prof[i].count++;
+    e->prof[i].ms += ms;
+}
+
+static void vaex_prof_print(dk__vae_exec *e) {
+    double total = 0.0;
+    int32_t i, j;
+    for (i = 0; i < e->nprof; i++) total += e->prof[i].ms;
+    if (e->nprof) fprintf(stderr, "sdxl_vae profile (%s, each op synced):\n", e->banded ? "banded" : "untiled");
+    for (i = 0; i < e->nprof; i++) { /* largest first */
+        int32_t best = i;
+        for (j = i + 1; j < e->nprof; j++)
+            if (e->prof[j].ms > e->prof[best].ms) best = j;
+        if (best != i) {
+            char tmp[sizeof e->prof[0]];
+            memcpy(tmp, &e->prof[i], sizeof tmp);
+            memcpy(&e->prof[i], &e->prof[best], sizeof tmp);
+            memcpy(&e->prof[best], tmp, sizeof tmp);
+        }
+        fprintf(stderr, "  %9.3f ms %5.1f%% %3dx  %s\n", e->prof[i].ms, 100.0 * e->prof[i].ms / total,
+                (int)e->prof[i].count, e->prof[i].label);
+    }
+    e->nprof = 0;
 }
 
 /* The plan: activations sorted by size, largest first; each goes to the lowest
@@ -71,8 +138,11 @@ void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena) {
 
 void dk__vae_exec_free(dk__vae_exec *e) {
     int32_t i;
+    vaex_prof_print(e);
     for (i = 0; i < 3; i++) dk_buffer_destroy(e->vae->ctx, e->band[i]);
     for (i = 0; i < e->nacts; i++) free(e->act_host[i]);
+    for (i = 0; i < e->nspare; i++) free(e->spare[i]);
+    e->nspare = 0;
     free(e->stage);
     e->arena = NULL;
     memset(e->band, 0, sizeof e->band);
@@ -92,6 +162,40 @@ static uint64_t vaex_bytes(const dk__vae_exec *e, int64_t c, int64_t h, int64_t 
     return (uint64_t)(c * h * w) * dk_dtype_size(e->dtype);
 }
 
+/* BANDED host memory: the smallest spare block that fits, else a new one. */
+static void *vaex_host_get(dk__vae_exec *e, uint64_t bytes) {
+    int32_t i, best = -1;
+    void *p;
+    for (i = 0; i < e->nspare; i++)
+        if (e->spare_bytes[i] >= bytes && (best < 0 || e->spare_bytes[i] < e->spare_bytes[best])) best = i;
+    if (best < 0) return malloc((size_t)bytes);
+    p = e->spare[best];
+    e->nspare--;
+    e->spare[best] = e->spare[e->nspare];
+    e->spare_bytes[best] = e->spare_bytes[e->nspare];
+    return p;
+}
+
+/* Keep p (bytes long) for reuse; when the list is full, the smallest goes. */
+static void vaex_host_put(dk__vae_exec *e, void *p, uint64_t bytes) {
+    int32_t i, small = 0;
+    if (!p) return;
+    if (e->nspare < (int32_t)(sizeof e->spare / sizeof e->spare[0])) {
+        e->spare[e->nspare] = p;
+        e->spare_bytes[e->nspare++] = bytes;
+        return;
+    }
+    for (i = 1; i < e->nspare; i++)
+        if (e->spare_bytes[i] < e->spare_bytes[small]) small = i;
+    if (e->spare_bytes[small] >= bytes) {
+        free(p);
+        return;
+    }
+    free(e->spare[small]);
+    e->spare[small] = p;
+    e->spare_bytes[small] = bytes;
+}
+
 static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) {
     dk__vae_act a;
     int32_t id;
@@ -106,7 +210,7 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     if (!e->planned) e->act_bytes[id] = bytes;
     if (e->banded) {
         if (!e->dry) {
-            e->act_host[id] = malloc((size_t)bytes);
+            e->act_host[id] = vaex_host_get(e, bytes);
             if (!e->act_host[id]) {
                 vaex_fail_oom(e, "an activation", bytes);
                 return a;
@@ -126,7 +230,7 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a) {
     if (a.id < 0) return;
     if (e->banded) {
-        free(e->act_host[a.id]);
+        vaex_host_put(e, e->act_host[a.id], e->act_bytes[a.id]);
         e->act_host[a.id] = NULL;
     } else if (!e->planned) {
         e->act_end[a.id] = e->events++;
@@ -238,11 +342,15 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
             src = e->act_host[a.id];
         } else {
             void *tmp = vaex_stage(e, e->act_bytes[a.id]);
-            if (tmp)
+            vaex_prof_begin(e);
+            if (tmp && e->st == DK_OK)
                 e->st = dk_buffer_download(e->vae->ctx, e->arena, e->act_off[a.id], tmp, e->act_bytes[a.id]);
+            vaex_prof_end(e, "download the output");
             src = tmp;
         }
+        vaex_prof_begin(e);
         if (e->st == DK_OK) vaex_host_to_nchw_f32(e, a, src, out);
+        vaex_prof_end(e, "output to float NCHW (host)");
     }
     dk__vae_free_act(e, a);
 }
@@ -262,7 +370,9 @@ static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32
     ty = vaex_t(e, y);
     tg = dk__vae_weight(e->ws, &e->vae->arch, gamma);
     tb = dk__vae_weight(e->ws, &e->vae->arch, beta);
-    e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &ty);
+    vaex_prof_begin(e);
+    if (e->st == DK_OK) e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &ty);
+    vaex_prof_end(e, "group_norm%s C%d %dx%d", act == DK_ACT_SILU ? "+silu" : "", (int)x.c, (int)x.h, (int)x.w);
 }
 
 static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_tensor *x, const dk_tensor *r,
@@ -275,7 +385,11 @@ static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_
     d.pad_w = a->k / 2;
     d.upsample = a->upsample;
     d.output_scale = a->out_scale;
-    e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+    vaex_prof_begin(e);
+    if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+    vaex_prof_end(e, "conv%dx%d%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
+                  (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample), (int)(a->in.w * a->upsample),
+                  r ? " +res" : "", e->banded ? " (bands, device)" : "");
 }
 
 static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
@@ -400,13 +514,15 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         if (a->gn_gamma >= 0) {
             /* GroupNorm+SiLU of the whole tensor first: in place when x dies here */
             if (!a->consume) {
-                src = tmp = malloc((size_t)e->act_bytes[x.id]);
+                src = tmp = vaex_host_get(e, e->act_bytes[x.id]);
                 if (!tmp) {
                     vaex_fail_oom(e, "a normalized activation", e->act_bytes[x.id]);
                     return;
                 }
             }
+            vaex_prof_begin(e);
             vaex_host_group_norm(e, x, a->gn_gamma, a->gn_beta, DK_ACT_SILU, src);
+            vaex_prof_end(e, "group_norm+silu C%d %dx%d (host)", (int)x.c, (int)x.h, (int)x.w);
         }
     }
     for (o0 = 0; o0 < out.h && e->st == DK_OK; o0 += band) {
@@ -419,8 +535,10 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         if (a->resid.id >= 0) br = vaex_band(e, 1, out_bytes);
         bo = vaex_band(e, 2, out_bytes);
         if (e->dry || e->st != DK_OK) continue;
+        vaex_prof_begin(e);
         vaex_upload_rows(e, x, src, i0, i1, bi);
         if (e->st == DK_OK && br) vaex_upload_rows(e, a->resid, e->act_host[a->resid.id], ob0, ob1, br);
+        vaex_prof_end(e, "band uploads");
         if (e->st == DK_OK) {
             dk_tensor tx = dk_tensor_nhwc(bi, 0, e->dtype, 1, x.c, i1 - i0, x.w);
             dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
@@ -428,12 +546,14 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
             if (br) tr = dk_tensor_nhwc(br, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
             vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty);
         }
+        vaex_prof_begin(e);
         if (e->st == DK_OK)
             e->st = dk_buffer_download(e->vae->ctx, bo, (uint64_t)(o0 - ob0) * orow,
                                        (unsigned char *)e->act_host[out.id] + (size_t)o0 * orow,
                                        (uint64_t)(o1 - o0) * orow);
+        vaex_prof_end(e, "band downloads");
     }
-    free(tmp);
+    vaex_host_put(e, tmp, e->act_bytes[x.id]);
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -455,7 +575,10 @@ static void vaex_linear(dk__vae_exec *e, int32_t w, int32_t b, const dk_tensor *
     if (e->st != DK_OK) return;
     dk_matmul_desc_init(&d);
     d.output_scale = scale;
-    e->st = dk_linear(e->vae->ctx, &d, x, &tw, &tb, r, y);
+    vaex_prof_begin(e);
+    if (e->st == DK_OK) e->st = dk_linear(e->vae->ctx, &d, x, &tw, &tb, r, y);
+    vaex_prof_end(e, "linear %d->%d n%lld%s", (int)x->shape[1], (int)y->shape[1], (long long)x->shape[0],
+                  r ? " +res" : "");
 }
 
 /* The attention on token matrices: t[0] n (normalized x), t[1..3] q, k, v,
@@ -468,7 +591,9 @@ static void vaex_attn_ops(dk__vae_exec *e, const dk_tensor *t) {
     vaex_linear(e, p->kw, p->kb, &t[0], NULL, 1.0f, &t[2]);
     vaex_linear(e, p->vw, p->vb, &t[0], NULL, 1.0f, &t[3]);
     dk_attention_desc_init(&d);
+    vaex_prof_begin(e);
     if (e->st == DK_OK) e->st = dk_attention(e->vae->ctx, &d, &hq, &hk, &hv, &ha);
+    vaex_prof_end(e, "attention n%lld d%lld", (long long)hq.shape[2], (long long)hq.shape[3]);
     /* x is at activation scale s, the attention output is not. */
     vaex_linear(e, p->ow, p->ob, &t[4], &t[5], e->s, &t[6]);
 }

@@ -138,6 +138,20 @@ typedef struct dk__vae_exec {
     uint64_t attn_bytes;
     void *stage;             /* BANDED: host staging of one band */
     uint64_t stage_bytes;
+    /* BANDED: freed host activations kept for reuse: fresh pages cost a page
+     * fault each on first touch (a 1 GiB download ran at ~1.4 GB/s) */
+    void *spare[8];
+    uint64_t spare_bytes[8];
+    int32_t nspare;
+    /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
+     * after, summed per label and printed to stderr by dk__vae_exec_free */
+    int32_t profile, nprof;
+    double prof_t0;
+    struct {
+        char label[72];
+        int32_t count;
+        double ms;
+    } prof[64];
 } dk__vae_exec;
 
 /* A GroupNorm(+SiLU) in front of a conv, or none (gamma < 0). */

@@ -4,9 +4,11 @@ same (seeded random) weights, in the same run, on the same GPU.
 
     vae_bench.py --decode BUILD/examples/sdxl_decode/sdxl_decode [--size 128]
                  [--backends vulkan,hip] [--dtypes f16,bf16] [--tile-size 256 --tile 32]
+                 [--no-untiled] [--workdir DIR]
 
-Writes the weights (diffusers naming) and a latent [1,4,S,S] to a temporary
-folder, times PyTorch eager (median of 5 after warm-up, CUDA events, peak from
+Writes the weights (diffusers naming) and a latent [1,4,S,S] (latent.npy;
+latentT.npy for the tiled side T) to a temporary folder or DIR (kept, e.g. for
+DIFKERN_VAE_PROFILE=1 sdxl_decode --vae DIR/vae.safetensors --latent DIR/latent.npy), times PyTorch eager (median of 5 after warm-up, CUDA events, peak from
 torch.cuda.max_memory_allocated) and each difkern backend/dtype (the time and
 peak device memory that sdxl_decode prints), and prints a markdown table.
 """
@@ -82,8 +84,11 @@ def main():
     ap.add_argument("--dtypes", default="f16,bf16")
     ap.add_argument("--tile-size", type=int, default=0, help="also a tiled decode at this latent side")
     ap.add_argument("--tile", type=int, default=32)
+    ap.add_argument("--no-untiled", action="store_true", help="only the tiled decode")
+    ap.add_argument("--workdir", help="write the weights and latents here and keep them (default: a temporary folder)")
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp()
+    tmp = a.workdir or tempfile.mkdtemp()
+    os.makedirs(tmp, exist_ok=True)
     model = sdxl_ref.SDXLVAEDecoder().eval()
     sdxl_ref.randomize(model, 1)
     wpath, lpath = os.path.join(tmp, "vae.safetensors"), os.path.join(tmp, "latent.npy")
@@ -94,7 +99,7 @@ def main():
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}; latent {a.size}x{a.size} "
           f"-> image {8 * a.size}x{8 * a.size}", flush=True)
     rows = ["| decoder | dtype | time ms | peak device MiB | note |", "|---|---|---|---|---|"]
-    for dt in a.dtypes.split(","):
+    for dt in [] if a.no_untiled else a.dtypes.split(","):
         ms, peak, peak_act, finite = torch_decode(model, z, dt)
         rows.append(f"| PyTorch eager | {dt} | {ms:.2f} | {peak:.0f} (activations {peak_act:.0f}) | "
                     f"{'finite' if finite else 'NaN/Inf in output'} |")
@@ -106,6 +111,7 @@ def main():
             print(rows[-1], flush=True)
     if a.tile_size:
         zt = (rng.standard_normal((1, 4, a.tile_size, a.tile_size)) * 0.5).astype(np.float32)
+        lpath = os.path.join(tmp, f"latent{a.tile_size}.npy")
         np.save(lpath, zt)
         for dt in a.dtypes.split(","):
             ms, peak, peak_act, finite = torch_decode(model, zt, dt, iters=3)
