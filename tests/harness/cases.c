@@ -129,6 +129,8 @@ static const hcb_mm hcb_matmul[] = {
     {"long_k_8x1024x8", 0, {.m = 8, .k = 1024, .n = 8}},
     {"vae_attn_proj_256x64x64", 0, {.m = 256, .k = 64, .n = 64, .bias = 1, .residual = 1}},
     {"tiles_300x260x200", 0, {.m = 300, .k = 260, .n = 200, .bias = 1}},
+    /* b K-contiguous and >= 128 rows: HIP runs it as a 1x1 conv (fast kernel) */
+    {"bt_160x64x48_as_conv", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .act = DK_ACT_SILU}},
 };
 
 /* ------------------------------------------------------------------ linear */
@@ -139,6 +141,9 @@ static const hcb_mm hcb_linear[] = {
     {"weight_stored_kn", 0, {.m = 24, .k = 48, .n = 32, .b_t = 1, .bias = 1}},
     {"geglu_32x40_to_160_gelu_tanh", 0, {.m = 32, .k = 40, .n = 160, .bias = 1, .act = DK_ACT_GELU_TANH}},
     {"b3_x_shared_weight_no_bias", 0, {.batch = 3, .m = 5, .k = 7, .n = 9}},
+    /* >= 128 rows, K a multiple of 32: HIP runs these as 1x1 convs (fast kernel) */
+    {"b2_200x96_to_72_gelu_res_scaled", 0, {.batch = 2, .m = 200, .k = 96, .n = 72, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 2.0f}},
+    {"vae_proj_384x64_to_64_res", Q, {.m = 384, .k = 64, .n = 64, .bias = 1, .residual = 1}},
 };
 
 /* -------------------------------------------------------------- group_norm */
