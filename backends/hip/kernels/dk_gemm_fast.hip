@@ -98,6 +98,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     dkgf_rows s;
     F tile;
     float acc[FM][FN][F::CR];
+    float *cstage; /* the epilogue's staging: the A buffers, free after the main loop */
 
 #pragma unroll
     for (int j = 0; j < 2; j++) {
@@ -127,6 +128,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
         DKP_SHARED dkp_u16 As[ST * SA] __attribute__((aligned(128)));
         DKP_SHARED dkp_u16 Bs[ST * SB] __attribute__((aligned(128)));
         int ci0 = 0, th = 0, tw = 0; /* the next slice to issue */
+        cstage = (float *)As;
         const dkp_u16 *src[4];
         bool ok[4];
         (void)LD;
@@ -182,6 +184,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
         DKP_SHARED dkp_u16 As[2 * BM * LD] __attribute__((aligned(16)));
         DKP_SHARED dkp_u16 Bs[2 * BN * LD] __attribute__((aligned(16)));
         int ci0 = 0, th = 0, tw = 0;
+        cstage = (float *)As;
         const dkp_u16 *src[4];
         bool ok[4];
         dkgf_v4 v[4];
@@ -235,29 +238,72 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     }
 #endif
 
-    /* epilogue: out = out_scale * act(acc + bias) + res_scale * residual */
+    /* epilogue: out = out_scale * act(acc + bias) + res_scale * residual.  The
+     * accumulators pass through shared memory in fp32, 32 pixels of the tile at
+     * a time, so that y and the residual move as 16-byte vectors of 8 channels
+     * (channels-last, aligned); other layouts and ragged edges go by element. */
+    {
+        const int CLD = BN + 4, PR = 32, CH = BN / 8; /* staging row pitch (floats), pixels per pass, chunks per pixel */
+        const int oc = (int)p.w.out_count;
+        for (int q = 0; q < BM / PR; q++) {
+            dkp_sync();
 #pragma unroll
-    for (int i = 0; i < FM; i++)
+            for (int i = 0; i < FM; i++)
 #pragma unroll
-        for (int r = 0; r < F::CR; r++) {
-            int rr, cc;
-            dkt_c_map(FAM, lane, r, &rr, &cc);
-            const dkh_i64 n = n0 + wm * WTM + i * F::M + rr;
-            if (n >= p.N) continue;
-            const int oc = (int)p.w.out_count, py = (int)n / oc, px = (int)n - py * oc;
-            const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
-            const dkh_i64 yp = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3];
-            const dkh_i64 rp = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3];
+                for (int r = 0; r < F::CR; r++) {
+                    int rr, cc;
+                    dkt_c_map(FAM, lane, r, &rr, &cc);
+                    const int row = wm * WTM + i * F::M + rr - q * PR;
+                    if (row < 0 || row >= PR) continue;
 #pragma unroll
-            for (int j = 0; j < FN; j++) {
-                const dkh_i64 m = m0 + wn * WTN + j * F::N + cc, co = g * p.M + m;
-                if (m >= p.M) continue;
-                float v = acc[i][j][r] + (p.has_bias ? dkp_load(p.bias, DT, co * p.bias_s) : 0.0f);
-                v = p.out_scale * dkp_act(p.act, v);
-                if (p.has_res) v += p.res_scale * dkp_load(p.res, DT, rp + co * p.r_s[1]);
-                ((dkp_u16 *)p.y)[yp + co * p.y_s[1]] = dkp_conv<DT>::from(v);
+                    for (int j = 0; j < FN; j++) cstage[row * CLD + wn * WTN + j * F::N + cc] = acc[i][j][r];
+                }
+            dkp_sync();
+            for (int t = tid; t < PR * CH; t += NT) {
+                const int row = t / CH, c8 = (t % CH) * 8;
+                const dkh_i64 n = n0 + q * PR + row, m = m0 + c8, co = g * p.M + m;
+                if (n >= p.N || m >= p.M) continue;
+                const int py = (int)n / oc, px = (int)n - py * oc;
+                const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
+                const dkh_i64 yi = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3] + co * p.y_s[1];
+                const dkh_i64 ri = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3] + co * p.r_s[1];
+                const float *src = cstage + row * CLD + c8;
+                float v[8];
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    const bool in = m + e < p.M;
+                    v[e] = src[e] + (p.has_bias && in ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f);
+                    v[e] = p.out_scale * dkp_act(p.act, v[e]);
+                }
+                const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
+                                 (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
+                if (vec) {
+                    dkgf_v4 o;
+                    dkp_u32 w[4];
+                    if (p.has_res) {
+                        const dkgf_v4 rv = *(const dkgf_v4 *)(p.res + 2 * (dkp_u64)ri);
+                        w[0] = rv.x; w[1] = rv.y; w[2] = rv.z; w[3] = rv.w;
+#pragma unroll
+                        for (int e = 0; e < 8; e++)
+                            v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
+                    }
+#pragma unroll
+                    for (int k = 0; k < 4; k++)
+                        w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
+                    o.x = w[0]; o.y = w[1]; o.z = w[2]; o.w = w[3];
+                    *(dkgf_v4 *)(p.y + 2 * (dkp_u64)yi) = o;
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 8; e++) {
+                        if (m + e >= p.M) break;
+                        float x = v[e];
+                        if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
+                        ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
+                    }
+                }
             }
         }
+    }
 }
 
 /* NVIDIA: two blocks per multiprocessor (<= 128 registers), so one block's
