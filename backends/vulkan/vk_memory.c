@@ -299,39 +299,63 @@ dk_status dk__vk_upload(dk_context *ctx, dk_buffer *buffer, uint64_t off, const 
     return DK_OK;
 }
 
+/* Chunks through the frames' staging, one per frame, each submitted at once:
+ * the CPU copies the oldest chunk out while the next one is in transit. */
 dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off, void *dst, uint64_t size) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_buf *b = dk__vk_buf(buffer);
     unsigned char *p = (unsigned char *)dst;
-    while (size > 0) {
-        uint64_t soff, n, serial;
+    struct {
+        uint64_t serial, soff, n;
+        unsigned char *dst;
         dk_vk_frame *f;
-        VkBufferCopy region;
-        VkMemoryBarrier mb;
-        dk_vk_binding bind;
-        dk_status st = vkmem_staging(ctx, size, &soff, &n);
-        if (st != DK_OK) return st;
-        f = &s->frames[s->cur];
-        memset(&bind, 0, sizeof bind);
-        bind.buf = b;
-        dk__vk_access(ctx, &bind, 1);
-        region.srcOffset = b->base + off;
-        region.dstOffset = soff;
-        region.size = n;
-        s->vk.vkCmdCopyBuffer(f->cmd, b->buffer, f->staging->buffer, 1, &region);
-        memset(&mb, 0, sizeof mb);
-        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        s->vk.vkCmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL,
-                                   0, NULL);
-        serial = f->serial;
-        st = dk__vk_wait_serial(ctx, serial);
-        if (st != DK_OK) return st;
-        memcpy(p, (unsigned char *)f->staging->mapped + soff, (size_t)n);
-        p += n;
-        off += n;
-        size -= n;
+    } q[DK_VK_FRAMES];
+    uint32_t head = 0, count = 0;
+    while (size > 0 || count > 0) {
+        dk_status st;
+        if (size > 0 && count < DK_VK_FRAMES) {
+            uint64_t soff, n;
+            dk_vk_frame *f;
+            VkBufferCopy region;
+            VkMemoryBarrier mb;
+            dk_vk_binding bind;
+            uint32_t t = (head + count) % DK_VK_FRAMES;
+            st = vkmem_staging(ctx, size, &soff, &n);
+            if (st != DK_OK) return st;
+            f = &s->frames[s->cur];
+            memset(&bind, 0, sizeof bind);
+            bind.buf = b;
+            dk__vk_access(ctx, &bind, 1);
+            region.srcOffset = b->base + off;
+            region.dstOffset = soff;
+            region.size = n;
+            s->vk.vkCmdCopyBuffer(f->cmd, b->buffer, f->staging->buffer, 1, &region);
+            memset(&mb, 0, sizeof mb);
+            mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+            mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+            s->vk.vkCmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                                       NULL, 0, NULL);
+            q[t].serial = f->serial;
+            q[t].soff = soff;
+            q[t].n = n;
+            q[t].dst = p;
+            q[t].f = f;
+            count++;
+            /* submit now; the next chunk goes to the other frame, whose staging
+             * is reset only after its chunk was copied out (count < frames) */
+            st = dk__vk_flush(ctx);
+            if (st != DK_OK) return st;
+            p += n;
+            off += n;
+            size -= n;
+        } else {
+            st = dk__vk_wait_serial(ctx, q[head].serial);
+            if (st != DK_OK) return st;
+            memcpy(q[head].dst, (unsigned char *)q[head].f->staging->mapped + q[head].soff, (size_t)q[head].n);
+            head = (head + 1) % DK_VK_FRAMES;
+            count--;
+        }
     }
     return DK_OK;
 }
