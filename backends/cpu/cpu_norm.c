@@ -287,7 +287,7 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
  * block of pixels held in cache (mean, then centred squares), merged across
  * blocks and tasks with Chan's formula in double; then a normalize pass over
  * the same ranges.  Two reads and one write of the tensor in all. */
-#define CPUNORM_BLOCK_FLOATS 4096 /* a block: pixels x C floats; C above it takes the per-group walk */
+#define CPUNORM_BLOCK_FLOATS 2048 /* a block: pixels x C floats (4 such arrays on the stack); C above it takes the per-group walk */
 #define CPUNORM_TASK_PIXELS 2048
 
 typedef struct cpunorm_rows_job {
