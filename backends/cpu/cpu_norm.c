@@ -41,9 +41,9 @@ static inline float cpunorm_from_f16(uint16_t h) {
     return dk__bits_to_f32((((uint32_t)h & 0x8000u) << 16) | u);
 }
 
-/* v[j] = base[off + j * s], j < n (declared in cpu_internal.h; attention uses it too). */
+/* v[j] = base[off + j * s], j < n. */
 CPUNORM_CLONES
-void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
+static void cpunorm_load(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
     int64_t j;
     switch (t) {
     case DK_F32: {
@@ -65,6 +65,13 @@ void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, 
         break;
     }
     }
+}
+
+/* Declared in cpu_internal.h (attention uses it too); not multiversioned
+ * itself, since clang refuses clones of a function used before its definition
+ * (the amalgamation puts attention first). */
+void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, float *v) {
+    cpunorm_load(base, t, off, s, n, v);
 }
 
 /* dk_f32_to_bf16's rounding (nearest even, NaN stays NaN), inline so that the
@@ -188,7 +195,7 @@ static void cpunorm_block(const dk_tensor *t, const void *src, void *dst, int64_
     for (q = 0; q < np; q++) {
         int64_t off = dk__offset4(t, n, c, (p0 + q) / W, (p0 + q) % W);
         if (dst) cpunorm_store(dst, t->dtype, off, t->strides[1], nch, v + q * nch);
-        else dk__cpu_load_strided(src, t->dtype, off, t->strides[1], nch, v + q * nch);
+        else cpunorm_load(src, t->dtype, off, t->strides[1], nch, v + q * nch);
     }
 }
 
@@ -232,7 +239,7 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
                 int64_t xo = dk__offset4(x, n, c0 + o / H, o % H, 0);
                 for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
                     len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
-                    dk__cpu_load_strided(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
                     cpunorm_accumulate(&acc[pass], v, len, shift);
                 }
             }
@@ -259,7 +266,7 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
                 int64_t xo = dk__offset4(x, n, c, i, 0), yo = dk__offset4(y, n, c, i, 0);
                 for (j0 = 0; j0 < W; j0 += CPUNORM_CHUNK) {
                     len = W - j0 < CPUNORM_CHUNK ? W - j0 : CPUNORM_CHUNK;
-                    dk__cpu_load_strided(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
+                    cpunorm_load(xb, x->dtype, xo + j0 * x->strides[3], x->strides[3], len, v);
                     cpunorm_apply(v, len, a, b, job->desc->activation);
                     cpunorm_store(yb, y->dtype, yo + j0 * y->strides[3], y->strides[3], len, v);
                 }
@@ -344,7 +351,7 @@ static void cpunorm_rows_io(const dk_tensor *t, const void *src, void *dst, int6
     for (q = 0; q < np; q++) {
         int64_t off = dk__offset4(t, n, 0, (p0 + q) / W, (p0 + q) % W);
         if (dst) cpunorm_store(dst, t->dtype, off, t->strides[1], C, v + q * C);
-        else dk__cpu_load_strided(src, t->dtype, off, t->strides[1], C, v + q * C);
+        else cpunorm_load(src, t->dtype, off, t->strides[1], C, v + q * C);
     }
 }
 
