@@ -95,6 +95,8 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
         if (dt > 1) {
             snprintf(name, sizeof name, "dkk_gemmf_%s", dts[dt]);
             HIPBK_GET(st->k.gemmf[dt], name);
+            snprintf(name, sizeof name, "dkk_gemmf4_%s", dts[dt]);
+            if (st->api.module_get_function(&st->k.gemmf4[dt], st->module, name)) st->k.gemmf4[dt] = NULL;
         }
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);
@@ -387,6 +389,11 @@ dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64
 
 dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                 unsigned shared_bytes, void *args) {
+    return dk__hip_launch_block(ctx, op, function, gx, gy, gz, DKH_THREADS, shared_bytes, args);
+}
+
+dk_status dk__hip_launch_block(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                               unsigned threads, unsigned shared_bytes, void *args) {
     dk_hip_state *st = dk__hip_state(ctx);
     void *params[1];
     int rc;
@@ -396,7 +403,7 @@ dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function,
                         (unsigned long long)gx, (unsigned long long)gy, (unsigned long long)gz);
     params[0] = args;
     hipbk_bind(st);
-    rc = st->api.launch(function, (unsigned)gx, (unsigned)gy, (unsigned)gz, DKH_THREADS, 1, 1, shared_bytes, st->stream, params,
+    rc = st->api.launch(function, (unsigned)gx, (unsigned)gy, (unsigned)gz, threads, 1, 1, shared_bytes, st->stream, params,
                         NULL);
     if (rc) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "%s (hip): launch failed: %s", op, dk__hip_api_error(&st->api, rc));
     return DK_OK;

@@ -63,6 +63,7 @@ enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
 typedef struct dk_hip_kernels {
     void *gemm[4];                            /* by dk_dtype (1..3) */
     void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
+    void *gemmf4[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
@@ -88,6 +89,9 @@ static inline uint64_t dk__hip_ptr(const dk_buffer *b) { return (uint64_t)(uintp
 /* Launch on the context's stream; a failure becomes a message naming op. */
 dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                          void *args);
+/* The same with threads per block and shared_bytes of dynamic shared memory. */
+dk_status dk__hip_launch_block(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                               unsigned threads, unsigned shared_bytes, void *args);
 /* The same with shared_bytes of dynamic shared memory. */
 dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                 unsigned shared_bytes, void *args);

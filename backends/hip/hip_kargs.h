@@ -25,6 +25,7 @@ typedef uint64_t dkh_u64;
 #define DKH_GEMMF_BM 128
 #define DKH_GEMMF_BN 128
 #define DKH_GEMMF_BK 32
+#define DKH_GEMMF4_THREADS 128 /* the NVIDIA 4-warp variant of the fast GEMM */
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16

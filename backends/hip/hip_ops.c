@@ -91,7 +91,17 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
 static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
     uint64_t pix = hipops_blocks(p->N, DKH_GEMMF_BM), ch = hipops_blocks(p->M, DKH_GEMMF_BN);
     /* channel tiles on x (fastest) where the pixel tiles fit grid y */
+    void *f4 = dk__hip_state(ctx)->k.gemmf4[dt];
+    /* The 4-warp variant where it wins on the H100: K >= 2048 (512->512 3x3
+     * 4.63 -> 4.27 ms, 512->256 2.48 -> 2.16); below, the 8-warp kernel (128->128
+     * 3x3 1.53 vs 1.63 ms, conv_transpose phases 0.215 vs 0.225).
+     * DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
+    const char *env = getenv("DIFKERN_HIP_GEMMF4");
+    int use4 = f4 && (env && env[0] ? env[0] == '1' : p->K >= 2048);
     p->tiles_xy = pix <= 65535u;
+    if (use4)
+        return dk__hip_launch_block(ctx, op, f4, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
+                                    DKH_GEMMF4_THREADS, 0, p);
     return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch,
                           (uint64_t)batch, p);
 }

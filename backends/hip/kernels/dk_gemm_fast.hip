@@ -35,15 +35,17 @@ struct alignas(16) dkgf_v4 {
 };
 #endif
 
-/* Per-thread load state: two pixel rows (input) and two channel rows (weight). */
+/* Per-thread load state: R pixel rows (input) and R channel rows (weight),
+ * R = 2 with 256 threads, 4 with 128. */
 struct dkgf_rows {
-    const dkp_u16 *x[2], *w[2];
-    int y0[2], x0[2];
-    bool pv[2], cv[2];
+    const dkp_u16 *x[4], *w[4];
+    int y0[4], x0[4];
+    bool pv[4], cv[4];
 };
 
-/* Source addresses of slice (ci0, th, tw): src[0..1] the two pixel rows, src[2..3]
- * the two channel rows of this thread's 16-byte chunk; ok = inside the problem. */
+/* Source addresses of slice (ci0, th, tw): src[0..R-1] the pixel rows,
+ * src[R..2R-1] the channel rows of this thread's 16-byte chunk; ok = inside the problem. */
+template <int R>
 DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int th, int tw, const dkp_u16 **src,
                       bool *ok) {
     const int hin = (int)p.h.in_size, win = (int)p.w.in_size, ups = (int)p.ups;
@@ -51,7 +53,7 @@ DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int t
     const dkh_i64 woff = ((dkh_i64)p.h.k0 + (dkh_i64)th * p.h.k_step) * p.a_s[2] +
                          ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3] + ci0;
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < R; j++) {
         int y = s.y0[j] + dy, x = s.x0[j] + dx;
         ok[j] = s.pv[j] && y >= 0 && y < hin && x >= 0 && x < win;
         if (ups != 1) {
@@ -59,8 +61,8 @@ DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int t
             x /= ups;
         }
         src[j] = ok[j] ? s.x[j] + (dkh_i64)y * p.b_s[2] + (dkh_i64)x * p.b_s[3] + ci0 : s.x[j];
-        ok[2 + j] = s.cv[j];
-        src[2 + j] = s.w[j] + woff;
+        ok[R + j] = s.cv[j];
+        src[R + j] = s.w[j] + woff;
     }
 }
 
@@ -81,10 +83,11 @@ DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
     }
 }
 
-template <int FAM, int DT>
+template <int FAM, int DT, int NT>
 DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     typedef dkt_tile<FAM> F;
-    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD, NT = DKH_THREADS;
+    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD;
+    const int R = BM * 4 / NT, RS = NT / 4; /* rows per thread and operand, their spacing */
     /* warps: 2 along the pixels x NW/2 along the channels */
     const int NW = NT / F::WAVE, WTM = BM / 2, WTN = BN / (NW / 2), FM = WTM / F::M, FN = WTN / F::N;
     const int tid = dkp_tid(), lane = tid % F::WAVE, wave = tid / F::WAVE, wm = wave % 2, wn = wave / 2;
@@ -101,8 +104,8 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     float *cstage; /* the epilogue's staging: the A buffers, free after the main loop */
 
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-        const dkh_i64 n = n0 + lrow + 64 * j, co = m0 + lrow + 64 * j;
+    for (int j = 0; j < R; j++) {
+        const dkh_i64 n = n0 + lrow + RS * j, co = m0 + lrow + RS * j;
         const int oc = (int)p.w.out_count, nn = n < p.N ? (int)n : 0, py = nn / oc, px = nn - py * oc;
         s.pv[j] = n < p.N;
         s.cv[j] = co < p.M;
@@ -129,8 +132,8 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
         DKP_SHARED dkp_u16 Bs[ST * SB] __attribute__((aligned(128)));
         int ci0 = 0, th = 0, tw = 0; /* the next slice to issue */
         cstage = (float *)As;
-        const dkp_u16 *src[4];
-        bool ok[4];
+        const dkp_u16 *src[2 * R];
+        bool ok[2 * R];
         (void)LD;
         for (int sl = 0; sl < slices + ST - 1; sl++) {
             if (sl >= ST - 1) {
@@ -140,11 +143,11 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
             }
             if (sl < slices) {
                 const int st = sl % ST;
-                if (ci0 == 0) dkgf_src(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
+                if (ci0 == 0) dkgf_src<R>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const int row = lrow + 64 * (j % 2);
-                    dkp_u16 *base = j < 2 ? As + st * SA : Bs + st * SB;
+                for (int j = 0; j < 2 * R; j++) {
+                    const int row = lrow + RS * (j % R);
+                    dkp_u16 *base = j < R ? As + st * SA : Bs + st * SB;
                     dkgf_async(base + tile.sw32(row, chunk * 8), src[j] + ci0, ok[j]);
                 }
                 ci0 += BK;
@@ -192,7 +195,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
 #define DKGF_DST(b, j) ((j) < 2 ? As + (b) * BM * LD + (lrow + 64 * (j)) * LD + chunk * 8 \
                                 : Bs + (b) * BN * LD + (lrow + 64 * ((j) - 2)) * LD + chunk * 8)
         if (slices > 0) {
-            dkgf_src(p, s, 0, 0, 0, src, ok);
+            dkgf_src<2>(p, s, 0, 0, 0, src, ok);
             dkgf_fetch(src, ok, v);
 #pragma unroll
             for (int j = 0; j < 4; j++) *(dkgf_v4 *)DKGF_DST(0, j) = v[j];
@@ -212,7 +215,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
                         th++;
                     }
                 }
-                dkgf_src(p, s, ci0, th, tw, src, ok);
+                dkgf_src<2>(p, s, ci0, th, tw, src, ok);
                 dkgf_fetch(src, ok, v);
             }
 #pragma unroll
@@ -313,9 +316,21 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
 #else
 #define DKGF_KERNEL DKP_KERNEL(DKH_THREADS)
 #endif
-DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_F16, 2>(p); }
-DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_BF16, 3>(p); }
-
+DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_F16, 2, DKH_THREADS>(p); }
+DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_BF16, 3, DKH_THREADS>(p); }
 #undef DKGF_KERNEL
+
+/* NVIDIA: the same tile with 4 warps of 64x64 (2 blocks per multiprocessor,
+ * <= 255 registers): 8 ldmatrix per 32 mma.sync instead of 6 per 16, so
+ * shared-memory reads per FLOP drop by a third.  Launched with
+ * DKH_GEMMF4_THREADS threads where the code object has it (hip_ops.c). */
+#if defined(DKP_NVIDIA)
+extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_f16(dkh_gemm_args p) {
+    dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMMF4_THREADS>(p);
+}
+extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_bf16(dkh_gemm_args p) {
+    dkgf_gemm<DKT_GEMM_BF16, 3, DKH_GEMMF4_THREADS>(p);
+}
+#endif
 
 #undef DKGF_LD
