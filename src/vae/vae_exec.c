@@ -336,20 +336,30 @@ static void vaex_host_to_nchw_f32(dk__vae_exec *e, dk__vae_act a, const void *sr
 }
 
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
-    const void *src;
-    if (e->st == DK_OK && !e->dry) {
-        if (e->banded) {
-            src = e->act_host[a.id];
-        } else {
-            void *tmp = vaex_stage(e, e->act_bytes[a.id]);
+    if (!e->banded) {
+        /* On the device: NHWC in the decode dtype -> NCHW float in a planned
+         * buffer (as many 16-bit channels as the floats need), one download
+         * straight into out (the host conversion took 2.2 ms at 1024x1024 on
+         * the H100's host, the download of the 16-bit tensor 0.56 ms). */
+        dk__vae_act f = vaex_alloc(e, a.c * (int32_t)(sizeof(float) / dk_dtype_size(e->dtype)), a.h, a.w);
+        if (e->st == DK_OK && !e->dry) {
+            int64_t shape[4];
+            dk_tensor x = vaex_t(e, a), y;
+            shape[0] = 1; shape[1] = a.c; shape[2] = a.h; shape[3] = a.w;
+            y = dk_tensor_contiguous(e->arena, e->act_off[f.id], DK_F32, 4, shape);
             vaex_prof_begin(e);
-            if (tmp && e->st == DK_OK)
-                e->st = dk_buffer_download(e->vae->ctx, e->arena, e->act_off[a.id], tmp, e->act_bytes[a.id]);
+            if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &x, &y);
+            vaex_prof_end(e, "output to float NCHW");
+            vaex_prof_begin(e);
+            if (e->st == DK_OK)
+                e->st = dk_buffer_download(e->vae->ctx, e->arena, e->act_off[f.id], out,
+                                           (uint64_t)a.c * a.h * a.w * sizeof(float));
             vaex_prof_end(e, "download the output");
-            src = tmp;
         }
+        dk__vae_free_act(e, f);
+    } else if (e->st == DK_OK && !e->dry) {
         vaex_prof_begin(e);
-        if (e->st == DK_OK) vaex_host_to_nchw_f32(e, a, src, out);
+        vaex_host_to_nchw_f32(e, a, e->act_host[a.id], out);
         vaex_prof_end(e, "output to float NCHW (host)");
     }
     dk__vae_free_act(e, a);
