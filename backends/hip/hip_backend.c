@@ -110,6 +110,14 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
                     (!st->api.cu_func_set_attribute ||
                      st->api.cu_func_set_attribute(st->k.attnf[dt][v], 8, (int)dk__hip_attnf_smem(dmax[v])) != 0))
                     st->k.attnf[dt][v] = NULL;
+                if (v < 2) {
+                    snprintf(name, sizeof name, "dkk_attnr_%s_d%d", dts[dt], dmax[v]);
+                    HIPBK_GET(st->k.attnr[dt][v], name);
+                    if (st->api.is_cuda &&
+                        (!st->api.cu_func_set_attribute ||
+                         st->api.cu_func_set_attribute(st->k.attnr[dt][v], 8, (int)dk__hip_attnr_smem(dmax[v])) != 0))
+                        st->k.attnr[dt][v] = NULL;
+                }
             }
         }
     }

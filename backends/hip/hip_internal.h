@@ -66,6 +66,7 @@ typedef struct dk_hip_kernels {
     void *gemmf4[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
+    void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
     void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
@@ -97,6 +98,7 @@ dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function,
                                 unsigned shared_bytes, void *args);
 /* Dynamic shared memory of the fast attention kernel for D == Dv == d (NVIDIA). */
 unsigned dk__hip_attnf_smem(int64_t d);
+unsigned dk__hip_attnr_smem(int64_t d);
 /* Device scratch of at least bytes (grown with a stream sync when too small). */
 dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 

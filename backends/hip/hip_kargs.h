@@ -38,6 +38,11 @@ typedef uint64_t dkh_u64;
 #define DKH_ATTNF_ST 4
 #define DKH_ATTNF_SLICE 8192
 #define DKH_ATTNF_BQ_AMD 16
+/* Small-head attention (dk_attention_rows.hip): BQ query rows per block; BKV
+ * keys per stage, ST stages (NVIDIA and the simulators; AMD: fixed in the kernel). */
+#define DKH_ATTNR_BQ 128
+#define DKH_ATTNR_BKV(d) ((d) <= 64 ? 128 : 64)
+#define DKH_ATTNR_ST 3
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 

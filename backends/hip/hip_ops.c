@@ -417,6 +417,20 @@ unsigned dk__hip_attnf_smem(int64_t d) {
     return (unsigned)(2 * (bq * (d + 8) + DKH_ATTNF_ST * stage + bq * (bkv + 8)) + 4 * (2 * 8 * bq + bq));
 }
 
+/* The small-head kernel (dkk_attnr_*) for D 64 and 128 unless
+ * DIFKERN_HIP_ATTN_ROWS=0 (A/B timing against dkk_attnf_*). */
+static int hipops_attnr_on(void) {
+    const char *env = getenv("DIFKERN_HIP_ATTN_ROWS");
+    return !(env && env[0] == '0');
+}
+
+/* Dynamic shared memory of dkk_attnr_* on NVIDIA (dkar_cfg in
+ * dk_attention_rows.hip): the Q tile of BQ rows, then ST stages of
+ * K and V (rows padded by 8 elements). */
+unsigned dk__hip_attnr_smem(int64_t d) {
+    return (unsigned)(2 * (d + 8) * (DKH_ATTNR_BQ + DKH_ATTNR_ST * 2 * DKH_ATTNR_BKV(d)));
+}
+
 /* The fast kernel's variant for these tensors, or -1: f16/bf16, D == Dv in {64,
  * 128, 256, 512}, q, k, v with a contiguous last dimension and 16-byte aligned
  * rows (every other stride of a dimension > 1 a multiple of 8 elements).
@@ -465,6 +479,12 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
     variant = hipops_attnf_variant(st, q, k, v);
+    if (variant >= 0 && variant < 2 && st->k.attnr[q->dtype][variant] && hipops_attnr_on()) {
+        /* D 64, 128: whole query rows per wave */
+        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnr[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTNR_BQ),
+                                     (uint64_t)q->shape[1], (uint64_t)q->shape[0],
+                                     st->api.is_cuda ? dk__hip_attnr_smem(p.d) : 0u, &p);
+    }
     if (variant >= 0) {
         const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
         return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnf[q->dtype][variant], hipops_blocks(p.nq, bq),

@@ -4,5 +4,6 @@
 #include "dk_conv_narrow.hip"
 #include "dk_attention.hip"
 #include "dk_attention_fast.hip"
+#include "dk_attention_rows.hip"
 #include "dk_elementwise.hip"
 #include "dk_group_norm.hip"
