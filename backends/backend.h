@@ -60,6 +60,13 @@ typedef struct dk_backend_ops {
                      const dk_tensor *b, dk_activation act, const dk_tensor *y);
     dk_status (*upsample_nearest)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
     dk_status (*convert)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+    /* Optional (NULL: dk_host_alloc gives malloc'd memory).  Pinned host memory
+     * of at least size bytes (*ptr) and the backend's handle for it; returns
+     * DK_ERR_UNSUPPORTED where the runtime has none (dk_host_alloc then falls
+     * back to malloc).  host_free gets both back. */
+    dk_status (*host_alloc)(dk_context *ctx, uint64_t size, void **ptr, void **handle);
+    void (*host_free)(dk_context *ctx, void *ptr, void *handle);
 } dk_backend_ops;
 
 /* Each backend defines one table; the registry (src/registry.c) lists those compiled in. */

@@ -135,6 +135,21 @@ DK_API dk_status dk_buffer_download(dk_context *ctx, const dk_buffer *buffer, ui
 DK_API dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
                                 uint64_t size, uint32_t pattern);
 
+/* Host memory for large transfers: page-locked ("pinned") where the backend
+ * has it (HIP: hipHostMalloc / cuMemAllocHost; Vulkan: mapped host-visible
+ * memory of the device), so that dk_buffer_upload and dk_buffer_download from
+ * or into any range of it go by DMA, without a staging copy: several times
+ * faster for large transfers on discrete GPUs.  Uploads and downloads keep
+ * their meaning (the source may be reused, the destination read, as soon as
+ * they return).  The CPU backend, and a runtime without pinned memory, give
+ * ordinary memory.  At least 64-byte aligned.  Pinned memory is taken from the
+ * system's RAM and cannot be swapped: use it for large, reused transfer
+ * buffers.  dk_host_free: NULL is fine; anything not from dk_host_alloc of
+ * this context is DK_ERR_INVALID_ARGUMENT.  dk_context_destroy frees what is
+ * left. */
+DK_API dk_status dk_host_alloc(dk_context *ctx, uint64_t size_bytes, void **out);
+DK_API dk_status dk_host_free(dk_context *ctx, void *ptr);
+
 typedef enum dk_external_kind {
     DK_EXTERNAL_HOST_POINTER = 1,  /* CPU backend: host memory */
     DK_EXTERNAL_DEVICE_POINTER = 2,/* HIP/CUDA backend: hipDeviceptr / CUdeviceptr */

@@ -264,9 +264,19 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
     }
 }
 
+static void core_host_release(dk_context *ctx, const dk_host_block *h) {
+    if (h->pinned)
+        ctx->ops->host_free(ctx, h->ptr, h->handle);
+    else
+        free(h->ptr);
+}
+
 void dk_context_destroy(dk_context *ctx) {
+    uint32_t i;
     if (!ctx) return;
     if (ctx->ops->sync) (void)ctx->ops->sync(ctx);
+    for (i = 0; i < ctx->nhost; i++) core_host_release(ctx, &ctx->host[i]);
+    free(ctx->host);
     dk__weight_drop_all(ctx);
     ctx->ops->destroy(ctx);
     free(ctx);
@@ -435,6 +445,72 @@ dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *b, uint64_t offset, uint64_
     if (size == 0) return DK_OK;
     dk__buffer_written(ctx, b);
     return ctx->ops->buffer_fill(ctx, b, offset, size, pattern);
+}
+
+/* ------------------------------------------------------------- host memory */
+
+dk_status dk_host_alloc(dk_context *ctx, uint64_t size, void **out) {
+    dk_host_block h;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: ctx must not be NULL");
+    if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: out must not be NULL");
+    *out = NULL;
+    if (size == 0 || size > ((uint64_t)1 << 48))
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: size (=%llu) must be in 1 .. 2^48",
+                        (unsigned long long)size);
+    if (ctx->nhost == ctx->caphost) {
+        uint32_t cap = ctx->caphost ? ctx->caphost * 2 : 8;
+        dk_host_block *n = (dk_host_block *)realloc(ctx->host, cap * sizeof *n);
+        if (!n) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_host_alloc: out of host memory");
+        ctx->host = n;
+        ctx->caphost = cap;
+    }
+    memset(&h, 0, sizeof h);
+    h.size = size;
+    if (ctx->ops->host_alloc) {
+        dk_status st = ctx->ops->host_alloc(ctx, size, &h.ptr, &h.handle);
+        if (st == DK_OK) h.pinned = 1;
+        else if (st != DK_ERR_UNSUPPORTED) return st;
+        else dk__clear_error(ctx);
+    }
+    if (!h.pinned) {
+        h.ptr = aligned_alloc(64, (size_t)((size + 63) & ~(uint64_t)63));
+        if (!h.ptr)
+            return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_host_alloc: cannot allocate %llu bytes of host memory",
+                            (unsigned long long)size);
+    }
+    ctx->host[ctx->nhost++] = h;
+    *out = h.ptr;
+    return DK_OK;
+}
+
+dk_status dk_host_free(dk_context *ctx, void *ptr) {
+    uint32_t i;
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_host_free: ctx must not be NULL");
+    if (!ptr) return DK_OK;
+    for (i = 0; i < ctx->nhost; i++)
+        if (ctx->host[i].ptr == ptr) {
+            if (ctx->host[i].pinned && ctx->ops->sync) (void)ctx->ops->sync(ctx); /* no copy may still use it */
+            core_host_release(ctx, &ctx->host[i]);
+            ctx->host[i] = ctx->host[--ctx->nhost];
+            return DK_OK;
+        }
+    return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                    "dk_host_free: %p is not a live dk_host_alloc block of this context", ptr);
+}
+
+int dk__host_find(const dk_context *ctx, const void *p, uint64_t size, void **handle, uint64_t *offset) {
+    uint32_t i;
+    const uintptr_t q = (uintptr_t)p;
+    for (i = 0; i < ctx->nhost; i++) {
+        const dk_host_block *h = &ctx->host[i];
+        const uintptr_t b = (uintptr_t)h->ptr;
+        if (h->pinned && q >= b && q - b < h->size && size <= h->size - (q - b)) {
+            *handle = h->handle;
+            *offset = (uint64_t)(q - b);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 #undef CORE_THREAD_LOCAL

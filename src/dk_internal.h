@@ -35,7 +35,20 @@ struct dk_context {
     uint64_t mem_current, mem_peak;
     struct dk_weight_entry *weights; /* prepared-weight cache (src/weights.c) */
     uint64_t weights_bytes;
+    struct dk_host_block *host;      /* live dk_host_alloc blocks (src/core.c) */
+    uint32_t nhost, caphost;
 };
+
+/* A dk_host_alloc block: handle is the backend's (pinned) or NULL (malloc). */
+typedef struct dk_host_block {
+    void *ptr, *handle;
+    uint64_t size;
+    int pinned;
+} dk_host_block;
+
+/* The pinned block that holds [p, p + size), if any: its handle and the
+ * offset of p in it (for backends that copy from or into it directly). */
+int dk__host_find(const dk_context *ctx, const void *p, uint64_t size, void **handle, uint64_t *offset);
 
 /* Record an error message (printf-style) on ctx, or in the thread's
  * context-less slot when ctx is NULL; returns status so callers can

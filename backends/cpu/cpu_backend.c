@@ -156,4 +156,6 @@ const dk_backend_ops dk__cpu_backend = {
     dk__cpu_add,
     dk__cpu_upsample_nearest,
     dk__cpu_convert,
+    NULL, /* host memory: plain malloc (dk_host_alloc) */
+    NULL,
 };

@@ -48,6 +48,8 @@ static const hipapi_entry hipapi_hip[] = {
      * depend on the struct's layout. */
     {HIPAPI_AT(hip_get_properties), {"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}, 1},
     {HIPAPI_AT(hip_error_string), {"hipGetErrorString", NULL}, 0},
+    {HIPAPI_AT(hip_host_malloc), {"hipHostMalloc", NULL}, 0},
+    {HIPAPI_AT(host_free), {"hipHostFree", NULL}, 0},
 };
 
 static const hipapi_entry hipapi_cuda[] = {
@@ -80,6 +82,8 @@ static const hipapi_entry hipapi_cuda[] = {
     {HIPAPI_AT(cu_ctx_get_device), {"cuCtxGetDevice", NULL}, 1},
     {HIPAPI_AT(cu_error_string), {"cuGetErrorString", NULL}, 0},
     {HIPAPI_AT(cu_func_set_attribute), {"cuFuncSetAttribute", NULL}, 0},
+    {HIPAPI_AT(cu_mem_alloc_host), {"cuMemAllocHost_v2", NULL}, 0},
+    {HIPAPI_AT(host_free), {"cuMemFreeHost", NULL}, 0},
 };
 
 #ifdef HIPAPI_HAVE_DL

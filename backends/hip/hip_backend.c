@@ -365,6 +365,28 @@ static dk_status hipbk_download(dk_context *ctx, const dk_buffer *b, uint64_t of
     return s;
 }
 
+/* Pinned host memory: the copies above then go by DMA at full bus speed. */
+static dk_status hipbk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    int rc;
+    *handle = NULL;
+    if (!st->api.host_free || (st->api.is_cuda ? !st->api.cu_mem_alloc_host : !st->api.hip_host_malloc))
+        return dk__fail(ctx, DK_ERR_UNSUPPORTED, "hip backend: the runtime has no pinned host memory");
+    hipbk_bind(st);
+    rc = st->api.is_cuda ? st->api.cu_mem_alloc_host(ptr, (size_t)size) : st->api.hip_host_malloc(ptr, (size_t)size, 0);
+    if (rc || !*ptr)
+        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_host_alloc (hip): cannot pin %llu bytes of host memory: %s",
+                        (unsigned long long)size, dk__hip_api_error(&st->api, rc));
+    return DK_OK;
+}
+
+static void hipbk_host_free(dk_context *ctx, void *ptr, void *handle) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    (void)handle;
+    hipbk_bind(st);
+    (void)st->api.host_free(ptr);
+}
+
 static dk_status hipbk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size, uint32_t pattern) {
     dk_hip_state *st = dk__hip_state(ctx);
     hipbk_bind(st);
@@ -465,6 +487,8 @@ const dk_backend_ops dk__hip_backend = {
     dk__hip_add,
     dk__hip_upsample_nearest,
     dk__hip_convert,
+    hipbk_host_alloc,
+    hipbk_host_free,
 };
 
 #undef HIPBK_CU_CC_MAJOR

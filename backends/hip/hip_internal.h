@@ -29,6 +29,7 @@ typedef struct dk_hip_api {
     int (*memcpy_htod_async)(uint64_t dst, const void *src, size_t size, void *stream);
     int (*memcpy_dtoh_async)(void *dst, uint64_t src, size_t size, void *stream);
     int (*memset_d32_async)(uint64_t dst, unsigned value, size_t count, void *stream);
+    int (*host_free)(void *ptr); /* optional, with the allocation call below */
     int (*stream_create)(void **stream, unsigned flags);
     int (*stream_destroy)(void *stream);
     int (*stream_sync)(void *stream);
@@ -42,12 +43,14 @@ typedef struct dk_hip_api {
     int (*hip_get_device)(int *device);
     int (*hip_get_properties)(void *props, int device);
     const char *(*hip_error_string)(int status);
+    int (*hip_host_malloc)(void **ptr, size_t size, unsigned flags); /* optional */
     /* CUDA */
     int (*cu_primary_retain)(void **context, int device);
     int (*cu_primary_release)(int device);
     int (*cu_ctx_set_current)(void *context);
     int (*cu_ctx_get_current)(void **context);
     int (*cu_ctx_get_device)(int *device);
+    int (*cu_mem_alloc_host)(void **ptr, size_t size); /* optional */
     int (*cu_error_string)(int status, const char **text);
     int (*cu_func_set_attribute)(void *function, int attribute, int value); /* optional */
 } dk_hip_api;

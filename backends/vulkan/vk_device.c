@@ -469,4 +469,6 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_add,
     dk__vk_upsample_nearest,
     dk__vk_convert,
+    dk__vk_host_alloc,
+    dk__vk_host_free,
 };

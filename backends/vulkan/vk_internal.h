@@ -150,6 +150,8 @@ void dk__vk_memory_destroy(dk_vk_state *s);
 dk_status dk__vk_buffer_create(dk_context *ctx, dk_buffer *buffer);
 dk_status dk__vk_buffer_wrap(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *m);
 void dk__vk_buffer_destroy(dk_context *ctx, dk_buffer *buffer);
+dk_status dk__vk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle);
+void dk__vk_host_free(dk_context *ctx, void *ptr, void *handle);
 dk_status dk__vk_upload(dk_context *ctx, dk_buffer *b, uint64_t off, const void *src, uint64_t size);
 dk_status dk__vk_download(dk_context *ctx, const dk_buffer *b, uint64_t off, void *dst, uint64_t size);
 dk_status dk__vk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size, uint32_t pattern);

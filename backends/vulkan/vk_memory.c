@@ -271,10 +271,66 @@ static dk_status vkmem_staging(dk_context *ctx, uint64_t want, uint64_t *off, ui
     return DK_OK;
 }
 
+/* dk_host_alloc: a mapped block of the staging memory type (host-visible,
+ * coherent, cached where the device has it) that copies use directly. */
+dk_status dk__vk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle) {
+    dk_vk_block *blk = NULL;
+    dk_status st = vkmem_new_block(ctx, size, dk__vk(ctx)->host_type_index,
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, &blk);
+    if (st != DK_OK) return st;
+    *ptr = blk->mapped;
+    *handle = blk;
+    return DK_OK;
+}
+
+void dk__vk_host_free(dk_context *ctx, void *ptr, void *handle) {
+    (void)ptr;
+    dk__vk_free_block(dk__vk(ctx), (dk_vk_block *)handle); /* the copies that used it were waited for */
+}
+
+/* One copy between a device buffer and a dk_host_alloc block, submitted and
+ * waited for (so that uploads and downloads keep their synchronous meaning). */
+static dk_status vkmem_copy_host(dk_context *ctx, dk_vk_buf *b, uint64_t off, dk_vk_block *hb, uint64_t hoff,
+                                 uint64_t size, int download) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_frame *f;
+    VkBufferCopy region;
+    dk_vk_binding bind;
+    uint64_t serial;
+    dk_status st = dk__vk_begin(ctx);
+    if (st != DK_OK) return st;
+    f = &s->frames[s->cur];
+    memset(&bind, 0, sizeof bind);
+    bind.buf = b;
+    bind.write = !download;
+    dk__vk_access(ctx, &bind, 1);
+    region.srcOffset = download ? b->base + off : hoff;
+    region.dstOffset = download ? hoff : b->base + off;
+    region.size = size;
+    if (download) {
+        VkMemoryBarrier mb;
+        s->vk.vkCmdCopyBuffer(f->cmd, b->buffer, hb->buffer, 1, &region);
+        memset(&mb, 0, sizeof mb);
+        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        s->vk.vkCmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                                   NULL, 0, NULL);
+    } else {
+        s->vk.vkCmdCopyBuffer(f->cmd, hb->buffer, b->buffer, 1, &region);
+    }
+    serial = f->serial;
+    st = dk__vk_flush(ctx);
+    return st != DK_OK ? st : dk__vk_wait_serial(ctx, serial);
+}
+
 dk_status dk__vk_upload(dk_context *ctx, dk_buffer *buffer, uint64_t off, const void *src, uint64_t size) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_buf *b = dk__vk_buf(buffer);
     const unsigned char *p = (const unsigned char *)src;
+    void *hb;
+    uint64_t hoff;
+    if (dk__host_find(ctx, src, size, &hb, &hoff)) return vkmem_copy_host(ctx, b, off, (dk_vk_block *)hb, hoff, size, 0);
     while (size > 0) {
         uint64_t soff, n;
         dk_vk_frame *f;
@@ -311,6 +367,9 @@ dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off
         dk_vk_frame *f;
     } q[DK_VK_FRAMES];
     uint32_t head = 0, count = 0;
+    void *hb;
+    uint64_t hoff;
+    if (dk__host_find(ctx, dst, size, &hb, &hoff)) return vkmem_copy_host(ctx, b, off, (dk_vk_block *)hb, hoff, size, 1);
     while (size > 0 || count > 0) {
         dk_status st;
         if (size > 0 && count < DK_VK_FRAMES) {

@@ -34,6 +34,35 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
         const char *env = getenv("DIFKERN_VAE_PROFILE");
         e->profile = env && atoi(env) > 0;
     }
+    {
+        const char *env = getenv("DIFKERN_VAE_PINNED");
+        e->pin = banded && !dry && dk_context_backend(vae->ctx) != DK_BACKEND_CPU && !(env && env[0] == '0');
+    }
+}
+
+/* BANDED host blocks: pinned while that works (then malloc), freed alike. */
+static void *vaex_hmalloc(dk__vae_exec *e, uint64_t bytes) {
+    void *p = NULL;
+    if (e->pin && e->npinned < (int32_t)(sizeof e->pinned / sizeof e->pinned[0])) {
+        if (dk_host_alloc(e->vae->ctx, bytes, &p) == DK_OK) {
+            e->pinned[e->npinned++] = p;
+            return p;
+        }
+        e->pin = 0; /* out of pinned memory: the rest of the decode uses malloc */
+    }
+    return malloc((size_t)bytes);
+}
+
+static void vaex_hfree(dk__vae_exec *e, void *p) {
+    int32_t i;
+    if (!p) return;
+    for (i = 0; i < e->npinned; i++)
+        if (e->pinned[i] == p) {
+            (void)dk_host_free(e->vae->ctx, p);
+            e->pinned[i] = e->pinned[--e->npinned];
+            return;
+        }
+    free(p);
 }
 
 /* ------------------------------------------------------------ profile */
@@ -140,10 +169,10 @@ void dk__vae_exec_free(dk__vae_exec *e) {
     int32_t i;
     vaex_prof_print(e);
     for (i = 0; i < 3; i++) dk_buffer_destroy(e->vae->ctx, e->band[i]);
-    for (i = 0; i < e->nacts; i++) free(e->act_host[i]);
-    for (i = 0; i < e->nspare; i++) free(e->spare[i]);
+    for (i = 0; i < e->nacts; i++) vaex_hfree(e, e->act_host[i]);
+    for (i = 0; i < e->nspare; i++) vaex_hfree(e, e->spare[i]);
     e->nspare = 0;
-    free(e->stage);
+    vaex_hfree(e, e->stage);
     e->arena = NULL;
     memset(e->band, 0, sizeof e->band);
     memset(e->act_host, 0, sizeof e->act_host);
@@ -168,7 +197,7 @@ static void *vaex_host_get(dk__vae_exec *e, uint64_t bytes) {
     void *p;
     for (i = 0; i < e->nspare; i++)
         if (e->spare_bytes[i] >= bytes && (best < 0 || e->spare_bytes[i] < e->spare_bytes[best])) best = i;
-    if (best < 0) return malloc((size_t)bytes);
+    if (best < 0) return vaex_hmalloc(e, bytes);
     p = e->spare[best];
     e->nspare--;
     e->spare[best] = e->spare[e->nspare];
@@ -188,10 +217,10 @@ static void vaex_host_put(dk__vae_exec *e, void *p, uint64_t bytes) {
     for (i = 1; i < e->nspare; i++)
         if (e->spare_bytes[i] < e->spare_bytes[small]) small = i;
     if (e->spare_bytes[small] >= bytes) {
-        free(p);
+        vaex_hfree(e, p);
         return;
     }
-    free(e->spare[small]);
+    vaex_hfree(e, e->spare[small]);
     e->spare[small] = p;
     e->spare_bytes[small] = bytes;
 }
@@ -264,8 +293,8 @@ static void vaex_store(void *p, dk_dtype t, int64_t i, float v) {
 
 static void *vaex_stage(dk__vae_exec *e, uint64_t bytes) {
     if (e->stage_bytes < bytes) {
-        free(e->stage);
-        e->stage = malloc((size_t)bytes);
+        vaex_hfree(e, e->stage);
+        e->stage = vaex_hmalloc(e, bytes);
         e->stage_bytes = e->stage ? bytes : 0;
         if (!e->stage) {
             vaex_fail_oom(e, "a band", bytes);

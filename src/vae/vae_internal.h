@@ -143,6 +143,11 @@ typedef struct dk__vae_exec {
     void *spare[8];
     uint64_t spare_bytes[8];
     int32_t nspare;
+    /* BANDED on a GPU: host blocks come from dk_host_alloc (pinned: the band
+     * copies go by DMA) unless DIFKERN_VAE_PINNED=0 or pinning fails; these
+     * are the pinned ones (the rest are malloc'd) */
+    int32_t pin, npinned;
+    void *pinned[DK__VAE_MAX_ACTS + 16];
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
      * after, summed per label and printed to stderr by dk__vae_exec_free */
     int32_t profile, nprof;

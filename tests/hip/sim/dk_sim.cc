@@ -204,6 +204,11 @@ SIM_API int cuMemAlloc_v2(uint64_t *p, size_t n) {
     return m ? 0 : 2;
 }
 SIM_API int cuMemFree_v2(uint64_t p) { free((void *)(uintptr_t)p); return 0; }
+SIM_API int cuMemAllocHost_v2(void **p, size_t n) {
+    *p = aligned_alloc(256, (n + 255) / 256 * 256);
+    return *p ? 0 : 2;
+}
+SIM_API int cuMemFreeHost(void *p) { free(p); return 0; }
 SIM_API int cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *) {
     memcpy((void *)(uintptr_t)d, s, n);
     return 0;
