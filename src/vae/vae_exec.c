@@ -40,31 +40,6 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
     }
 }
 
-/* BANDED host blocks: pinned while that works (then malloc), freed alike. */
-static void *vaex_hmalloc(dk__vae_exec *e, uint64_t bytes) {
-    void *p = NULL;
-    if (e->pin && e->npinned < (int32_t)(sizeof e->pinned / sizeof e->pinned[0])) {
-        if (dk_host_alloc(e->vae->ctx, bytes, &p) == DK_OK) {
-            e->pinned[e->npinned++] = p;
-            return p;
-        }
-        e->pin = 0; /* out of pinned memory: the rest of the decode uses malloc */
-    }
-    return malloc((size_t)bytes);
-}
-
-static void vaex_hfree(dk__vae_exec *e, void *p) {
-    int32_t i;
-    if (!p) return;
-    for (i = 0; i < e->npinned; i++)
-        if (e->pinned[i] == p) {
-            (void)dk_host_free(e->vae->ctx, p);
-            e->pinned[i] = e->pinned[--e->npinned];
-            return;
-        }
-    free(p);
-}
-
 /* ------------------------------------------------------------ profile */
 
 static double vaex_now_ms(void) {
@@ -169,10 +144,8 @@ void dk__vae_exec_free(dk__vae_exec *e) {
     int32_t i;
     vaex_prof_print(e);
     for (i = 0; i < 3; i++) dk_buffer_destroy(e->vae->ctx, e->band[i]);
-    for (i = 0; i < e->nacts; i++) vaex_hfree(e, e->act_host[i]);
-    for (i = 0; i < e->nspare; i++) vaex_hfree(e, e->spare[i]);
-    e->nspare = 0;
-    vaex_hfree(e, e->stage);
+    for (i = 0; i < e->nacts; i++) dk__vae_host_put(e->vae, e->act_host[i], e->act_bytes[i]);
+    dk__vae_host_put(e->vae, e->stage, e->stage_bytes);
     e->arena = NULL;
     memset(e->band, 0, sizeof e->band);
     memset(e->act_host, 0, sizeof e->act_host);
@@ -191,40 +164,6 @@ static uint64_t vaex_bytes(const dk__vae_exec *e, int64_t c, int64_t h, int64_t 
     return (uint64_t)(c * h * w) * dk_dtype_size(e->dtype);
 }
 
-/* BANDED host memory: the smallest spare block that fits, else a new one. */
-static void *vaex_host_get(dk__vae_exec *e, uint64_t bytes) {
-    int32_t i, best = -1;
-    void *p;
-    for (i = 0; i < e->nspare; i++)
-        if (e->spare_bytes[i] >= bytes && (best < 0 || e->spare_bytes[i] < e->spare_bytes[best])) best = i;
-    if (best < 0) return vaex_hmalloc(e, bytes);
-    p = e->spare[best];
-    e->nspare--;
-    e->spare[best] = e->spare[e->nspare];
-    e->spare_bytes[best] = e->spare_bytes[e->nspare];
-    return p;
-}
-
-/* Keep p (bytes long) for reuse; when the list is full, the smallest goes. */
-static void vaex_host_put(dk__vae_exec *e, void *p, uint64_t bytes) {
-    int32_t i, small = 0;
-    if (!p) return;
-    if (e->nspare < (int32_t)(sizeof e->spare / sizeof e->spare[0])) {
-        e->spare[e->nspare] = p;
-        e->spare_bytes[e->nspare++] = bytes;
-        return;
-    }
-    for (i = 1; i < e->nspare; i++)
-        if (e->spare_bytes[i] < e->spare_bytes[small]) small = i;
-    if (e->spare_bytes[small] >= bytes) {
-        vaex_hfree(e, p);
-        return;
-    }
-    vaex_hfree(e, e->spare[small]);
-    e->spare[small] = p;
-    e->spare_bytes[small] = bytes;
-}
-
 static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) {
     dk__vae_act a;
     int32_t id;
@@ -239,7 +178,7 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     if (!e->planned) e->act_bytes[id] = bytes;
     if (e->banded) {
         if (!e->dry) {
-            e->act_host[id] = vaex_host_get(e, bytes);
+            e->act_host[id] = dk__vae_host_get(e->vae, bytes, e->pin);
             if (!e->act_host[id]) {
                 vaex_fail_oom(e, "an activation", bytes);
                 return a;
@@ -259,7 +198,7 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a) {
     if (a.id < 0) return;
     if (e->banded) {
-        vaex_host_put(e, e->act_host[a.id], e->act_bytes[a.id]);
+        dk__vae_host_put(e->vae, e->act_host[a.id], e->act_bytes[a.id]);
         e->act_host[a.id] = NULL;
     } else if (!e->planned) {
         e->act_end[a.id] = e->events++;
@@ -293,8 +232,8 @@ static void vaex_store(void *p, dk_dtype t, int64_t i, float v) {
 
 static void *vaex_stage(dk__vae_exec *e, uint64_t bytes) {
     if (e->stage_bytes < bytes) {
-        vaex_hfree(e, e->stage);
-        e->stage = vaex_hmalloc(e, bytes);
+        dk__vae_host_put(e->vae, e->stage, e->stage_bytes);
+        e->stage = dk__vae_host_get(e->vae, bytes, e->pin);
         e->stage_bytes = e->stage ? bytes : 0;
         if (!e->stage) {
             vaex_fail_oom(e, "a band", bytes);
@@ -553,7 +492,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         if (a->gn_gamma >= 0) {
             /* GroupNorm+SiLU of the whole tensor first: in place when x dies here */
             if (!a->consume) {
-                src = tmp = vaex_host_get(e, e->act_bytes[x.id]);
+                src = tmp = dk__vae_host_get(e->vae, e->act_bytes[x.id], e->pin);
                 if (!tmp) {
                     vaex_fail_oom(e, "a normalized activation", e->act_bytes[x.id]);
                     return;
@@ -592,7 +531,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
                                        (uint64_t)(o1 - o0) * orow);
         vaex_prof_end(e, "band downloads");
     }
-    vaex_host_put(e, tmp, e->act_bytes[x.id]);
+    dk__vae_host_put(e->vae, tmp, e->act_bytes[x.id]);
 }
 
 /* ------------------------------------------------------------ primitives */

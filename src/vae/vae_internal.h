@@ -59,6 +59,15 @@ typedef struct dk__vae_weights {
     dk_buffer *buf;
 } dk__vae_weights;
 
+/* Host blocks of banded decodes, kept between decodes (vae_hostmem.c). */
+typedef struct dk__vae_hostmem {
+    void *spare[8];
+    uint64_t spare_bytes[8];
+    int32_t nspare;
+    void *pinned[64]; /* the live blocks that came from dk_host_alloc */
+    int32_t npinned, pin_failed;
+} dk__vae_hostmem;
+
 struct dk_sdxl_vae {
     dk_context *ctx;
     dk_dtype dtype;
@@ -68,7 +77,14 @@ struct dk_sdxl_vae {
     dk__vae_weights w;
     dk_buffer *arena;     /* activations of the untiled decode, kept between decodes */
     dk_context *host_ctx; /* CPU context of host-side work: banded GroupNorms, output conversion (lazy) */
+    dk__vae_hostmem hostmem;
 };
+
+/* vae_hostmem.c: a block of at least bytes (pinned if pin and possible), NULL
+ * when out of memory; put keeps it for reuse; release frees the kept ones. */
+void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin);
+void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes);
+void dk__vae_host_release(dk_sdxl_vae *vae);
 
 /* vae_params.c */
 void dk__vae_arch_build(dk__vae_arch *a);
@@ -138,16 +154,8 @@ typedef struct dk__vae_exec {
     uint64_t attn_bytes;
     void *stage;             /* BANDED: host staging of one band */
     uint64_t stage_bytes;
-    /* BANDED: freed host activations kept for reuse: fresh pages cost a page
-     * fault each on first touch (a 1 GiB download ran at ~1.4 GB/s) */
-    void *spare[8];
-    uint64_t spare_bytes[8];
-    int32_t nspare;
-    /* BANDED on a GPU: host blocks come from dk_host_alloc (pinned: the band
-     * copies go by DMA) unless DIFKERN_VAE_PINNED=0 or pinning fails; these
-     * are the pinned ones (the rest are malloc'd) */
-    int32_t pin, npinned;
-    void *pinned[DK__VAE_MAX_ACTS + 16];
+    /* BANDED on a GPU: host blocks pinned (vae_hostmem.c) unless DIFKERN_VAE_PINNED=0 */
+    int32_t pin;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
      * after, summed per label and printed to stderr by dk__vae_exec_free */
     int32_t profile, nprof;

@@ -1,0 +1,78 @@
+/* Host memory of banded decodes (sdxl_vae.h): blocks from dk_host_alloc
+ * (pinned, so the band copies go by DMA) while that works, else malloc.
+ * Freed blocks are kept, best fit on reuse, for the rest of the decode and the
+ * decodes after it until dk_sdxl_vae_destroy: fresh pages fault on first touch
+ * (a 1 GiB download into new memory ran at ~1.4 GB/s) and pinning takes
+ * seconds per decode at 2048x2048 (H100 host, 5.5 s decodes of which ~2 s
+ * were allocations). */
+#include "vae_internal.h"
+
+#include <stdlib.h>
+
+static void *vaeh_new(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
+    dk__vae_hostmem *h = &vae->hostmem;
+    void *p = NULL;
+    if (pin && !h->pin_failed && h->npinned < (int32_t)(sizeof h->pinned / sizeof h->pinned[0])) {
+        if (dk_host_alloc(vae->ctx, bytes, &p) == DK_OK) {
+            h->pinned[h->npinned++] = p;
+            return p;
+        }
+        h->pin_failed = 1; /* out of pinned memory: malloc from now on */
+    }
+    return malloc((size_t)bytes);
+}
+
+static void vaeh_free(dk_sdxl_vae *vae, void *p) {
+    dk__vae_hostmem *h = &vae->hostmem;
+    int32_t i;
+    if (!p) return;
+    for (i = 0; i < h->npinned; i++)
+        if (h->pinned[i] == p) {
+            (void)dk_host_free(vae->ctx, p);
+            h->pinned[i] = h->pinned[--h->npinned];
+            return;
+        }
+    free(p);
+}
+
+void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
+    dk__vae_hostmem *h = &vae->hostmem;
+    int32_t i, best = -1;
+    void *p;
+    for (i = 0; i < h->nspare; i++)
+        if (h->spare_bytes[i] >= bytes && (best < 0 || h->spare_bytes[i] < h->spare_bytes[best])) best = i;
+    if (best < 0) return vaeh_new(vae, bytes, pin);
+    p = h->spare[best];
+    h->nspare--;
+    h->spare[best] = h->spare[h->nspare];
+    h->spare_bytes[best] = h->spare_bytes[h->nspare];
+    return p;
+}
+
+/* Keeps p (at least bytes long); when the list is full, the smallest goes. */
+void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes) {
+    dk__vae_hostmem *h = &vae->hostmem;
+    int32_t i, small = 0;
+    if (!p) return;
+    if (h->nspare < (int32_t)(sizeof h->spare / sizeof h->spare[0])) {
+        h->spare[h->nspare] = p;
+        h->spare_bytes[h->nspare++] = bytes;
+        return;
+    }
+    for (i = 1; i < h->nspare; i++)
+        if (h->spare_bytes[i] < h->spare_bytes[small]) small = i;
+    if (h->spare_bytes[small] >= bytes) {
+        vaeh_free(vae, p);
+        return;
+    }
+    vaeh_free(vae, h->spare[small]);
+    h->spare[small] = p;
+    h->spare_bytes[small] = bytes;
+}
+
+void dk__vae_host_release(dk_sdxl_vae *vae) {
+    dk__vae_hostmem *h = &vae->hostmem;
+    int32_t i;
+    for (i = 0; i < h->nspare; i++) vaeh_free(vae, h->spare[i]);
+    h->nspare = 0;
+}
