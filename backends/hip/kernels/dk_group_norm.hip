@@ -128,15 +128,23 @@ template <int DT> DKP_DEV void dkn_partial_nhwc(const dkh_gn_args &p, float *sh)
 #pragma unroll
             for (int j = 0; j < VW; j++) k[j] = dkn_get<DT>(u, j);
         }
-        for (; q < p1; q += rows) {
-            dkn_v16 u = x[q * cv];
+        for (; q < p1; q += 4 * rows) {
+            dkn_v16 u[4] = {};
 #pragma unroll
-            for (int j = 0; j < VW; j++) {
-                float d = dkn_get<DT>(u, j) - k[j];
-                s1[j] += d;
-                s2[j] += d * d;
+            for (int r = 0; r < 4; r++)
+                if (q + r * rows < p1) u[r] = x[(q + r * rows) * cv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                if (q + r * rows < p1) {
+#pragma unroll
+                    for (int j = 0; j < VW; j++) {
+                        float d = dkn_get<DT>(u[r], j) - k[j];
+                        s1[j] += d;
+                        s2[j] += d * d;
+                    }
+                    cnt += 1.0f;
+                }
             }
-            cnt += 1.0f;
         }
     }
 #pragma unroll
@@ -236,11 +244,19 @@ template <int DT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
             a[j] = k[1];
             b[j] = k[2];
         }
-        for (dkh_i64 q = p0 + row; q < p1; q += rows) {
-            dkn_v16 u = x[q * cv];
+        /* four pixels per step: their loads are in flight together */
+        for (dkh_i64 q = p0 + row; q < p1; q += 4 * rows) {
+            dkn_v16 u[4] = {};
 #pragma unroll
-            for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act(p.act, (dkn_get<DT>(u, j) - m[j]) * a[j] + b[j]));
-            y[q * cv] = u;
+            for (int r = 0; r < 4; r++)
+                if (q + r * rows < p1) u[r] = x[(q + r * rows) * cv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+#pragma unroll
+                for (int j = 0; j < VW; j++)
+                    dkn_set<DT>(u[r], j, dkp_act_fast(p.act, (dkn_get<DT>(u[r], j) - m[j]) * a[j] + b[j]));
+                if (q + r * rows < p1) y[(q + r * rows) * cv] = u[r];
+            }
         }
         return;
     }
@@ -253,7 +269,7 @@ template <int DT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
             const float *k = coef + (i / hwv) * 4; /* one channel per vector: i = (n*C + c)*hwv + s */
             float m = k[0], a = k[1], b = k[2];
 #pragma unroll
-            for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act(p.act, (dkn_get<DT>(u, j) - m) * a + b));
+            for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act_fast(p.act, (dkn_get<DT>(u, j) - m) * a + b));
             y[i] = u;
         }
         return;

@@ -164,4 +164,19 @@ DKP_DEV float dkp_act(int act, float x) {
     }
 }
 
+/* The same with SiLU on the hardware exp2 and a fast division, for the
+ * memory-bound kernels (GroupNorm+SiLU): the IEEE expf and division cost ~35
+ * instructions per element there, about the time of the element's memory
+ * traffic.  Relative error ~1e-6 (f32 tolerances are 1e-4 and wider). */
+DKP_DEV float dkp_act_fast(int act, float x) {
+    if (act != 2) return dkp_act(act, x);
+#if defined(DKP_NVIDIA)
+    return __fdividef(x, 1.0f + __expf(-x)); /* x / inf -> 0, as the IEEE form gives */
+#elif defined(DKP_AMD)
+    return x * __builtin_amdgcn_rcpf(1.0f + __builtin_exp2f(x * -1.4426950408889634f));
+#else
+    return x / (1.0f + expf(-x));
+#endif
+}
+
 #endif /* DK_HIP_PORT_H */
