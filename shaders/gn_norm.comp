@@ -41,16 +41,10 @@ void main() {
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
         uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col;
-        for (uint q = p0 + row; q < p1; q += 4u * rows) {   // four pixels per step: loads in flight together
-            uvec4 u[4];
-            for (uint r = 0u; r < 4u; r++) {
-                u[r] = uvec4(0u);
-                if (q + r * rows < p1) u[r] = xv.v[xo + (q + r * rows) * cv];
-            }
-            for (uint r = 0u; r < 4u; r++) {
-                for (int j = 0; j < DK_VW; j++) dk_v16_set(u[r], j, gn_apply(dk_v16_get(u[r], j), k[j]));
-                if (q + r * rows < p1) yv.v[yo + (q + r * rows) * cv] = u[r];
-            }
+        for (uint q = p0 + row; q < p1; q += rows) {
+            uvec4 u = xv.v[xo + q * cv];
+            for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k[j]));
+            yv.v[yo + q * cv] = u;
         }
         return;
     }

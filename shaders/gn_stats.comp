@@ -119,22 +119,14 @@ void stats_nhwc() {
         for (int j = 0; j < DK_VW; j++) k[j] = dk_v16_get(u, j);
     }
     if (row < rows)
-        for (; p < p1; p += 4u * rows) {   // four pixels per step: their loads in flight together
-            uvec4 u[4];
-            for (uint r = 0u; r < 4u; r++) {
-                u[r] = uvec4(0u);
-                if (p + r * rows < p1) u[r] = xv.v[base + (p + r * rows) * cv];
+        for (; p < p1; p += rows) {
+            uvec4 u = xv.v[base + p * cv];
+            for (int j = 0; j < DK_VW; j++) {
+                float d = dk_v16_get(u, j) - k[j];
+                s1[j] += d;
+                s2[j] += d * d;
             }
-            for (uint r = 0u; r < 4u; r++) {
-                if (p + r * rows < p1) {
-                    for (int j = 0; j < DK_VW; j++) {
-                        float d = dk_v16_get(u[r], j) - k[j];
-                        s1[j] += d;
-                        s2[j] += d * d;
-                    }
-                    cnt += 1.0;
-                }
-            }
+            cnt += 1.0;
         }
     for (int j = 0; j < DK_VW; j++) {
         float mean, m2;
