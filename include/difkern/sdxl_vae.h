@@ -57,8 +57,13 @@
  * the mid-block attention, which is global and runs whole at latent resolution
  * (5 buffers of 512*h*w elements).  This mode trades host<->device copies for
  * memory: use it when the untiled plan does not fit (H100, 2048x2048 in bands
- * of 32 latent rows: 11-12 s, 739 MiB, against 0.37 s and 16.9 GB untiled in
- * PyTorch: the host copies dominate).
+ * of 32 latent rows: 5.0-5.7 s, 739 MiB, against 0.37 s and 16.9 GB untiled in
+ * PyTorch; difkern untiled there: 0.26 s on HIP with a 3.7 GB plan).  On a GPU
+ * the host activations are pinned (dk_host_alloc: the band copies go by DMA;
+ * DIFKERN_VAE_PINNED=0 uses malloc) and kept in the decoder for the next
+ * decode until dk_sdxl_vae_destroy (pinning is slow: ~2 s per 2048x2048
+ * decode); where pinning fails, ordinary memory is used.  What remains is
+ * bound by the host GroupNorms and the band copies.
  *
  * Profiling: with the environment variable DIFKERN_VAE_PROFILE=1 each decode
  * syncs around every primitive (conv, GroupNorm, linear, attention, band
