@@ -121,6 +121,8 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
             }
         }
     }
+    HIPBK_GET(st->k.attn_combine[2], "dkk_attn_combine_f16");
+    HIPBK_GET(st->k.attn_combine[3], "dkk_attn_combine_bf16");
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");
     HIPBK_GET(st->k.gn_partial, "dkk_gn_partial");
     HIPBK_GET(st->k.gn_final, "dkk_gn_final");
@@ -184,6 +186,8 @@ static dk_status hipbk_open_device(dk_context *ctx, dk_hip_state *st, const dk_c
                                 dk__hip_api_error(A, rc));
     }
     hipbk_bind(st);
+    /* multiprocessor count (CUDA attribute 16, HIP 63): small attention grids split their keys */
+    if (A->device_attribute(&st->sm_count, A->is_cuda ? 16 : 63, st->device)) st->sm_count = 0;
     if (A->is_cuda) {
         int major = 0, minor = 0;
         rc = A->device_attribute(&major, HIPBK_CU_CC_MAJOR, st->device);

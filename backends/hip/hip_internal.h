@@ -70,6 +70,7 @@ typedef struct dk_hip_kernels {
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
+    void *attn_combine[4];                    /* split-KV merge of dkk_attnf partials, f16/bf16 */
     void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
@@ -85,6 +86,7 @@ typedef struct dk_hip_state {
     uint64_t scratch;       /* device scratch (group-norm statistics) */
     uint64_t scratch_bytes;
     char arch[64];          /* "gfx90a" or "sm_90" */
+    int sm_count;           /* multiprocessors / compute units (0: unknown) */
 } dk_hip_state;
 
 static inline dk_hip_state *dk__hip_state(dk_context *ctx) { return (dk_hip_state *)ctx->backend; }

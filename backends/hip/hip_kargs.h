@@ -96,7 +96,13 @@ typedef struct dkh_attn_args {
     dkh_i64 q_s[4], k_s[4], v_s[4], o_s[4];
     dkh_i64 nq, nkv, d, dv;
     float scale;
-    int pad0;
+    /* dkk_attnf_*: splits > 1 splits the keys into ranges of kv_chunk (a multiple
+     * of the kernel's BKV), block x = split * nqb + query block; each writes its
+     * unnormalized O rows and their (max, sum) as floats to part, laid out
+     * [split][b][h][nq][Dv + 2], and dkk_attn_combine_* merges them into o. */
+    int splits;
+    dkh_i64 kv_chunk, nqb, nb, nh;
+    dkh_u64 part;
 } dkh_attn_args;
 
 enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3 };

@@ -198,6 +198,8 @@ static const hcb_attn hcb_attention[] = {
     {"long_kv_300_d64", 0, {.b = 1, .heads = 1, .nq = 8, .nkv = 300, .d = 64, .dv = 64}},
     {"d512_bnhd_batch2", 0, {.b = 2, .heads = 2, .nq = 12, .nkv = 20, .d = 512, .dv = 512, .storage = HC_BNHD}},
     {"tiles_nq200_nkv333_d64", 0, {.b = 1, .heads = 2, .nq = 200, .nkv = 333, .d = 64, .dv = 64}},
+    /* HIP split-KV (small grids): ranges of 128 keys, the last one ragged */
+    {"splitkv_d256_nq40_nkv700", 0, {.b = 1, .heads = 1, .nq = 40, .nkv = 700, .d = 256, .dv = 256}},
     /* Vulkan tensor-core path (f16; Nq, Nkv, D, Dv multiples of 16): partial row and key
      * blocks of each column-group shape, strided views, Dv != D, large logits */
     {"tc_d64_b2_h3_nq96_nkv160_bnhd", 0, {.b = 2, .heads = 3, .nq = 96, .nkv = 160, .d = 64, .dv = 64, .storage = HC_BNHD}},

@@ -151,14 +151,15 @@ DKP_DEV void dkaf_load_tile(dkp_u16 *dst, int ld, const dkp_u16 *src, dkh_i64 ss
 
 /* Slice s of the stream (tile s / NS: K slices, then V slices) into a stage. */
 template <class C>
-DKP_DEV void dkaf_issue(dkp_u16 *stage, int s, const dkp_u16 *K, const dkp_u16 *V, const dkh_attn_args &p, int tid) {
+DKP_DEV void dkaf_issue(dkp_u16 *stage, int s, const dkp_u16 *K, const dkp_u16 *V, const dkh_attn_args &p, dkh_i64 nkv,
+                        int tid) {
     const int t = s / C::NS, j = s % C::NS;
     const dkh_i64 kv0 = (dkh_i64)t * C::BKV;
     if (j < C::NKS)
-        dkaf_load_tile<C::BKV, C::KC>(stage, C::LDK, K + kv0 * p.k_s[2] + j * C::KC, p.k_s[2], p.nkv - kv0, tid);
+        dkaf_load_tile<C::BKV, C::KC>(stage, C::LDK, K + kv0 * p.k_s[2] + j * C::KC, p.k_s[2], nkv - kv0, tid);
     else {
         const dkh_i64 k0 = kv0 + (dkh_i64)(j - C::NKS) * C::VK;
-        dkaf_load_tile<C::VK, C::LDV - 8>(stage, C::LDV, V + k0 * p.v_s[2], p.v_s[2], p.nkv - k0, tid);
+        dkaf_load_tile<C::VK, C::LDV - 8>(stage, C::LDV, V + k0 * p.v_s[2], p.v_s[2], nkv - k0, tid);
     }
 }
 
@@ -217,12 +218,16 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
     const int tid = dkp_tid(), lane = tid % F::WAVE, wave = tid / F::WAVE;
     const int sr = wave / C::SC, sc = wave % C::SC, orow = wave / C::OC, ocol = wave % C::OC;
     const bool o_on = wave < C::OR * C::OC;
-    const dkh_i64 q0 = dkp_bid_x() * BQ, h = dkp_bid_y(), b = dkp_bid_z();
+    /* split-KV (p.splits > 1): this block's keys are [kvb, kvb + nkv) */
+    const dkh_i64 qblk = p.splits > 1 ? dkp_bid_x() % p.nqb : dkp_bid_x();
+    const dkh_i64 kvb = p.splits > 1 ? dkp_bid_x() / p.nqb * p.kv_chunk : 0;
+    const dkh_i64 nkv = p.splits > 1 ? DKAF_MIN(p.kv_chunk, p.nkv - kvb) : p.nkv;
+    const dkh_i64 q0 = qblk * BQ, h = dkp_bid_y(), b = dkp_bid_z();
     const dkp_u16 *Q = (const dkp_u16 *)p.q + b * p.q_s[0] + h * p.q_s[1];
-    const dkp_u16 *K = (const dkp_u16 *)p.k + b * p.k_s[0] + h * p.k_s[1];
-    const dkp_u16 *V = (const dkp_u16 *)p.v + b * p.v_s[0] + h * p.v_s[1];
+    const dkp_u16 *K = (const dkp_u16 *)p.k + b * p.k_s[0] + h * p.k_s[1] + kvb * p.k_s[2];
+    const dkp_u16 *V = (const dkp_u16 *)p.v + b * p.v_s[0] + h * p.v_s[1] + kvb * p.v_s[2];
     const float sl2 = p.scale * 1.4426950408889634f; /* scores in base 2 */
-    const int total = (int)((p.nkv + BKV - 1) / BKV) * C::NS;
+    const int total = (int)((nkv + BKV - 1) / BKV) * C::NS;
     F tile;
     float oacc[C::OFM][C::OFN][CR], sacc[C::SFM][C::SFN][CR], mrow[C::SFM][CR], lrow[C::SFM][CR];
 
@@ -247,7 +252,7 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
             dkaf_wait<ST - 2>(); /* slice sl - (ST-1) (and Q) have landed */
             dkp_sync();
         }
-        if (sl < total) dkaf_issue<C>(ring + (sl % ST) * C::STAGE, sl, K, V, p, tid);
+        if (sl < total) dkaf_issue<C>(ring + (sl % ST) * C::STAGE, sl, K, V, p, nkv, tid);
         dkaf_commit();
         if (sl < ST - 1) continue;
         const int c = sl - (ST - 1), j = c % C::NS;
@@ -289,7 +294,7 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
                         float m = DKAF_NEG;
 #pragma unroll
                         for (int n = 0; n < C::SFN; n++) {
-                            const float s = kv0 + sc * C::SN + n * F::N + cc < p.nkv ? sacc[i][n][r] * sl2 : DKAF_NEG;
+                            const float s = kv0 + sc * C::SN + n * F::N + cc < nkv ? sacc[i][n][r] * sl2 : DKAF_NEG;
                             sacc[i][n][r] = s;
                             m = DKAF_MAX(m, s);
                         }
@@ -383,6 +388,8 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
             dkt_c_map(FAM, lane, r, &rr, &cc);
             const float l = dkaf_row_reduce<FAM, true>(lrow[i], r, lane);
             if (lane % COLL == 0) red_l[sc * BQ + sr * C::SM + i * F::M + rr] = l;
+            /* the row's final maximum for split partials (red_m is free now) */
+            if (lane % COLL == 0 && sc == 0) red_m[sr * C::SM + i * F::M + rr] = mrow[i][r];
         }
     dkp_sync();
     if (o_on) {
@@ -398,6 +405,17 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
                 float l = 0.0f;
                 for (int w = 0; w < C::SC; w++) l += red_l[w * BQ + row];
                 if (qi >= p.nq) continue;
+                if (p.splits > 1) {
+                    const dkh_i64 sp = dkp_bid_x() / p.nqb; /* recomputed: not live across the loop */
+                    float *P = (float *)p.part + (((sp * p.nb + b) * p.nh + h) * p.nq + qi) * (DV + 2);
+#pragma unroll
+                    for (int n = 0; n < C::OFN; n++) P[ocol * C::ON + n * F::N + cc] = oacc[i][n][r];
+                    if (ocol == 0 && cc == 0) {
+                        P[DV] = red_m[row];
+                        P[DV + 1] = l;
+                    }
+                    continue;
+                }
                 const float inv = 1.0f / l;
 #pragma unroll
                 for (int n = 0; n < C::OFN; n++) {
@@ -408,7 +426,7 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
     }
 }
 
-/* NVIDIA: Dv <= 128 two blocks per multiprocessor (<= 128 registers); Dv 256, 512
+/* NVIDIA: Dv 64 two blocks per multiprocessor (<= 128 registers); Dv 128, 256, 512
  * one (the O accumulators of a 64-row block take half the register file). */
 #if defined(DKP_NVIDIA)
 #define DKAF_KERNEL(MINB) extern "C" __global__ void __launch_bounds__(DKH_THREADS, MINB)
@@ -419,9 +437,29 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
     DKAF_KERNEL(MINB) dkk_attnf_f16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_F16, 2, DD, DD>(p); }             \
     DKAF_KERNEL(MINB) dkk_attnf_bf16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_BF16, 3, DD, DD>(p); }
 DKAF_KERNELS(64, 2)
-DKAF_KERNELS(128, 2)
+DKAF_KERNELS(128, 1) /* spills at 128 registers; D 128 runs dkk_attnr_* unless DIFKERN_HIP_ATTN_ROWS=0 */
 DKAF_KERNELS(256, 1)
 DKAF_KERNELS(512, 1)
+
+/* Split-KV merge: o[b][h][q][c] = sum_s e_s O_s[c] / sum_s e_s l_s with
+ * e_s = exp2(m_s - max_s m_s), one thread per output element. */
+template <int DT> DKP_DEV void dkaf_combine(const dkh_attn_args &p) {
+    const dkh_i64 h = dkp_bid_y(), b = dkp_bid_z(), e = dkp_bid_x() * DKH_THREADS + dkp_tid();
+    if (e >= p.nq * p.dv) return;
+    const dkh_i64 q = e / p.dv, c = e % p.dv, row = p.dv + 2, slab = p.nb * p.nh * p.nq * row;
+    const float *P = (const float *)p.part + ((b * p.nh + h) * p.nq + q) * row;
+    float m = DKAF_NEG, o = 0.0f, l = 0.0f;
+    for (int s = 0; s < p.splits; s++) m = DKAF_MAX(m, P[s * slab + p.dv]);
+    for (int s = 0; s < p.splits; s++) {
+        const float w = dkaf_exp2(P[s * slab + p.dv] - m);
+        o += w * P[s * slab + c];
+        l += w * P[s * slab + p.dv + 1];
+    }
+    dkp_u16 *O = (dkp_u16 *)p.o + b * p.o_s[0] + h * p.o_s[1];
+    O[q * p.o_s[2] + c * p.o_s[3]] = dkp_conv<DT>::from(o / l);
+}
+DKP_KERNEL(DKH_THREADS) dkk_attn_combine_f16(dkh_attn_args p) { dkaf_combine<2>(p); }
+DKP_KERNEL(DKH_THREADS) dkk_attn_combine_bf16(dkh_attn_args p) { dkaf_combine<3>(p); }
 
 #undef DKAF_KERNELS
 #undef DKAF_KERNEL

@@ -73,6 +73,7 @@ const sim_kernel kKernels[] = {
     SIM_K(dkk_attnf_f16_d512, dkh_attn_args), SIM_K(dkk_attnf_bf16_d512, dkh_attn_args),
     SIM_K(dkk_attnr_f16_d64, dkh_attn_args), SIM_K(dkk_attnr_bf16_d64, dkh_attn_args),
     SIM_K(dkk_attnr_f16_d128, dkh_attn_args), SIM_K(dkk_attnr_bf16_d128, dkh_attn_args),
+    SIM_K(dkk_attn_combine_f16, dkh_attn_args), SIM_K(dkk_attn_combine_bf16, dkh_attn_args),
     SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_gn_partial, dkh_gn_args), SIM_K(dkk_gn_final, dkh_gn_args),
     SIM_K(dkk_gn_apply, dkh_gn_args),
     SIM_K(dkk_layer_norm, dkh_norm_args),
@@ -154,7 +155,13 @@ SIM_API int cuDeviceGetName(char *name, int len, int) {
     return 0;
 }
 SIM_API int cuDeviceGetAttribute(int *v, int attr, int) {
-    *v = attr == 75 ? 9 : attr == 76 ? 0 : 0;
+    /* compute capability 9.0; multiprocessors (16): 8 here so that small attention
+     * grids take the split-KV path, 1 in the CDNA build so that they do not */
+#ifdef DKP_SIM_CDNA
+    *v = attr == 75 ? 9 : attr == 16 ? 1 : 0;
+#else
+    *v = attr == 75 ? 9 : attr == 16 ? 8 : 0;
+#endif
     return 0;
 }
 SIM_API int cuDevicePrimaryCtxRetain(void **c, int) { *c = &g_ctx_dummy; return 0; }
