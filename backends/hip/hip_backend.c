@@ -73,6 +73,14 @@ static const struct dkhipco_entry *hipbk_pick(const dk_hip_state *st, int cc) {
     return best;
 }
 
+/* NVIDIA: opt a kernel in to the dynamic shared memory it needs (CUDA attribute
+ * 8, MAX_DYNAMIC_SHARED_SIZE_BYTES); where that fails it is dropped (*fn NULL)
+ * and the host takes the kernel it would have replaced. */
+static void hipbk_dynamic_smem(dk_hip_state *st, void **fn, unsigned bytes) {
+    if (st->api.is_cuda && (!st->api.cu_func_set_attribute || st->api.cu_func_set_attribute(*fn, 8, (int)bytes) != 0))
+        *fn = NULL;
+}
+
 static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
     static const char *const dts[4] = {"", "f32", "f16", "bf16"};
     static const int dmax[DK_HIP_ATTN_VARIANTS] = {64, 128, 256, 512};
@@ -104,19 +112,11 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
             if (dt > 1) {
                 snprintf(name, sizeof name, "dkk_attnf_%s_d%d", dts[dt], dmax[v]);
                 HIPBK_GET(st->k.attnf[dt][v], name);
-                /* NVIDIA: opt in to the dynamic shared memory it needs (CUDA attribute
-                 * 8, MAX_DYNAMIC_SHARED_SIZE_BYTES); where that fails the old kernel runs */
-                if (st->api.is_cuda &&
-                    (!st->api.cu_func_set_attribute ||
-                     st->api.cu_func_set_attribute(st->k.attnf[dt][v], 8, (int)dk__hip_attnf_smem(dmax[v])) != 0))
-                    st->k.attnf[dt][v] = NULL;
+                hipbk_dynamic_smem(st, &st->k.attnf[dt][v], dk__hip_attnf_smem(dmax[v]));
                 if (v < 2) {
                     snprintf(name, sizeof name, "dkk_attnr_%s_d%d", dts[dt], dmax[v]);
                     HIPBK_GET(st->k.attnr[dt][v], name);
-                    if (st->api.is_cuda &&
-                        (!st->api.cu_func_set_attribute ||
-                         st->api.cu_func_set_attribute(st->k.attnr[dt][v], 8, (int)dk__hip_attnr_smem(dmax[v])) != 0))
-                        st->k.attnr[dt][v] = NULL;
+                    hipbk_dynamic_smem(st, &st->k.attnr[dt][v], dk__hip_attnr_smem(dmax[v]));
                 }
             }
         }

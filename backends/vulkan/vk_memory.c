@@ -288,6 +288,20 @@ void dk__vk_host_free(dk_context *ctx, void *ptr, void *handle) {
     dk__vk_free_block(dk__vk(ctx), (dk_vk_block *)handle); /* the copies that used it were waited for */
 }
 
+/* A copy into host-visible memory, then the barrier that makes it visible to
+ * host reads once the submission has completed. */
+static void vkmem_copy_for_host(dk_vk_state *s, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
+                                const VkBufferCopy *region) {
+    VkMemoryBarrier mb;
+    s->vk.vkCmdCopyBuffer(cmd, src, dst, 1, region);
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    s->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
+                               NULL);
+}
+
 /* One copy between a device buffer and a dk_host_alloc block, submitted and
  * waited for (so that uploads and downloads keep their synchronous meaning). */
 static dk_status vkmem_copy_host(dk_context *ctx, dk_vk_buf *b, uint64_t off, dk_vk_block *hb, uint64_t hoff,
@@ -307,18 +321,8 @@ static dk_status vkmem_copy_host(dk_context *ctx, dk_vk_buf *b, uint64_t off, dk
     region.srcOffset = download ? b->base + off : hoff;
     region.dstOffset = download ? hoff : b->base + off;
     region.size = size;
-    if (download) {
-        VkMemoryBarrier mb;
-        s->vk.vkCmdCopyBuffer(f->cmd, b->buffer, hb->buffer, 1, &region);
-        memset(&mb, 0, sizeof mb);
-        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        s->vk.vkCmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                                   NULL, 0, NULL);
-    } else {
-        s->vk.vkCmdCopyBuffer(f->cmd, hb->buffer, b->buffer, 1, &region);
-    }
+    if (download) vkmem_copy_for_host(s, f->cmd, b->buffer, hb->buffer, &region);
+    else s->vk.vkCmdCopyBuffer(f->cmd, hb->buffer, b->buffer, 1, &region);
     serial = f->serial;
     st = dk__vk_flush(ctx);
     return st != DK_OK ? st : dk__vk_wait_serial(ctx, serial);
@@ -376,7 +380,6 @@ dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off
             uint64_t soff, n;
             dk_vk_frame *f;
             VkBufferCopy region;
-            VkMemoryBarrier mb;
             dk_vk_binding bind;
             uint32_t t = (head + count) % DK_VK_FRAMES;
             st = vkmem_staging(ctx, size, &soff, &n);
@@ -388,13 +391,7 @@ dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off
             region.srcOffset = b->base + off;
             region.dstOffset = soff;
             region.size = n;
-            s->vk.vkCmdCopyBuffer(f->cmd, b->buffer, f->staging->buffer, 1, &region);
-            memset(&mb, 0, sizeof mb);
-            mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-            mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-            mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-            s->vk.vkCmdPipelineBarrier(f->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                                       NULL, 0, NULL);
+            vkmem_copy_for_host(s, f->cmd, b->buffer, f->staging->buffer, &region);
             q[t].serial = f->serial;
             q[t].soff = soff;
             q[t].n = n;
