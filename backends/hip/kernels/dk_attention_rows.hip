@@ -86,7 +86,16 @@ DKP_DEV void dkar_load_k2(dkt_pairs<4> &b0, dkt_pairs<4> &b1, const dkp_u16 *K, 
 
 /* Two 16-bit values in one 32-bit register (the first in the low half). */
 template <int DT> DKP_DEV dkp_u32 dkar_pack(float lo, float hi) {
+#if defined(DKP_NVIDIA)
+    dkp_u32 r; /* one paired conversion (the first operand goes to the high half) */
+    if constexpr (DT == 3)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
     return (dkp_u32)dkp_conv<DT>::from(lo) | ((dkp_u32)dkp_conv<DT>::from(hi) << 16);
+#endif
 }
 
 template <int FAM, int DT, int D, int BKVN>

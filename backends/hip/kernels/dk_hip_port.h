@@ -122,13 +122,20 @@ DKP_DEV float dkp_tanh(float x) {
 }
 #endif
 
-/* bf16 <-> f32 by bits: round to nearest even, NaN stays NaN. */
+/* bf16 <-> f32 by bits: round to nearest even, NaN stays NaN (NVIDIA: the
+ * sm_80+ conversion instruction, one instead of ~6 integer operations). */
 DKP_DEV float dkp_b2f(dkp_u16 h) { return dkp_u2f((dkp_u32)h << 16); }
 DKP_DEV dkp_u16 dkp_f2b(float f) {
+#if defined(DKP_NVIDIA)
+    dkp_u16 h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     dkp_u32 u = dkp_f2u(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (dkp_u16)((u >> 16) | 0x40u);
     u += 0x7fffu + ((u >> 16) & 1u);
     return (dkp_u16)(u >> 16);
+#endif
 }
 
 /* Storage types: DT 1 = f32, 2 = f16, 3 = bf16 (the values of dk_dtype). */
