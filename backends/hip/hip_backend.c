@@ -44,6 +44,14 @@ static int hipbk_scan_gfx(const unsigned char *p, size_t n, char *out, size_t ca
     return 0;
 }
 
+/* NVIDIA: a cubin built for exactly this GPU, "sm_90" or its arch-specific
+ * "sm_90a" (wgmma; runs on compute capability 9.0 only). */
+static int hipbk_arch_specific(const char *target) { return target[strlen(target) - 1] == 'a'; }
+static int hipbk_same_arch(const char *target, const char *arch) {
+    size_t n = strlen(arch);
+    return !strncmp(target, arch, n) && (target[n] == '\0' || !strcmp(target + n, "a"));
+}
+
 /* The embedded image for arch: an exact code object / cubin; else for NVIDIA a
  * cubin of the same major version built for an older minor, else PTX of an older
  * or equal virtual architecture (JIT-compiled by the driver). */
@@ -56,13 +64,13 @@ static const struct dkhipco_entry *hipbk_pick(const dk_hip_state *st, int cc) {
             if (e->kind == 0 && !strcmp(e->target, st->arch)) return e;
             continue;
         }
-        if (e->kind == 1 && !strcmp(e->target, st->arch)) return e;
+        if (e->kind == 1 && hipbk_same_arch(e->target, st->arch)) return e;
     }
     if (!st->api.is_cuda) return NULL;
     for (i = 0; i < HIPBK_NUM_IMAGES; i++) {
         const struct dkhipco_entry *e = &dkhipco_table[i];
         int ecc = atoi(e->target + 3);
-        if (e->kind == 1 && ecc / 10 == cc / 10 && ecc <= cc && ecc > best_cc) best = e, best_cc = ecc;
+        if (e->kind == 1 && !hipbk_arch_specific(e->target) && ecc / 10 == cc / 10 && ecc <= cc && ecc > best_cc) best = e, best_cc = ecc;
     }
     if (best) return best;
     for (i = 0; i < HIPBK_NUM_IMAGES; i++) {
@@ -105,6 +113,11 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
             HIPBK_GET(st->k.gemmf[dt], name);
             snprintf(name, sizeof name, "dkk_gemmf4_%s", dts[dt]);
             if (st->api.module_get_function(&st->k.gemmf4[dt], st->module, name)) st->k.gemmf4[dt] = NULL;
+            snprintf(name, sizeof name, "dkk_gemmw_%s", dts[dt]);
+            if (st->api.module_get_function(&st->k.gemmw[dt], st->module, name))
+                st->k.gemmw[dt] = NULL;
+            else
+                hipbk_dynamic_smem(st, &st->k.gemmw[dt], DKH_GEMMW_SMEM);
         }
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);

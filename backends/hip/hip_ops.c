@@ -98,7 +98,13 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
      * DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
     const char *env = getenv("DIFKERN_HIP_GEMMF4");
     int use4 = f4 && (env && env[0] ? env[0] == '1' : p->K >= 2048);
+    const char *envw = getenv("DIFKERN_HIP_WGMMA");
+    void *w = dk__hip_state(ctx)->k.gemmw[dt];
     p->tiles_xy = pix <= 65535u;
+    /* Hopper: wgmma where the slices of 64 channels fit the groups (DIFKERN_HIP_WGMMA=0: off) */
+    if (w && p->cin_g % DKH_GEMMW_BK == 0 && !(envw && envw[0] == '0'))
+        return dk__hip_launch_block(ctx, op, w, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
+                                    DKH_THREADS, DKH_GEMMW_SMEM, p);
     if (use4)
         return dk__hip_launch_block(ctx, op, f4, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
                                     DKH_GEMMF4_THREADS, 0, p);

@@ -83,6 +83,60 @@ DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
     }
 }
 
+/* Epilogue of rows [nbase, nbase + PR) of a block's tile, staged in fp32 at
+ * cstage (row pitch CLD floats, columns m0 .. m0 + BN - 1):
+ * out = out_scale * act(acc + bias) + res_scale * residual.  y and the residual
+ * move as 16-byte vectors of 8 channels (channels-last, aligned); other layouts
+ * and ragged edges go by element. */
+template <int DT, int BN, int NT>
+DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
+                        dkh_i64 g, dkh_i64 img, int tid) {
+    const int CH = BN / 8, oc = (int)p.w.out_count;
+    for (int t = tid; t < PR * CH; t += NT) {
+        const int row = t / CH, c8 = (t % CH) * 8;
+        const dkh_i64 n = nbase + row, m = m0 + c8, co = g * p.M + m;
+        if (n >= p.N || m >= p.M) continue;
+        const int py = (int)n / oc, px = (int)n - py * oc;
+        const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
+        const dkh_i64 yi = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3] + co * p.y_s[1];
+        const dkh_i64 ri = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3] + co * p.r_s[1];
+        const float *src = cstage + row * CLD + c8;
+        float v[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            const bool in = m + e < p.M;
+            v[e] = src[e] + (p.has_bias && in ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f);
+            v[e] = p.out_scale * dkp_act(p.act, v[e]);
+        }
+        const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
+                         (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
+        if (vec) {
+            dkgf_v4 o;
+            dkp_u32 w[4];
+            if (p.has_res) {
+                const dkgf_v4 rv = *(const dkgf_v4 *)(p.res + 2 * (dkp_u64)ri);
+                w[0] = rv.x; w[1] = rv.y; w[2] = rv.z; w[3] = rv.w;
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
+            o.x = w[0]; o.y = w[1]; o.z = w[2]; o.w = w[3];
+            *(dkgf_v4 *)(p.y + 2 * (dkp_u64)yi) = o;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                if (m + e >= p.M) break;
+                float x = v[e];
+                if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
+                ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
+            }
+        }
+    }
+}
+
 template <int FAM, int DT, int NT>
 DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     typedef dkt_tile<FAM> F;
@@ -241,13 +295,10 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
     }
 #endif
 
-    /* epilogue: out = out_scale * act(acc + bias) + res_scale * residual.  The
-     * accumulators pass through shared memory in fp32, 32 pixels of the tile at
-     * a time, so that y and the residual move as 16-byte vectors of 8 channels
-     * (channels-last, aligned); other layouts and ragged edges go by element. */
+    /* epilogue: the accumulators pass through shared memory in fp32, 32 pixels
+     * of the tile at a time (dkgf_store) */
     {
-        const int CLD = BN + 4, PR = 32, CH = BN / 8; /* staging row pitch (floats), pixels per pass, chunks per pixel */
-        const int oc = (int)p.w.out_count;
+        const int CLD = BN + 4, PR = 32;
         for (int q = 0; q < BM / PR; q++) {
             dkp_sync();
 #pragma unroll
@@ -262,49 +313,7 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
                     for (int j = 0; j < FN; j++) cstage[row * CLD + wn * WTN + j * F::N + cc] = acc[i][j][r];
                 }
             dkp_sync();
-            for (int t = tid; t < PR * CH; t += NT) {
-                const int row = t / CH, c8 = (t % CH) * 8;
-                const dkh_i64 n = n0 + q * PR + row, m = m0 + c8, co = g * p.M + m;
-                if (n >= p.N || m >= p.M) continue;
-                const int py = (int)n / oc, px = (int)n - py * oc;
-                const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
-                const dkh_i64 yi = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3] + co * p.y_s[1];
-                const dkh_i64 ri = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3] + co * p.r_s[1];
-                const float *src = cstage + row * CLD + c8;
-                float v[8];
-#pragma unroll
-                for (int e = 0; e < 8; e++) {
-                    const bool in = m + e < p.M;
-                    v[e] = src[e] + (p.has_bias && in ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f);
-                    v[e] = p.out_scale * dkp_act(p.act, v[e]);
-                }
-                const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
-                                 (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
-                if (vec) {
-                    dkgf_v4 o;
-                    dkp_u32 w[4];
-                    if (p.has_res) {
-                        const dkgf_v4 rv = *(const dkgf_v4 *)(p.res + 2 * (dkp_u64)ri);
-                        w[0] = rv.x; w[1] = rv.y; w[2] = rv.z; w[3] = rv.w;
-#pragma unroll
-                        for (int e = 0; e < 8; e++)
-                            v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
-                    }
-#pragma unroll
-                    for (int k = 0; k < 4; k++)
-                        w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
-                    o.x = w[0]; o.y = w[1]; o.z = w[2]; o.w = w[3];
-                    *(dkgf_v4 *)(p.y + 2 * (dkp_u64)yi) = o;
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 8; e++) {
-                        if (m + e >= p.M) break;
-                        float x = v[e];
-                        if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
-                        ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
-                    }
-                }
-            }
+            dkgf_store<DT, BN, NT>(p, cstage, CLD, PR, n0 + q * PR, m0, g, img, tid);
         }
     }
 }

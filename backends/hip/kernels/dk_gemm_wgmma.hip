@@ -1,0 +1,148 @@
+/* Hopper (sm_90a) implicit GEMM on wgmma: the fast GEMM's problem (conv2d,
+ * conv_transpose2d phases, linear as a 1 x M image; dk_gemm_fast.hip) for input
+ * channels per group a multiple of 64.  Only in the sm_90a code object: mma.sync
+ * (the tile abstraction's NVIDIA family) runs at about 60% of the tensor cores'
+ * rate on Hopper; wgmma, the warpgroup-wide asynchronous MMA reading both
+ * operands from shared memory, runs at the full rate.
+ *
+ * Block: 128 output pixels x 128 output channels, 256 threads = two warpgroups
+ * of 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per thread).
+ * The reduction runs in slices of 64 channels of one tap: a row of a slice is
+ * 128 contiguous bytes, stored with 16-byte chunk c of row r at chunk c ^ (r % 8)
+ * (the 128-byte swizzle the wgmma descriptors name; stages 1024-byte aligned).
+ * A ring of ST stages is filled by cp.async ST-2 slices ahead; the MMAs of one
+ * slice stay in flight while the next slice's are issued, so a stage is
+ * refilled only after the barrier that follows its MMAs' completion. */
+#if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+/* Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row
+ * groups 1024 bytes apart (SBO); the leading offset is unused in this mode. */
+DKP_DEV dkp_u64 dkgw_desc(unsigned saddr) {
+    return (dkp_u64)((saddr & 0x3FFFF) >> 4) | ((dkp_u64)1 << 16) | ((dkp_u64)(1024 >> 4) << 32) | ((dkp_u64)1 << 62);
+}
+
+template <int DT>
+DKP_DEV void dkgw_mma(float *d, dkp_u64 da, dkp_u64 db) {
+    if constexpr (DT == 2)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "r"(1));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "r"(1));
+}
+
+/* Waits until at most N groups of this warpgroup's MMAs are in flight; the
+ * accumulators are named so that no read of them moves above the wait. */
+template <int N>
+DKP_DEV void dkgw_wait(float *d) {
+    asm volatile("wgmma.wait_group.sync.aligned %64;\n" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "n"(N) : "memory");
+}
+
+template <int DT, int ST>
+DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
+    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = DKH_THREADS;
+    const int R = 4, RS = 32; /* rows per thread and operand, their spacing */
+    const int SA = BM * BK, SB = BN * BK; /* elements per stage and operand */
+    extern __shared__ __align__(1024) unsigned char dkgw_smem[];
+    const int tid = dkp_tid(), lane = tid % 32, warp = tid / 32, wg = warp / 4;
+    const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
+    const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
+    const dkh_i64 m0 = (p.tiles_xy ? dkp_bid_x() : dkp_bid_y()) * BN;
+    const int chunk = tid % 8, lrow = tid / 8, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
+    const int slices = (int)(p.K / BK);
+    /* the ring at the first 1024-byte boundary of the dynamic shared memory */
+    const unsigned sraw = (unsigned)__cvta_generic_to_shared(dkgw_smem), sbase = (sraw + 1023u) & ~1023u;
+    dkp_u16 *const ring = (dkp_u16 *)(dkgw_smem + (sbase - sraw));
+    dkgf_rows s;
+    float d[64];
+
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const dkh_i64 n = n0 + lrow + RS * j, co = m0 + lrow + RS * j;
+        const int oc = (int)p.w.out_count, nn = n < p.N ? (int)n : 0, py = nn / oc, px = nn - py * oc;
+        s.pv[j] = n < p.N;
+        s.cv[j] = co < p.M;
+        s.y0[j] = py * (int)p.h.in_step + (int)p.h.off0;
+        s.x0[j] = px * (int)p.w.in_step + (int)p.w.off0;
+        s.x[j] = (const dkp_u16 *)p.b + img * p.b_s[0] + g * p.cin_g + chunk * 8;
+        s.w[j] = (const dkp_u16 *)p.a + img * p.a_zs + g * p.a_gs + (s.cv[j] ? co : 0) * p.a_s[0] + chunk * 8;
+    }
+#pragma unroll
+    for (int i = 0; i < 64; i++) d[i] = 0.0f;
+
+    int ci0 = 0, th = 0, tw = 0; /* the next slice to issue */
+    const dkp_u16 *src[2 * R];
+    bool ok[2 * R];
+    /* slice sl (if any) -> stage sl % ST; one cp.async group per call */
+    auto issue = [&](int sl) {
+        if (sl < slices) {
+            dkp_u16 *const a = ring + (sl % ST) * (SA + SB), *const b = a + SA;
+            if (ci0 == 0) dkgf_src<R>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
+#pragma unroll
+            for (int j = 0; j < 2 * R; j++) {
+                const int row = lrow + RS * (j % R);
+                dkgf_async((j < R ? a : b) + row * BK + ((chunk ^ (row & 7)) << 3), src[j] + ci0, ok[j]);
+            }
+            ci0 += BK;
+            if (ci0 == cin) {
+                ci0 = 0;
+                if (++tw == wtaps) {
+                    tw = 0;
+                    th++;
+                }
+            }
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+#pragma unroll
+    for (int i = 0; i < ST - 2; i++) issue(i);
+    for (int sl = 0; sl < slices; sl++) {
+        /* slice sl has landed (ST-3 younger groups may be in flight); the fence
+         * makes this thread's copies visible to the MMAs' (async) reads */
+        asm volatile("cp.async.wait_group %0;\nfence.proxy.async.shared::cta;" ::"n"(ST - 3) : "memory");
+        dkp_sync();
+        /* stage (sl - 2) % ST: every warpgroup waited for its MMAs before the barrier */
+        issue(sl + ST - 2);
+        const unsigned sa = sbase + (unsigned)((sl % ST) * (SA + SB) * 2);
+        const dkp_u64 da = dkgw_desc(sa + wg * 64 * BK * 2), db = dkgw_desc(sa + SA * 2);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < BK / 16; k++) dkgw_mma<DT>(d, da + 2 * k, db + 2 * k); /* +32 bytes per k16 step */
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        dkgw_wait<1>(d);
+    }
+    dkgw_wait<0>(d);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    dkp_sync();
+
+    /* epilogue: all 128 rows staged at once in the free ring (128 x 132 floats) */
+    {
+        const int CLD = BN + 4;
+        float *const cstage = (float *)ring;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                int rr, cc;
+                dkt_c_map(DKT_MMA16816, lane, r, &rr, &cc);
+                cstage[(wg * 64 + (warp % 4) * 16 + rr) * CLD + j * 8 + cc] = d[j * 4 + r];
+            }
+        dkp_sync();
+        dkgf_store<DT, BN, NT>(p, cstage, CLD, BM, n0, m0, g, img, tid);
+    }
+}
+
+#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, 1)
+DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { dkgw_gemm<2, DKH_GEMMW_ST>(p); }
+DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { dkgw_gemm<3, DKH_GEMMW_ST>(p); }
+#undef DKGW_KERNEL
+
+#endif
