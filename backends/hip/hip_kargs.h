@@ -30,7 +30,7 @@ typedef uint64_t dkh_u64;
  * block tile and threads, reduction slices of 64 channels, a ring of ST stages
  * in dynamic shared memory (+1 KB: the ring starts at a 1024-byte boundary). */
 #define DKH_GEMMW_BK 64
-#define DKH_GEMMW_ST 4
+#define DKH_GEMMW_ST 3
 #define DKH_GEMMW_SMEM (DKH_GEMMW_ST * (DKH_GEMMF_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16

@@ -14,6 +14,11 @@
  * slice stay in flight while the next slice's are issued, so a stage is
  * refilled only after the barrier that follows its MMAs' completion. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#ifndef DKGW_LA
+#define DKGW_LA 1
+#define DKGW_INF 1
+#define DKGW_BLOCKS 2
+#endif
 
 /* Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row
  * groups 1024 bytes apart (SBO); the leading offset is unused in this mode. */
@@ -46,7 +51,7 @@ DKP_DEV void dkgw_wait(float *d) {
     asm volatile("wgmma.wait_group.sync.aligned %64;\n" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "n"(N) : "memory");
 }
 
-template <int DT, int ST>
+template <int DT, int ST, int LA, int INF>
 DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
     const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = DKH_THREADS;
     const int R = 4, RS = 32; /* rows per thread and operand, their spacing */
@@ -103,21 +108,22 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
 #pragma unroll
-    for (int i = 0; i < ST - 2; i++) issue(i);
+    for (int i = 0; i < LA; i++) issue(i);
     for (int sl = 0; sl < slices; sl++) {
-        /* slice sl has landed (ST-3 younger groups may be in flight); the fence
+        /* slice sl has landed (LA-1 younger groups may be in flight); the fence
          * makes this thread's copies visible to the MMAs' (async) reads */
-        asm volatile("cp.async.wait_group %0;\nfence.proxy.async.shared::cta;" ::"n"(ST - 3) : "memory");
+        asm volatile("cp.async.wait_group %0;\nfence.proxy.async.shared::cta;" ::"n"(LA - 1) : "memory");
         dkp_sync();
-        /* stage (sl - 2) % ST: every warpgroup waited for its MMAs before the barrier */
-        issue(sl + ST - 2);
+        /* stage (sl + LA) % ST last held slice sl + LA - ST <= sl - 1 - INF, whose
+         * MMAs every warpgroup waited for before the barrier */
+        issue(sl + LA);
         const unsigned sa = sbase + (unsigned)((sl % ST) * (SA + SB) * 2);
         const dkp_u64 da = dkgw_desc(sa + wg * 64 * BK * 2), db = dkgw_desc(sa + SA * 2);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
         for (int k = 0; k < BK / 16; k++) dkgw_mma<DT>(d, da + 2 * k, db + 2 * k); /* +32 bytes per k16 step */
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        dkgw_wait<1>(d);
+        dkgw_wait<INF>(d);
     }
     dkgw_wait<0>(d);
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -140,9 +146,9 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
     }
 }
 
-#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, 1)
-DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { dkgw_gemm<2, DKH_GEMMW_ST>(p); }
-DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { dkgw_gemm<3, DKH_GEMMW_ST>(p); }
+#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, DKGW_BLOCKS)
+DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { dkgw_gemm<2, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(p); }
+DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { dkgw_gemm<3, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(p); }
 #undef DKGW_KERNEL
 
 #endif
