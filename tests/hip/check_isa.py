@@ -8,7 +8,9 @@ on gfx11 / RDNA3), and no kernel may use scratch: the compiler's resource
 metadata (.private_segment_fixed_size, .vgpr_spill_count, .uses_dynamic_stack,
 the numbers -Rpass-analysis=kernel-resource-usage reports) must be zero.
 For NVIDIA: the PTX must use mma.sync m16n8k16 in the same kernels, ptxas must
-report no spills for every kernel, and every cubin must hold every kernel.
+report no spills for every kernel, and every cubin must hold every kernel; an
+arch-specific target (sm_90a) must also hold the Hopper GEMM (dkk_gemmw_*), whose
+PTX must use wgmma.mma_async.
 
 usage: check_isa.py --objdump X --readelf X [--ptxas X] TARGET:KIND:PATH ...
 Exit 77 (meson: skipped) when there is nothing to check.
@@ -25,6 +27,11 @@ ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16",
     + [f"dkk_attnr_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128)] \
     + [f"dkk_attn_combine_{t}" for t in ("f16", "bf16")] \
     + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
+WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16"]  # sm_90a only
+
+
+def nvidia_kernels(target):
+    return ALL_KERNELS + (WGMMA_KERNELS if target.endswith("a") else [])
 
 
 def run(cmd):
@@ -105,9 +112,11 @@ def check_ptx(args, target, path):
     errors = []
     with open(path, encoding="utf-8") as f:
         entries = ptx_entries(f.read())
-    for k in ALL_KERNELS:
+    for k in nvidia_kernels(target):
         if k not in entries:
             errors.append(f"{target} ptx: kernel {k} missing")
+        elif k in WGMMA_KERNELS and not any("wgmma.mma_async" in l for l in entries[k]):
+            errors.append(f"{target} ptx: {k} has no wgmma.mma_async")
     for name, body in entries.items():
         if MATRIX_KERNELS.match(name) and not any("mma.sync.aligned.m16n8k16" in l for l in body):
             errors.append(f"{target} ptx: {name} has no mma.sync.aligned.m16n8k16")
@@ -123,8 +132,9 @@ def check_ptx(args, target, path):
             if bad or frames:
                 errors.append(f"{target}: ptxas reports spills / stack: {(bad + frames)[:3]}")
             spills = "ptxas: no spills, no stack"
+    wg = ", wgmma in dkk_gemmw_*" if target.endswith("a") else ""
     print(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
-          f"attention kernels, {spills}")
+          f"attention kernels{wg}, {spills}")
     return errors
 
 
@@ -134,10 +144,11 @@ def check_cubin(target, path):
     errors = []
     if data[:4] != b"\x7fELF":
         errors.append(f"{target}: cubin is not an ELF file")
-    for k in ALL_KERNELS:
+    kernels = nvidia_kernels(target)
+    for k in kernels:
         if k.encode() + b"\0" not in data:
             errors.append(f"{target}: cubin lacks kernel {k}")
-    print(f"{'FAIL' if errors else 'ok  '} {target} cubin: {len(data)} bytes, all {len(ALL_KERNELS)} kernels present")
+    print(f"{'FAIL' if errors else 'ok  '} {target} cubin: {len(data)} bytes, all {len(kernels)} kernels present")
     return errors
 
 
