@@ -51,6 +51,7 @@ typedef uint64_t dkh_u64;
 #define DKH_ATTNR_ST 3
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
+#define DKH_PHASES 4 /* conv_transpose2d phases per launch of the fast kernels */
 
 /* One axis of a conv phase (see backends/cpu/cpu_conv.c): output o = out_start +
  * i*out_step reads input p = i*in_step + off0 + t*off_step (upsampled coordinates)
@@ -77,8 +78,13 @@ typedef struct dkh_gemm_args {
     /* fast kernel only: the weight's offsets of one image (batched matmul) and
      * of one group; a_s are then the strides of (cout, cin, kh, kw), a_s[1] == 1 */
     dkh_i64 a_zs, a_gs;
+    /* fast kernels, conv_transpose2d: nph > 1 stride phases in one launch, block
+     * z = (image * groups + group) * nph + phase; phase i is ph_h[i], ph_w[i],
+     * ph_n[i], ph_k[i] (h, w, N, K above: the grid's extent and kernel choice) */
+    dkh_axis ph_h[DKH_PHASES], ph_w[DKH_PHASES];
+    dkh_i64 ph_n[DKH_PHASES], ph_k[DKH_PHASES];
     /* fast kernel: tiles_xy 1 = grid x walks the channel tiles, y the pixel tiles */
-    int mode, transposed, act, has_bias, has_res, tiles_xy;
+    int nph, mode, transposed, act, has_bias, has_res, tiles_xy;
     float out_scale, res_scale;
 } dkh_gemm_args;
 

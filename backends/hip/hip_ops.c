@@ -280,7 +280,44 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
 }
 
-/* Stride-phase decomposition: stride_h * stride_w dense GEMMs, no zero insertion. */
+/* The phase in p.h, p.w, p.N, p.K joins the pending launch (p.ph_*, p.nph),
+ * kept in decreasing K: blocks run in z order, so the longest go first. */
+static void hipops_phase_add(dkh_gemm_args *p) {
+    int i = p->nph++;
+    for (; i > 0 && p->ph_k[i - 1] < p->K; i--) {
+        p->ph_h[i] = p->ph_h[i - 1];
+        p->ph_w[i] = p->ph_w[i - 1];
+        p->ph_n[i] = p->ph_n[i - 1];
+        p->ph_k[i] = p->ph_k[i - 1];
+    }
+    p->ph_h[i] = p->h;
+    p->ph_w[i] = p->w;
+    p->ph_n[i] = p->N;
+    p->ph_k[i] = p->K;
+}
+
+/* One launch of the pending phases: block z = batch index * nph + phase, the
+ * grid as long as the largest phase (shorter ones' extra blocks return), the
+ * kernel chosen for the longest reduction.  Empties the pending list. */
+static dk_status hipops_phases_launch(dk_context *ctx, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+    dk_status s;
+    int i, n = p->nph;
+    p->N = 0;
+    for (i = 0; i < n; i++)
+        if (p->ph_n[i] > p->N) p->N = p->ph_n[i];
+    p->K = p->ph_k[0];
+    if (n == 1) { /* a lone phase runs unmerged */
+        p->h = p->ph_h[0];
+        p->w = p->ph_w[0];
+        p->nph = 0;
+    }
+    s = hipops_gemmf_launch(ctx, "dk_conv_transpose2d", dt, p, batch * (n > 1 ? n : 1));
+    p->nph = 0;
+    return s;
+}
+
+/* Stride-phase decomposition: stride_h * stride_w dense GEMMs, no zero insertion;
+ * on the fast kernels up to DKH_PHASES of them per launch. */
 dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d, const dk_tensor *x,
                                    const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                    const dk_tensor *y) {
@@ -306,6 +343,15 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
             hipops_transposed_axis(&p.w, rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], x->shape[3], y->shape[3]);
             p.N = p.h.out_count * p.w.out_count;
             p.K = p.cin_g * p.h.taps * p.w.taps; /* 0: the phase gets the epilogue of a zero sum */
+            if (fast && x->shape[0] * d->groups * DKH_PHASES <= 65535) {
+                /* phases gathered into launches of up to DKH_PHASES */
+                const int last = rh == d->stride_h - 1 && rw == d->stride_w - 1;
+                hipops_phase_add(&p);
+                if (p.nph < DKH_PHASES && !last) continue;
+                s = hipops_phases_launch(ctx, y->dtype, &p, x->shape[0] * d->groups);
+                if (s != DK_OK) return s;
+                continue;
+            }
             if (narrow) {
                 s = hipops_narrow_launch(ctx, "dk_conv_transpose2d", x, &p, x->shape[0] * d->groups);
                 if (s != DK_OK) return s;

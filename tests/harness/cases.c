@@ -113,6 +113,8 @@ static const hcb_conv hcb_convt[] = {
     {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"narrow_groups2_c48to10_k4_s2_p1_res_6x7", 0, {.cin = 48, .h = 6, .w = 7, .cout = 10, .kh = 4, .kw = 4, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
     {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
+    /* fast kernels: 9 stride phases in launches of 4, 4 and 1, two images */
+    {"phases9_b2_c64to32_k3_s3_p1_op2_5x6", 0, {.n = 2, .cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1, .output_padding_h = 2, .output_padding_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 

@@ -137,18 +137,39 @@ DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, in
     }
 }
 
+/* A merged conv_transpose2d launch (nph > 1): the arguments of this block's
+ * phase (its h, w, N, K) and its z without the phase. */
+DKP_DEV dkh_gemm_args dkgf_phase(const dkh_gemm_args &p, dkh_i64 *z) {
+    dkh_gemm_args q = p;
+    *z = dkp_bid_z();
+    if (p.nph > 1) {
+        const int ph = (int)(*z % p.nph);
+        *z /= p.nph;
+#pragma unroll
+        for (int i = 0; i < DKH_PHASES; i++)
+            if (i == ph) {
+                q.h = p.ph_h[i];
+                q.w = p.ph_w[i];
+                q.N = p.ph_n[i];
+                q.K = p.ph_k[i];
+            }
+    }
+    return q;
+}
+
 template <int FAM, int DT, int NT>
-DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
+DKP_DEV void dkgf_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     typedef dkt_tile<FAM> F;
     const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD;
     const int R = BM * 4 / NT, RS = NT / 4; /* rows per thread and operand, their spacing */
     /* warps: 2 along the pixels x NW/2 along the channels */
     const int NW = NT / F::WAVE, WTM = BM / 2, WTN = BN / (NW / 2), FM = WTM / F::M, FN = WTN / F::N;
     const int tid = dkp_tid(), lane = tid % F::WAVE, wave = tid / F::WAVE, wm = wave % 2, wn = wave / 2;
-    const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
+    const dkh_i64 g = z % p.groups, img = z / p.groups;
     /* channel tiles fastest (tiles_xy): the blocks of one pixel tile run together
      * and read its input rows from L2 once */
     const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
+    if (n0 >= p.N) return; /* merged phases: a smaller phase's grid is shorter */
     const dkh_i64 m0 = (p.tiles_xy ? dkp_bid_x() : dkp_bid_y()) * BN;
     const int chunk = tid % 4, lrow = tid / 4, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
     const int slices = (int)(p.K / BK);
@@ -325,8 +346,13 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p) {
 #else
 #define DKGF_KERNEL DKP_KERNEL(DKH_THREADS)
 #endif
-DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_F16, 2, DKH_THREADS>(p); }
-DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_BF16, 3, DKH_THREADS>(p); }
+/* kernel body: the block's phase q and z, then call (which reads them) */
+#define DKGF_PHASE(call)                       \
+    dkh_i64 z;                                 \
+    const dkh_gemm_args q = dkgf_phase(p, &z); \
+    call
+DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_THREADS>(q, z))); }
+DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_THREADS>(q, z))); }
 #undef DKGF_KERNEL
 
 /* NVIDIA: the same tile with 4 warps of 64x64 (2 blocks per multiprocessor,
@@ -335,10 +361,10 @@ DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { dkgf_gemm<DKT_GEMM_BF16, 3, DKH_TH
  * DKH_GEMMF4_THREADS threads where the code object has it (hip_ops.c). */
 #if defined(DKP_NVIDIA)
 extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_f16(dkh_gemm_args p) {
-    dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMMF4_THREADS>(p);
+    DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMMF4_THREADS>(q, z)));
 }
 extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_bf16(dkh_gemm_args p) {
-    dkgf_gemm<DKT_GEMM_BF16, 3, DKH_GEMMF4_THREADS>(p);
+    DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_GEMMF4_THREADS>(q, z)));
 }
 #endif
 

@@ -52,14 +52,15 @@ DKP_DEV void dkgw_wait(float *d) {
 }
 
 template <int DT, int ST, int LA, int INF>
-DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
+DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = DKH_THREADS;
     const int R = 4, RS = 32; /* rows per thread and operand, their spacing */
     const int SA = BM * BK, SB = BN * BK; /* elements per stage and operand */
     extern __shared__ __align__(1024) unsigned char dkgw_smem[];
     const int tid = dkp_tid(), lane = tid % 32, warp = tid / 32, wg = warp / 4;
-    const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
+    const dkh_i64 g = z % p.groups, img = z / p.groups;
     const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
+    if (n0 >= p.N) return; /* merged phases: a smaller phase's grid is shorter */
     const dkh_i64 m0 = (p.tiles_xy ? dkp_bid_x() : dkp_bid_y()) * BN;
     const int chunk = tid % 8, lrow = tid / 8, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
     const int slices = (int)(p.K / BK);
@@ -147,8 +148,8 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p) {
 }
 
 #define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, DKGW_BLOCKS)
-DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { dkgw_gemm<2, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(p); }
-DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { dkgw_gemm<3, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(p); }
+DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(q, z))); }
+DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(q, z))); }
 #undef DKGW_KERNEL
 
 #endif
