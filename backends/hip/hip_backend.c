@@ -118,6 +118,11 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
                 st->k.gemmw[dt] = NULL;
             else
                 hipbk_dynamic_smem(st, &st->k.gemmw[dt], DKH_GEMMW_SMEM);
+            snprintf(name, sizeof name, "dkk_gemmw4_%s", dts[dt]);
+            if (st->api.module_get_function(&st->k.gemmw4[dt], st->module, name))
+                st->k.gemmw4[dt] = NULL;
+            else
+                hipbk_dynamic_smem(st, &st->k.gemmw4[dt], DKH_GEMMW4_SMEM);
         }
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);

@@ -68,6 +68,7 @@ typedef struct dk_hip_kernels {
     void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
     void *gemmf4[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
     void *gemmw[4];                           /* its wgmma variant (sm_90a code objects); NULL: none */
+    void *gemmw4[4];                          /* the same with four warpgroups */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */

@@ -32,6 +32,11 @@ typedef uint64_t dkh_u64;
 #define DKH_GEMMW_BK 64
 #define DKH_GEMMW_ST 3
 #define DKH_GEMMW_SMEM (DKH_GEMMW_ST * (DKH_GEMMF_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
+/* four warpgroups: 256 pixels x 128 channels, 4 stages */
+#define DKH_GEMMW4_BM 256
+#define DKH_GEMMW4_THREADS 512
+#define DKH_GEMMW4_ST 4
+#define DKH_GEMMW4_SMEM (DKH_GEMMW4_ST * (DKH_GEMMW4_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16

@@ -99,10 +99,20 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     const char *env = getenv("DIFKERN_HIP_GEMMF4");
     int use4 = f4 && (env && env[0] ? env[0] == '1' : p->K >= 2048);
     const char *envw = getenv("DIFKERN_HIP_WGMMA");
-    void *w = dk__hip_state(ctx)->k.gemmw[dt];
+    void *w = dk__hip_state(ctx)->k.gemmw[dt], *w4 = dk__hip_state(ctx)->k.gemmw4[dt];
+    const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && !(envw && envw[0] == '0');
     p->tiles_xy = pix <= 65535u;
-    /* Hopper: wgmma where the slices of 64 channels fit the groups (DIFKERN_HIP_WGMMA=0: off) */
-    if (w && p->cin_g % DKH_GEMMW_BK == 0 && !(envw && envw[0] == '0'))
+    /* Hopper: wgmma where the slices of 64 channels fit the groups; four
+     * warpgroups (256 pixels) where K >= 2048 (H100, f16, ms: 512->512 3x3 @512
+     * 2.82 -> 2.69, 256->128 @1024 1.72 -> 1.62; 128->128 @1024 1.03 vs 1.05).
+     * DIFKERN_HIP_WGMMA=0 / 2 / 4: off / two / four warpgroups (A/B timing, tests). */
+    if (wgmma && w4 && (envw && envw[0] ? envw[0] == '4' : p->K >= 2048)) {
+        uint64_t pix4 = hipops_blocks(p->N, DKH_GEMMW4_BM);
+        p->tiles_xy = pix4 <= 65535u;
+        return dk__hip_launch_block(ctx, op, w4, p->tiles_xy ? ch : pix4, p->tiles_xy ? pix4 : ch, (uint64_t)batch,
+                                    DKH_GEMMW4_THREADS, DKH_GEMMW4_SMEM, p);
+    }
+    if (wgmma && w)
         return dk__hip_launch_block(ctx, op, w, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
                                     DKH_THREADS, DKH_GEMMW_SMEM, p);
     if (use4)

@@ -27,7 +27,7 @@ ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16",
     + [f"dkk_attnr_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128)] \
     + [f"dkk_attn_combine_{t}" for t in ("f16", "bf16")] \
     + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
-WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16"]  # sm_90a only
+WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16"]  # sm_90a only
 
 
 def nvidia_kernels(target):

@@ -44,8 +44,8 @@ struct dkgf_rows {
 };
 
 /* Source addresses of slice (ci0, th, tw): src[0..R-1] the pixel rows,
- * src[R..2R-1] the channel rows of this thread's 16-byte chunk; ok = inside the problem. */
-template <int R>
+ * src[R..R+RB-1] the channel rows of this thread's 16-byte chunk; ok = inside the problem. */
+template <int R, int RB = R>
 DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int th, int tw, const dkp_u16 **src,
                       bool *ok) {
     const int hin = (int)p.h.in_size, win = (int)p.w.in_size, ups = (int)p.ups;
@@ -61,6 +61,9 @@ DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int t
             x /= ups;
         }
         src[j] = ok[j] ? s.x[j] + (dkh_i64)y * p.b_s[2] + (dkh_i64)x * p.b_s[3] + ci0 : s.x[j];
+    }
+#pragma unroll
+    for (int j = 0; j < RB; j++) {
         ok[R + j] = s.cv[j];
         src[R + j] = s.w[j] + woff;
     }

@@ -1,24 +1,20 @@
 /* Hopper (sm_90a) implicit GEMM on wgmma: the fast GEMM's problem (conv2d,
  * conv_transpose2d phases, linear as a 1 x M image; dk_gemm_fast.hip) for input
- * channels per group a multiple of 64.  Only in the sm_90a code object: mma.sync
- * (the tile abstraction's NVIDIA family) runs at about 60% of the tensor cores'
- * rate on Hopper; wgmma, the warpgroup-wide asynchronous MMA reading both
- * operands from shared memory, runs at the full rate.
+ * channels per group a multiple of 64.  Only in the sm_90a code object: on the
+ * H100 the mma.sync kernels (the tile abstraction's NVIDIA family) ran the 3x3
+ * convs at 285-298 TFLOP/s, this one, on wgmma (the warpgroup-wide asynchronous
+ * MMA that reads both operands from shared memory), at 413-460.
  *
- * Block: 128 output pixels x 128 output channels, 256 threads = two warpgroups
- * of 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per thread).
+ * Block: 64 * WGS output pixels x 128 output channels, WGS warpgroups of 128
+ * threads, each 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per
+ * thread); WGS 2 (dkk_gemmw_*) or 4 (dkk_gemmw4_*, for K >= 2048: hip_ops.c).
  * The reduction runs in slices of 64 channels of one tap: a row of a slice is
  * 128 contiguous bytes, stored with 16-byte chunk c of row r at chunk c ^ (r % 8)
  * (the 128-byte swizzle the wgmma descriptors name; stages 1024-byte aligned).
- * A ring of ST stages is filled by cp.async ST-2 slices ahead; the MMAs of one
- * slice stay in flight while the next slice's are issued, so a stage is
- * refilled only after the barrier that follows its MMAs' completion. */
+ * A ring of ST stages is filled by cp.async LA slices ahead; INF slices of MMAs
+ * stay in flight while the next slice's are issued (LA + INF < ST), so a stage
+ * is refilled only after the barrier that follows its MMAs' completion. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#ifndef DKGW_LA
-#define DKGW_LA 1
-#define DKGW_INF 1
-#define DKGW_BLOCKS 2
-#endif
 
 /* Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row
  * groups 1024 bytes apart (SBO); the leading offset is unused in this mode. */
@@ -51,10 +47,10 @@ DKP_DEV void dkgw_wait(float *d) {
     asm volatile("wgmma.wait_group.sync.aligned %64;\n" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "n"(N) : "memory");
 }
 
-template <int DT, int ST, int LA, int INF>
+template <int DT, int WGS, int ST, int LA, int INF>
 DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
-    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = DKH_THREADS;
-    const int R = 4, RS = 32; /* rows per thread and operand, their spacing */
+    const int BM = 64 * WGS, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = 128 * WGS;
+    const int RS = NT / 8, R = BM / RS, RB = BN / RS; /* pixel and channel rows per thread, their spacing */
     const int SA = BM * BK, SB = BN * BK; /* elements per stage and operand */
     extern __shared__ __align__(1024) unsigned char dkgw_smem[];
     const int tid = dkp_tid(), lane = tid % 32, warp = tid / 32, wg = warp / 4;
@@ -72,29 +68,33 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
 
 #pragma unroll
     for (int j = 0; j < R; j++) {
-        const dkh_i64 n = n0 + lrow + RS * j, co = m0 + lrow + RS * j;
+        const dkh_i64 n = n0 + lrow + RS * j;
         const int oc = (int)p.w.out_count, nn = n < p.N ? (int)n : 0, py = nn / oc, px = nn - py * oc;
         s.pv[j] = n < p.N;
-        s.cv[j] = co < p.M;
         s.y0[j] = py * (int)p.h.in_step + (int)p.h.off0;
         s.x0[j] = px * (int)p.w.in_step + (int)p.w.off0;
         s.x[j] = (const dkp_u16 *)p.b + img * p.b_s[0] + g * p.cin_g + chunk * 8;
+    }
+#pragma unroll
+    for (int j = 0; j < RB; j++) {
+        const dkh_i64 co = m0 + lrow + RS * j;
+        s.cv[j] = co < p.M;
         s.w[j] = (const dkp_u16 *)p.a + img * p.a_zs + g * p.a_gs + (s.cv[j] ? co : 0) * p.a_s[0] + chunk * 8;
     }
 #pragma unroll
     for (int i = 0; i < 64; i++) d[i] = 0.0f;
 
     int ci0 = 0, th = 0, tw = 0; /* the next slice to issue */
-    const dkp_u16 *src[2 * R];
-    bool ok[2 * R];
+    const dkp_u16 *src[R + RB];
+    bool ok[R + RB];
     /* slice sl (if any) -> stage sl % ST; one cp.async group per call */
     auto issue = [&](int sl) {
         if (sl < slices) {
             dkp_u16 *const a = ring + (sl % ST) * (SA + SB), *const b = a + SA;
-            if (ci0 == 0) dkgf_src<R>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
+            if (ci0 == 0) dkgf_src<R, RB>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
 #pragma unroll
-            for (int j = 0; j < 2 * R; j++) {
-                const int row = lrow + RS * (j % R);
+            for (int j = 0; j < R + RB; j++) {
+                const int row = lrow + RS * (j < R ? j : j - R);
                 dkgf_async((j < R ? a : b) + row * BK + ((chunk ^ (row & 7)) << 3), src[j] + ci0, ok[j]);
             }
             ci0 += BK;
@@ -130,7 +130,7 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     asm volatile("cp.async.wait_all;" ::: "memory");
     dkp_sync();
 
-    /* epilogue: all 128 rows staged at once in the free ring (128 x 132 floats) */
+    /* epilogue: all BM rows staged at once in the free ring (BM x 132 floats) */
     {
         const int CLD = BN + 4;
         float *const cstage = (float *)ring;
@@ -147,9 +147,20 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     }
 }
 
-#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, DKGW_BLOCKS)
-DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(q, z))); }
-DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, DKH_GEMMW_ST, DKGW_LA, DKGW_INF>(q, z))); }
+/* Two warpgroups: 3 stages (97 KB) and 128 registers, so two blocks share a
+ * multiprocessor; one slice loaded ahead, one slice of MMAs in flight.  On the
+ * H100 (f16 3x3, TFLOP/s) this beat 4 stages at one block per SM (413-446 vs
+ * 378-403), 6 stages (373-385) and two slices ahead with no MMAs in flight
+ * (399-433). */
+#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, 2)
+DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 2, DKH_GEMMW_ST, 1, 1>(q, z))); }
+DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 2, DKH_GEMMW_ST, 1, 1>(q, z))); }
+#undef DKGW_KERNEL
+/* Four warpgroups (256 pixels x 128 channels): 4 stages (193 KB), one block per
+ * multiprocessor, two slices ahead; a third less operand traffic per FLOP. */
+#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_GEMMW4_THREADS, 1)
+DKGW_KERNEL dkk_gemmw4_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
+DKGW_KERNEL dkk_gemmw4_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
 #undef DKGW_KERNEL
 
 #endif
