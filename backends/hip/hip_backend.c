@@ -139,6 +139,15 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
             }
         }
     }
+    /* sm_90a only: the wgmma attention and its V transpose */
+    if (st->api.module_get_function(&st->k.attn_vt, st->module, "dkk_attn_vt")) st->k.attn_vt = NULL;
+    for (dt = 2; dt <= 3; dt++) {
+        snprintf(name, sizeof name, "dkk_attnw_%s_d512", dts[dt]);
+        if (!st->k.attn_vt || st->api.module_get_function(&st->k.attnw[dt], st->module, name))
+            st->k.attnw[dt] = NULL;
+        else
+            hipbk_dynamic_smem(st, &st->k.attnw[dt], DKH_ATTNW_SMEM);
+    }
     HIPBK_GET(st->k.attn_combine[2], "dkk_attn_combine_f16");
     HIPBK_GET(st->k.attn_combine[3], "dkk_attn_combine_bf16");
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");

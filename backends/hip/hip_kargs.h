@@ -54,6 +54,11 @@ typedef uint64_t dkh_u64;
 #define DKH_ATTNR_BQ 128
 #define DKH_ATTNR_BKV(d) ((d) <= 64 ? 128 : 64)
 #define DKH_ATTNR_ST 3
+/* Hopper attention (dk_attention_wgmma.hip): 64 query rows, 64 keys per tile,
+ * 256 threads; Q, K, V^T tiles (64 KB each), P (8 KB), the fp32 S tile (pitch
+ * 72), the row factors, +1 KB for the 1024-byte alignment */
+#define DKH_ATTNW_THREADS 256
+#define DKH_ATTNW_SMEM (200 * 1024 + 64 * 72 * 4 + 64 * 4 + 1024)
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 #define DKH_PHASES 4 /* conv_transpose2d phases per launch of the fast kernels */
@@ -120,6 +125,10 @@ typedef struct dkh_attn_args {
     int splits;
     dkh_i64 kv_chunk, nqb, nb, nh;
     dkh_u64 part;
+    /* dkk_attnw_* (sm_90a, D == Dv == 512): V transposed by dkk_attn_vt into
+     * [b*h][512][vt_ld] (vt_ld: keys rounded up to 64, the rest zero) */
+    dkh_u64 vt;
+    dkh_i64 vt_ld;
 } dkh_attn_args;
 
 enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3 };

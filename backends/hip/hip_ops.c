@@ -570,6 +570,28 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
                                      (uint64_t)q->shape[1], (uint64_t)q->shape[0],
                                      st->api.is_cuda ? dk__hip_attnr_smem(p.d) : 0u, &p);
     }
+    if (variant == 3 && st->k.attnw[q->dtype]) {
+        /* Hopper, D 512: the wgmma kernel where its 64-row blocks fill the
+         * multiprocessors; DIFKERN_HIP_ATTN_WGMMA=0: off, 1: always (A/B, tests) */
+        const char *env = getenv("DIFKERN_HIP_ATTN_WGMMA");
+        const uint64_t nqb = hipops_blocks(p.nq, 64), bh = (uint64_t)(q->shape[0] * q->shape[1]);
+        const int on = env && env[0] ? env[0] == '1' : nqb * bh >= (uint64_t)st->sm_count;
+        if (on && bh <= 65535u) {
+            uint64_t vt;
+            dk_status s;
+            p.nb = q->shape[0];
+            p.nh = q->shape[1];
+            p.vt_ld = (p.nkv + 63) / 64 * 64;
+            s = dk__hip_scratch(ctx, bh * 512u * (uint64_t)p.vt_ld * 2u, &vt);
+            if (s != DK_OK) return s;
+            p.vt = vt;
+            s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p.vt_ld / 32u, 512u / 32u, bh, 256u, 0u,
+                                     &p);
+            if (s != DK_OK) return s;
+            return dk__hip_launch_block(ctx, "dk_attention", st->k.attnw[q->dtype], nqb, (uint64_t)p.nh, (uint64_t)p.nb,
+                                        DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, &p);
+        }
+    }
     if (variant >= 0) {
         const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
         const unsigned smem = st->api.is_cuda ? dk__hip_attnf_smem(p.d) : 0u;

@@ -27,11 +27,13 @@ ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16",
     + [f"dkk_attnr_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128)] \
     + [f"dkk_attn_combine_{t}" for t in ("f16", "bf16")] \
     + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
-WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16"]  # sm_90a only
+WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16",
+                 "dkk_attnw_f16_d512", "dkk_attnw_bf16_d512"]  # sm_90a only
+SM90A_KERNELS = WGMMA_KERNELS + ["dkk_attn_vt"]
 
 
 def nvidia_kernels(target):
-    return ALL_KERNELS + (WGMMA_KERNELS if target.endswith("a") else [])
+    return ALL_KERNELS + (SM90A_KERNELS if target.endswith("a") else [])
 
 
 def run(cmd):
@@ -132,7 +134,7 @@ def check_ptx(args, target, path):
             if bad or frames:
                 errors.append(f"{target}: ptxas reports spills / stack: {(bad + frames)[:3]}")
             spills = "ptxas: no spills, no stack"
-    wg = ", wgmma in dkk_gemmw_*" if target.endswith("a") else ""
+    wg = ", wgmma in dkk_gemmw*/dkk_attnw*" if target.endswith("a") else ""
     print(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
           f"attention kernels{wg}, {spills}")
     return errors
