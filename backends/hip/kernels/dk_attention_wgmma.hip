@@ -7,7 +7,9 @@
  * output columns [256w, 256w + 256) (m64n256 accumulators, 128 per thread).
  * Per tile of 64 keys:
  *   S: warpgroup w multiplies the D range [256w, 256w + 256) (m64n64k16, Q and
- *      K from shared memory) and adds its partial S into a shared fp32 tile;
+ *      K from shared memory); warpgroup 0 stores its partial S into a shared
+ *      fp32 tile, warpgroup 1 adds its own after a barrier (shared-memory float
+ *      atomics instead made the kernel 1.6x slower);
  *   softmax: 4 threads per row (lane shuffles), fp32, base 2; P rounded to the
  *      storage type into shared memory, the rows' rescale factors too;
  *   O = alpha * O + P V: V comes transposed (dkk_attn_vt, once per call, into
@@ -15,7 +17,7 @@
  * Q, the K tile, the V^T tile and P are stored in rows of 128 bytes with the
  * 128-byte swizzle (chunk c of row r at c ^ (r % 8)); D = 512 is 8 such
  * column blocks of 64.  V^T(t) loads during S(t) and the softmax, K(t+1)
- * during the softmax and P V(t): three barriers per tile. */
+ * during the softmax and P V(t): four barriers per tile. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 #define DKAW_SP 72 /* row pitch (floats) of the shared S tile: 2-way bank conflicts at most */
@@ -110,7 +112,6 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     float o[128];
 #pragma unroll
     for (int i = 0; i < 128; i++) o[i] = 0.0f;
-    for (int i = tid; i < 64 * DKAW_SP; i += NT) S[i] = 0.0f;
 
     /* Q and K(0): 16 chunks of each per thread */
 #pragma unroll 1
@@ -153,14 +154,18 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
 #pragma unroll
                 for (int j = 0; j < 8; j++)
 #pragma unroll
-                    for (int r = 0; r < 4; r++) srow[(r / 2) * 8 * DKAW_SP + j * 8 + (r % 2)] = s[j * 4 + r];
+                    for (int r = 0; r < 4; r += 2)
+                        *(float2 *)(srow + (r / 2) * 8 * DKAW_SP + j * 8) = make_float2(s[j * 4 + r], s[j * 4 + r + 1]);
             }
             __syncthreads();
             if (wg == 1) {
 #pragma unroll
                 for (int j = 0; j < 8; j++)
 #pragma unroll
-                    for (int r = 0; r < 4; r++) srow[(r / 2) * 8 * DKAW_SP + j * 8 + (r % 2)] += s[j * 4 + r];
+                    for (int r = 0; r < 4; r += 2) {
+                        float2 *const a = (float2 *)(srow + (r / 2) * 8 * DKAW_SP + j * 8), v = *a;
+                        *a = make_float2(v.x + s[j * 4 + r], v.y + s[j * 4 + r + 1]);
+                    }
             }
         }
         __syncthreads();
@@ -179,9 +184,16 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
         {
             float x[16], mx = -1.0e30f, sum = 0.0f;
 #pragma unroll
+            for (int e = 0; e < 16; e += 4) {
+                const float4 v = *(const float4 *)&S[sr * DKAW_SP + sc + e];
+                x[e] = v.x;
+                x[e + 1] = v.y;
+                x[e + 2] = v.z;
+                x[e + 3] = v.w;
+            }
+#pragma unroll
             for (int e = 0; e < 16; e++) {
-                float *const a = &S[sr * DKAW_SP + sc + e];
-                x[e] = (dkh_i64)t * 64 + sc + e < p.nkv ? *a * sl2 : -1.0e30f;
+                x[e] = (dkh_i64)t * 64 + sc + e < p.nkv ? x[e] * sl2 : -1.0e30f;
                 mx = fmaxf(mx, x[e]);
             }
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
