@@ -56,9 +56,9 @@ typedef uint64_t dkh_u64;
 #define DKH_ATTNR_ST 3
 /* Hopper attention (dk_attention_wgmma.hip): 64 query rows, 64 keys per tile,
  * 256 threads; Q, K, V^T tiles (64 KB each), P (8 KB), the fp32 S tile (pitch
- * 72), the row factors, +1 KB for the 1024-byte alignment */
+ * 72), two floats per row, +1 KB for the 1024-byte alignment */
 #define DKH_ATTNW_THREADS 256
-#define DKH_ATTNW_SMEM (200 * 1024 + 64 * 72 * 4 + 64 * 4 + 1024)
+#define DKH_ATTNW_SMEM (200 * 1024 + 64 * 72 * 4 + 2 * 64 * 4 + 1024)
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 #define DKH_PHASES 4 /* conv_transpose2d phases per launch of the fast kernels */

@@ -571,25 +571,38 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
                                      st->api.is_cuda ? dk__hip_attnr_smem(p.d) : 0u, &p);
     }
     if (variant == 3 && st->k.attnw[q->dtype]) {
-        /* Hopper, D 512: the wgmma kernel where its 64-row blocks fill the
-         * multiprocessors; DIFKERN_HIP_ATTN_WGMMA=0: off, 1: always (A/B, tests) */
+        /* Hopper, D 512: the wgmma kernel, with split-KV where its 64-row blocks
+         * fill the multiprocessors badly; DIFKERN_HIP_ATTN_WGMMA=0: off (A/B, tests) */
         const char *env = getenv("DIFKERN_HIP_ATTN_WGMMA");
         const uint64_t nqb = hipops_blocks(p.nq, 64), bh = (uint64_t)(q->shape[0] * q->shape[1]);
-        const int on = env && env[0] ? env[0] == '1' : nqb * bh >= (uint64_t)st->sm_count;
-        if (on && bh <= 65535u) {
-            uint64_t vt;
+        if (!(env && env[0] == '0') && bh <= 65535u) {
+            /* scratch: V^T, then the split partials (as for dkk_attnf_*) */
+            const int splits = hipops_attn_splits(st, nqb * bh, p.nkv);
+            uint64_t vt, vt_bytes, part_bytes = 0;
             dk_status s;
             p.nb = q->shape[0];
             p.nh = q->shape[1];
             p.vt_ld = (p.nkv + 63) / 64 * 64;
-            s = dk__hip_scratch(ctx, bh * 512u * (uint64_t)p.vt_ld * 2u, &vt);
+            vt_bytes = (bh * 512u * (uint64_t)p.vt_ld * 2u + 255u) / 256u * 256u;
+            if (splits > 1) {
+                const int64_t g = (p.nkv + 127) / 128, per = (g + splits - 1) / splits;
+                p.splits = (int)((g + per - 1) / per);
+                p.kv_chunk = per * 128;
+                p.nqb = (int64_t)nqb;
+                part_bytes = (uint64_t)p.splits * bh * (uint64_t)p.nq * (uint64_t)(p.dv + 2) * 4u;
+            }
+            s = dk__hip_scratch(ctx, vt_bytes + part_bytes, &vt);
             if (s != DK_OK) return s;
             p.vt = vt;
+            p.part = vt + vt_bytes;
             s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p.vt_ld / 32u, 512u / 32u, bh, 256u, 0u,
                                      &p);
-            if (s != DK_OK) return s;
-            return dk__hip_launch_block(ctx, "dk_attention", st->k.attnw[q->dtype], nqb, (uint64_t)p.nh, (uint64_t)p.nb,
-                                        DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, &p);
+            if (s == DK_OK)
+                s = dk__hip_launch_block(ctx, "dk_attention", st->k.attnw[q->dtype], nqb * (uint64_t)(p.splits > 1 ? p.splits : 1),
+                                         (uint64_t)p.nh, (uint64_t)p.nb, DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, &p);
+            if (s != DK_OK || p.splits <= 1) return s;
+            return dk__hip_launch(ctx, "dk_attention", st->k.attn_combine[q->dtype],
+                                  hipops_blocks(p.nq * p.dv, DKH_THREADS), (uint64_t)p.nh, (uint64_t)p.nb, &p);
         }
     }
     if (variant >= 0) {

@@ -97,14 +97,18 @@ template <int DT>
 DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     extern __shared__ __align__(1024) unsigned char dkaw_smem[];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wl = warp % 4, NT = 256;
-    const dkh_i64 q0 = (dkh_i64)blockIdx.x * 64, h = blockIdx.y, b = blockIdx.z;
-    const int tiles = (int)((p.nkv + 63) / 64);
+    /* split-KV (p.splits > 1, as for dkk_attnf_*): this block's keys are [kvb, kvb + nkv) */
+    const dkh_i64 qblk = p.splits > 1 ? blockIdx.x % p.nqb : blockIdx.x;
+    const dkh_i64 kvb = p.splits > 1 ? blockIdx.x / p.nqb * p.kv_chunk : 0;
+    const dkh_i64 nkv = p.splits > 1 ? (p.kv_chunk < p.nkv - kvb ? p.kv_chunk : p.nkv - kvb) : p.nkv;
+    const dkh_i64 q0 = qblk * 64, h = blockIdx.y, b = blockIdx.z;
+    const int tiles = (int)((nkv + 63) / 64);
     const unsigned sraw = (unsigned)__cvta_generic_to_shared(dkaw_smem), sb = (sraw + 1023u) & ~1023u;
     unsigned char *const base = dkaw_smem + (sb - sraw);
     float *const S = (float *)(base + DKAW_S), *const alpha_s = (float *)(base + DKAW_A);
     const dkp_u16 *const qg = (const dkp_u16 *)p.q + b * p.q_s[0] + h * p.q_s[1];
-    const dkp_u16 *const kg = (const dkp_u16 *)p.k + b * p.k_s[0] + h * p.k_s[1];
-    const dkp_u16 *const vg = (const dkp_u16 *)p.vt + (b * p.nh + h) * 512 * p.vt_ld;
+    const dkp_u16 *const kg = (const dkp_u16 *)p.k + b * p.k_s[0] + h * p.k_s[1] + kvb * p.k_s[2];
+    const dkp_u16 *const vg = (const dkp_u16 *)p.vt + (b * p.nh + h) * 512 * p.vt_ld + kvb;
     /* softmax role: row sr, keys sc .. sc + 15 */
     const int sr = tid / 4, sc = (tid % 4) * 16;
     const float sl2 = p.scale * 1.4426950408889634f;
@@ -117,7 +121,7 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
 #pragma unroll 1
     for (int i = 0; i < 16; i++) {
         const int c = tid + NT * i, row = c / 64, cc = c % 64;
-        const bool okq = q0 + row < p.nq, okk = row < p.nkv;
+        const bool okq = q0 + row < p.nq, okk = row < nkv;
         dkgf_async((dkp_u16 *)(base + DKAW_Q + dkaw_off512(row, cc, 64)), okq ? qg + (q0 + row) * p.q_s[2] + cc * 8 : qg, okq);
         dkgf_async((dkp_u16 *)(base + DKAW_K + dkaw_off512(row, cc, 64)), okk ? kg + row * p.k_s[2] + cc * 8 : kg, okk);
     }
@@ -175,7 +179,7 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
             for (int i = 0; i < 16; i++) {
                 const int c = tid + NT * i, row = c / 64, cc = c % 64;
                 const dkh_i64 key = (dkh_i64)(t + 1) * 64 + row;
-                const bool ok = key < p.nkv;
+                const bool ok = key < nkv;
                 dkgf_async((dkp_u16 *)(base + DKAW_K + dkaw_off512(row, cc, 64)), ok ? kg + key * p.k_s[2] + cc * 8 : kg, ok);
             }
         }
@@ -193,7 +197,7 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
             }
 #pragma unroll
             for (int e = 0; e < 16; e++) {
-                x[e] = (dkh_i64)t * 64 + sc + e < p.nkv ? x[e] * sl2 : -1.0e30f;
+                x[e] = (dkh_i64)t * 64 + sc + e < nkv ? x[e] * sl2 : -1.0e30f;
                 mx = fmaxf(mx, x[e]);
             }
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
@@ -238,8 +242,30 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
-    if (tid % 4 == 0) alpha_s[sr] = l_run; /* the row sums, for the output */
+    if (tid % 4 == 0) {
+        alpha_s[sr] = l_run; /* the row sums and maxima, for the output */
+        alpha_s[64 + sr] = m_run;
+    }
     __syncthreads();
+    if (p.splits > 1) {
+        /* unnormalized O rows with their (max, sum), merged by dkk_attn_combine_* */
+        const dkh_i64 sp = blockIdx.x / p.nqb;
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            const int row = wl * 16 + lane / 4 + 8 * hr;
+            const dkh_i64 q = q0 + row;
+            if (q >= p.nq) continue;
+            float *const P = (float *)p.part + (((sp * p.nb + b) * p.nh + h) * p.nq + q) * (512 + 2);
+#pragma unroll
+            for (int j = 0; j < 32; j++)
+                *(float2 *)(P + wg * 256 + j * 8 + 2 * (lane % 4)) = make_float2(o[j * 4 + 2 * hr], o[j * 4 + 2 * hr + 1]);
+            if (wg == 0 && lane % 4 == 0) {
+                P[512] = alpha_s[64 + row];
+                P[513] = alpha_s[row];
+            }
+        }
+        return;
+    }
     {
         const int r0 = wl * 16 + lane / 4;
         const float inv0 = 1.0f / alpha_s[r0], inv1 = 1.0f / alpha_s[r0 + 8];
