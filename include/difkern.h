@@ -109,8 +109,8 @@ DK_API uint32_t dk_version(void);           /* (major << 16) | (minor << 8) | pa
 /* Wait until every queued op has finished; reports asynchronous failures. */
 DK_API dk_status dk_sync(dk_context *ctx);
 
-/* Bytes of device memory held by difkern buffers (current, peak since the last
- * reset).  Wrapped buffers do not count. */
+/* Bytes of device memory held by difkern buffers and the backends' scratch
+ * (current, peak since the last reset).  Wrapped buffers do not count. */
 DK_API dk_status dk_memory_usage(const dk_context *ctx, uint64_t *current_bytes, uint64_t *peak_bytes);
 DK_API void dk_memory_reset_peak(dk_context *ctx);
 

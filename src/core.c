@@ -342,8 +342,7 @@ dk_status dk_buffer_create(dk_context *ctx, uint64_t size_bytes, dk_buffer **out
         free(b);
         return st;
     }
-    ctx->mem_current += size_bytes;
-    if (ctx->mem_current > ctx->mem_peak) ctx->mem_peak = ctx->mem_current;
+    dk__mem_account(ctx, (int64_t)size_bytes);
     *out = b;
     return DK_OK;
 }
@@ -383,8 +382,13 @@ void dk_buffer_destroy(dk_context *ctx, dk_buffer *b) {
     if (!ctx || !b) return;
     dk__weight_drop_buffer(ctx, b);
     ctx->ops->buffer_destroy(ctx, b);
-    if (!b->wrapped) ctx->mem_current -= b->size;
+    if (!b->wrapped) dk__mem_account(ctx, -(int64_t)b->size);
     free(b);
+}
+
+void dk__mem_account(dk_context *ctx, int64_t delta) {
+    ctx->mem_current = (uint64_t)((int64_t)ctx->mem_current + delta);
+    if (ctx->mem_current > ctx->mem_peak) ctx->mem_peak = ctx->mem_current;
 }
 
 uint64_t dk_buffer_size(const dk_buffer *b) { return b ? b->size : 0; }

@@ -63,6 +63,10 @@ void dk__clear_error(dk_context *ctx);
 /* Bounded string copy that always terminates. */
 void dk__strlcpy(char *dst, const char *src, size_t cap);
 
+/* Device bytes a backend took or gave back outside dk_buffer (scratch), so that
+ * dk_memory_usage counts them. */
+void dk__mem_account(dk_context *ctx, int64_t delta);
+
 /* ---- prepared-weight cache (src/weights.c) ----
  * A backend keeps repacked weights here; an entry is found again only while the
  * buffer's generation is unchanged, and is freed when the buffer is written or

@@ -479,6 +479,7 @@ dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr) {
         if (st->scratch) {
             (void)st->api.stream_sync(st->stream);
             (void)st->api.mem_free(st->scratch);
+            dk__mem_account(ctx, -(int64_t)st->scratch_bytes);
             st->scratch = 0;
             st->scratch_bytes = 0;
         }
@@ -488,6 +489,7 @@ dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr) {
                             (unsigned long long)bytes, dk__hip_api_error(&st->api, rc));
         st->scratch = p;
         st->scratch_bytes = bytes;
+        dk__mem_account(ctx, (int64_t)bytes);
     }
     *ptr = st->scratch;
     return DK_OK;
