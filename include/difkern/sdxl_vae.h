@@ -30,8 +30,10 @@
  * 256-channel full-resolution tensor can be normalized in place.  Untiled
  * plan at 1024x1024 (128x128 latent) in f16/bf16: 896 MiB of activations +
  * 95 MiB of weights = 991 MiB (dk_sdxl_vae_plan, `sdxl_decode --plan 128`;
- * dk_memory_usage's peak equals the plan); use max_device_bytes or tile_rows
- * to stay below another budget.
+ * dk_memory_usage's peak equals the plan plus backend scratch: the HIP
+ * backend's D-512 attention on Hopper takes 2 x tokens x 512 bytes, 16 MiB
+ * here, 1007 MiB in all); use max_device_bytes or tile_rows to stay below
+ * another budget (the plan does not reserve the scratch).
  *
  * Precision: DK_F32, DK_F16, DK_BF16 (fp32 accumulation in every op).  The SDXL
  * VAE's residual stream exceeds the fp16 range (65504) on real weights, which
