@@ -502,6 +502,19 @@ static int hipops_attn_splits(const dk_hip_state *st, uint64_t blocks, int64_t n
     return best;
 }
 
+/* Split-KV ranges for splits > 1: whole 128-key granules (a multiple of every
+ * kernel's BKV), at least one per split; returns the bytes of the partials
+ * ([split][b][h][nq][Dv + 2] floats, merged by dkk_attn_combine_*). */
+static uint64_t hipops_attn_split_plan(dkh_attn_args *p, int splits, uint64_t nqb, int64_t nb, int64_t nh) {
+    const int64_t g = (p->nkv + 127) / 128, per = (g + splits - 1) / splits;
+    p->splits = (int)((g + per - 1) / per);
+    p->kv_chunk = per * 128;
+    p->nqb = (int64_t)nqb;
+    p->nb = nb;
+    p->nh = nh;
+    return (uint64_t)p->splits * (uint64_t)(nb * nh * p->nq * (p->dv + 2)) * 4u;
+}
+
 /* The small-head kernel (dkk_attnr_*) for D 64 and 128 unless
  * DIFKERN_HIP_ATTN_ROWS=0 (A/B timing against dkk_attnf_*). */
 static int hipops_attnr_on(void) {
@@ -584,13 +597,7 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
             p.nh = q->shape[1];
             p.vt_ld = (p.nkv + 63) / 64 * 64;
             vt_bytes = (bh * 512u * (uint64_t)p.vt_ld * 2u + 255u) / 256u * 256u;
-            if (splits > 1) {
-                const int64_t g = (p.nkv + 127) / 128, per = (g + splits - 1) / splits;
-                p.splits = (int)((g + per - 1) / per);
-                p.kv_chunk = per * 128;
-                p.nqb = (int64_t)nqb;
-                part_bytes = (uint64_t)p.splits * bh * (uint64_t)p.nq * (uint64_t)(p.dv + 2) * 4u;
-            }
+            if (splits > 1) part_bytes = hipops_attn_split_plan(&p, splits, nqb, p.nb, p.nh);
             s = dk__hip_scratch(ctx, vt_bytes + part_bytes, &vt);
             if (s != DK_OK) return s;
             p.vt = vt;
@@ -611,17 +618,9 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
         const uint64_t nqb = hipops_blocks(p.nq, bq);
         int splits = hipops_attn_splits(st, nqb * (uint64_t)q->shape[1] * (uint64_t)q->shape[0], p.nkv);
         if (splits > 1) {
-            /* split-KV: ranges of whole 128-key granules (a multiple of every
-             * variant's BKV), partials in scratch, then the merge kernel */
-            const int64_t g = (p.nkv + 127) / 128, per = (g + splits - 1) / splits;
+            /* split-KV: partials in scratch, then the merge kernel */
             uint64_t part;
-            dk_status s;
-            p.splits = (int)((g + per - 1) / per);
-            p.kv_chunk = per * 128;
-            p.nqb = (int64_t)nqb;
-            p.nb = q->shape[0];
-            p.nh = q->shape[1];
-            s = dk__hip_scratch(ctx, (uint64_t)p.splits * (uint64_t)(p.nb * p.nh * p.nq * (p.dv + 2)) * 4u, &part);
+            dk_status s = dk__hip_scratch(ctx, hipops_attn_split_plan(&p, splits, nqb, q->shape[0], q->shape[1]), &part);
             if (s != DK_OK) return s;
             p.part = part;
             s = dk__hip_launch_shared(ctx, "dk_attention", st->k.attnf[q->dtype][variant], nqb * (uint64_t)p.splits,
