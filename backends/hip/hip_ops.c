@@ -677,10 +677,11 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const
     p.mode = hipops_gn_mode(p.x, x->shape, x->strides, vw);
     if (p.mode != hipops_gn_mode(p.y, y->shape, y->strides, vw)) p.mode = 0;
     /* Chunks of about 8 K elements per partial block (32 per thread), at most 4096
-     * per group (mode 2: per image and all groups at once, in whole pixels). */
+     * per group (mode 2: per image and all groups at once, in whole pixels, of
+     * 32 K elements: a block's merge and coefficient loads are paid per chunk). */
     if (p.mode == 2) {
         rows = (uint64_t)(DKH_THREADS / (c / vw));
-        p.chunks = (hw * c + 8191) / 8192;
+        p.chunks = (hw * c + 32767) / 32768;
         if (p.chunks > 4096) p.chunks = 4096;
         p.chunk = (int64_t)(((uint64_t)((hw + p.chunks - 1) / p.chunks) + rows - 1) / rows * rows);
         p.chunks = (hw + p.chunk - 1) / p.chunk;

@@ -164,6 +164,11 @@ static const hcb_norm hcb_group_norm[] = {
     {"vae_g32_c128_32x32_silu", 0, {.shape = {1, 128, 32, 32}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
     /* several statistics chunks per group (GPU vector modes), mean far from 0 */
     {"chunks_b2_g32_c256_64x72_mean8", 0, {.shape = {2, 256, 64, 72}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 8.0f}},
+    /* the NHWC statistics merge: 512 channels (16 per group, several threads per
+     * group), groups of 3 channels that straddle vectors, more groups than threads */
+    {"c512_g32_24x20_mean4", 0, {.shape = {1, 512, 24, 20}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f}},
+    {"b2_c96_g32_9x11", 0, {.shape = {2, 96, 9, 11}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1}},
+    {"g_eq_c512_instance_6x5", 0, {.shape = {1, 512, 6, 5}, .groups = 512, .eps = 1e-5f, .gamma = 1, .beta = 1}},
 };
 
 /* -------------------------------------------------------------- layer_norm */

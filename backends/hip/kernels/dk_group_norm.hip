@@ -112,7 +112,7 @@ template <int DT> DKP_DEV void dkn_partial_nchw(const dkh_gn_args &p, float *sh)
     dkn_reduce_write(p, sh, ng);
 }
 
-template <int DT> DKP_DEV void dkn_partial_nhwc(const dkh_gn_args &p, float *sh) {
+template <int DT> DKP_DEV void dkn_partial_nhwc(const dkh_gn_args &p, float *sh, float *part) {
     const int VW = dkn_vec<DT>::VW, P = 8 * DKH_THREADS;
     int C = (int)p.shape[1], cv = C / VW, rows = DKH_THREADS / cv, t = dkp_tid(), col = t % cv, row = t / cv;
     dkh_i64 hw = p.shape[2] * p.shape[3], n = dkp_bid_y();
@@ -147,45 +147,70 @@ template <int DT> DKP_DEV void dkn_partial_nhwc(const dkh_gn_args &p, float *sh)
             }
         }
     }
+    /* Entry (thread t, channel j of its vector) at plane * P + j * DKH_THREADS + t:
+     * conflict-free stores. */
 #pragma unroll
     for (int j = 0; j < VW; j++) {
         float mean, m2;
         dkn_unshift(cnt, k[j], s1[j], s2[j], mean, m2);
-        sh[8 * t + j] = cnt;
-        sh[P + 8 * t + j] = mean;
-        sh[2 * P + 8 * t + j] = m2;
+        sh[j * DKH_THREADS + t] = cnt;
+        sh[P + j * DKH_THREADS + t] = mean;
+        sh[2 * P + j * DKH_THREADS + t] = m2;
     }
     dkp_sync();
-    /* Thread gi merges group gi over all rows as sums shifted by its first channel's
-     * mean (a long chain of Chan steps would round the mean at every step). */
-    int cg = C / (int)p.groups;
-    for (int gi = t; gi < (int)p.groups; gi += DKH_THREADS) {
+    /* A group's rows x cg entries are summed by L threads as sums shifted by the
+     * group's first entry's mean (additive, so the L partials add up; a long chain
+     * of Chan steps would round the mean at every step), then one thread adds
+     * the L partials.  With one thread per group this merge was most of the
+     * block's time at 512 channels (ncu, 2026-11-25). */
+    int cg = C / (int)p.groups, G = (int)p.groups, L = G >= DKH_THREADS ? 1 : DKH_THREADS / G, ne = rows * cg;
+    for (int gi = t / L; gi < G; gi += DKH_THREADS / L) {
         int c0 = gi * cg;
-        float na = 0.0f, a1 = 0.0f, a2 = 0.0f, kg = sh[P + 8 * (c0 / VW) + c0 % VW], mean, m2;
-        for (int r = 0; r < rows; r++)
-            for (int c = c0; c < c0 + cg; c++) {
-                int s = 8 * (r * cv + c / VW) + c % VW;
-                float d = sh[P + s] - kg;
-                na += sh[s];
-                a1 += sh[s] * d;
-                a2 += sh[2 * P + s] + sh[s] * d * d;
-            }
+        float kg = sh[P + (c0 % VW) * DKH_THREADS + c0 / VW], na = 0.0f, a1 = 0.0f, a2 = 0.0f;
+        for (int e = t % L; e < ne; e += L) {
+            int r = e % rows, c = c0 + e / rows, s = (c % VW) * DKH_THREADS + r * cv + c / VW;
+            float d = sh[P + s] - kg;
+            na += sh[s];
+            a1 += sh[s] * d;
+            a2 += sh[2 * P + s] + sh[s] * d * d;
+        }
+        if (L == 1) {
+            float mean, m2;
+            dkn_unshift(na, kg, a1, a2, mean, m2);
+            dkn_write(p, n * p.groups + gi, na, mean, m2);
+        } else {
+            part[t] = na;
+            part[DKH_THREADS + t] = a1;
+            part[2 * DKH_THREADS + t] = a2;
+        }
+    }
+    if (L == 1) return;
+    dkp_sync();
+    if (t < G) {
+        int c0 = t * cg;
+        float kg = sh[P + (c0 % VW) * DKH_THREADS + c0 / VW], na = 0.0f, a1 = 0.0f, a2 = 0.0f, mean, m2;
+        for (int l = 0; l < L; l++) {
+            na += part[t * L + l];
+            a1 += part[DKH_THREADS + t * L + l];
+            a2 += part[2 * DKH_THREADS + t * L + l];
+        }
         dkn_unshift(na, kg, a1, a2, mean, m2);
-        dkn_write(p, n * p.groups + gi, na, mean, m2);
+        dkn_write(p, n * p.groups + t, na, mean, m2);
     }
 }
 
-template <int DT> DKP_DEV void dkn_partial(const dkh_gn_args &p, float *sh) {
+template <int DT> DKP_DEV void dkn_partial(const dkh_gn_args &p, float *sh, float *part) {
     if (p.mode == 1) dkn_partial_nchw<DT>(p, sh);
-    else if (p.mode == 2) dkn_partial_nhwc<DT>(p, sh);
+    else if (p.mode == 2) dkn_partial_nhwc<DT>(p, sh, part);
     else dkn_partial_any<DT>(p, sh);
 }
 
 DKP_KERNEL(DKH_THREADS) dkk_gn_partial(dkh_gn_args p) {
     DKP_SHARED float sh[3 * 8 * DKH_THREADS]; /* one array for every dtype's body */
-    if (p.dt == 1) dkn_partial<1>(p, sh);
-    else if (p.dt == 2) dkn_partial<2>(p, sh);
-    else dkn_partial<3>(p, sh);
+    DKP_SHARED float part[3 * DKH_THREADS];   /* the NHWC body's per-group partials */
+    if (p.dt == 1) dkn_partial<1>(p, sh, part);
+    else if (p.dt == 2) dkn_partial<2>(p, sh, part);
+    else dkn_partial<3>(p, sh, part);
 }
 
 DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
@@ -237,12 +262,14 @@ template <int DT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
         dkn_v16 *y = (dkn_v16 *)p.y + n * hw * cv + col;
         float m[8], a[8], b[8];
         if (row >= rows) return;
+        /* (mean, a, b, 0) per channel as one 16-byte load: three scalar loads per
+         * channel made the coefficients most of the L1 traffic at 512 channels */
 #pragma unroll
         for (int j = 0; j < VW; j++) {
-            const float *k = coef + (n * C + col * VW + j) * 4;
-            m[j] = k[0];
-            a[j] = k[1];
-            b[j] = k[2];
+            const dkn_v16 k = ((const dkn_v16 *)coef)[n * C + col * VW + j];
+            m[j] = dkp_u2f(k.w[0]);
+            a[j] = dkp_u2f(k.w[1]);
+            b[j] = dkp_u2f(k.w[2]);
         }
         /* four pixels per step: their loads are in flight together */
         for (dkh_i64 q = p0 + row; q < p1; q += 4 * rows) {
