@@ -7,7 +7,8 @@
 //   MODE 1 (dense NCHW): a group is one contiguous run of vectors; workgroup
 //     (chunk, n*G + g) sums a slice of it.
 //   MODE 2 (dense NHWC): workgroup (chunk, n) reads whole pixels (all C channels,
-//     coalesced) and keeps per-channel sums, merged into groups at the end.
+//     coalesced) and keeps per-channel sums, merged into groups at the end by
+//     several invocations per group.
 // Modes 1 and 2 accumulate sums of (x - K) and (x - K)^2 with K the invocation's
 // first value (no division per element, and no cancellation when |mean| >> std).
 #include "dk_common.glsl"
@@ -19,6 +20,7 @@ layout(std430, set = 0, binding = 0) readonly buffer XVec { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
 
 shared float sh_n[256 * 8], sh_mean[256 * 8], sh_m2[256 * 8];
+shared float part_n[256], part_s1[256], part_s2[256];   // MODE 2: per-group partials
 
 // Chan: merge (nb, mb, qb) into (na, ma, qa).
 void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
@@ -128,29 +130,50 @@ void stats_nhwc() {
             }
             cnt += 1.0;
         }
+    // Entry (invocation t, channel j of its vector) at slot j*256 + t: conflict-free stores.
     for (int j = 0; j < DK_VW; j++) {
         float mean, m2;
         gn_unshift(cnt, k[j], s1[j], s2[j], mean, m2);
-        sh_n[8u * t + uint(j)] = cnt; sh_mean[8u * t + uint(j)] = mean; sh_m2[8u * t + uint(j)] = m2;
+        uint s = uint(j) * 256u + t;
+        sh_n[s] = cnt; sh_mean[s] = mean; sh_m2[s] = m2;
     }
     barrier();
-    // Invocation gi merges group gi's channels over all rows (slot 8*(row*cv + c/vw) + c%vw)
-    // as sums shifted by the first channel's mean: sum n_b (m_b - K) and
-    // sum M2_b + n_b (m_b - K)^2 (a long chain of Chan steps would round the mean each step).
-    uint cg = C / G;
-    for (uint gi = t; gi < G; gi += 256u) {
-        float na = 0.0, s1g = 0.0, s2g = 0.0, kg = sh_mean[8u * ((gi * cg) / vw) + (gi * cg) % vw];
-        for (uint r = 0u; r < rows; r++)
-            for (uint c = gi * cg; c < gi * cg + cg; c++) {
-                uint s = 8u * (r * cv + c / vw) + c % vw;
-                float d = sh_mean[s] - kg;
-                na += sh_n[s];
-                s1g += sh_n[s] * d;
-                s2g += sh_m2[s] + sh_n[s] * d * d;
-            }
-        float mean, m2;
-        gn_unshift(na, kg, s1g, s2g, mean, m2);
-        gn_write(n * G + gi, na, mean, m2);
+    // A group's rows x cg entries are summed by L invocations as sums shifted by the
+    // group's first entry's mean, sum n_b (m_b - K) and sum M2_b + n_b (m_b - K)^2
+    // (additive, so the L partials add up; a long chain of Chan steps would round the
+    // mean each step), then one invocation adds the L partials.  One invocation per
+    // group made this merge most of the workgroup's time at 512 channels.
+    uint cg = C / G, L = G >= 256u ? 1u : 256u / G, ne = rows * cg;
+    for (uint gi = t / L; gi < G; gi += 256u / L) {
+        uint c0 = gi * cg;
+        float kg = sh_mean[(c0 % vw) * 256u + c0 / vw], na = 0.0, a1 = 0.0, a2 = 0.0;
+        for (uint e = t % L; e < ne; e += L) {
+            uint r = e % rows, c = c0 + e / rows, s = (c % vw) * 256u + r * cv + c / vw;
+            float d = sh_mean[s] - kg;
+            na += sh_n[s];
+            a1 += sh_n[s] * d;
+            a2 += sh_m2[s] + sh_n[s] * d * d;
+        }
+        if (L == 1u) {
+            float mean, m2;
+            gn_unshift(na, kg, a1, a2, mean, m2);
+            gn_write(n * G + gi, na, mean, m2);
+        } else {
+            part_n[t] = na; part_s1[t] = a1; part_s2[t] = a2;
+        }
+    }
+    if (L == 1u) return;
+    barrier();
+    if (t < G) {
+        uint c0 = t * cg;
+        float kg = sh_mean[(c0 % vw) * 256u + c0 / vw], na = 0.0, a1 = 0.0, a2 = 0.0, mean, m2;
+        for (uint l = 0u; l < L; l++) {
+            na += part_n[t * L + l];
+            a1 += part_s1[t * L + l];
+            a2 += part_s2[t * L + l];
+        }
+        gn_unshift(na, kg, a1, a2, mean, m2);
+        gn_write(n * G + t, na, mean, m2);
     }
 }
 

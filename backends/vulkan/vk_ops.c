@@ -629,10 +629,11 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const 
     mode = vkop_gn_mode(&p[DK_VKP_GN_XS], &bind[0], x->shape, vw);
     if (mode != vkop_gn_mode(&p[DK_VKP_GN_YS], &bind[4], y->shape, vw) || (mode == 2 && n > 65535)) mode = 0;
     /* Chunks of about 8 K elements per stats workgroup (32 per invocation), at
-     * most 4096 per group (mode 2: per image, all groups at once, whole pixels). */
+     * most 4096 per group (mode 2: per image, all groups at once, whole pixels, of
+     * 32 K elements: a workgroup's merge is paid per chunk). */
     if (mode == 2) {
         rows = 256 / (uint64_t)(c / vw);
-        chunks = ((uint64_t)(h * w) * (uint64_t)c + 8191) / 8192;
+        chunks = ((uint64_t)(h * w) * (uint64_t)c + 32767) / 32768;
         if (chunks > 4096) chunks = 4096;
         chunk = ((uint64_t)(h * w) + chunks - 1) / chunks;
         chunk = (chunk + rows - 1) / rows * rows;
