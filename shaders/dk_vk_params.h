@@ -76,6 +76,7 @@
 #define DK_VKP_EW_SRCH 21 /* upsample: source H, W */
 #define DK_VKP_EW_SRCW 22
 #define DK_VKP_EW_TOTAL 23
+#define DK_VKP_EW_FLAT 24  /* every operand dense in the walk order (dk__elt_order), 16-byte aligned starts (not upsample) */
 
 /* group_norm: statistics, finalize, normalize */
 #define DK_VKP_GN_N 0

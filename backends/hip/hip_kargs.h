@@ -133,13 +133,17 @@ typedef struct dkh_attn_args {
 
 enum { DKH_ELT_ACT = 0, DKH_ELT_ADD = 1, DKH_ELT_UPSAMPLE = 2, DKH_ELT_CONVERT = 3 };
 
-/* Elementwise over y's logical 4-D shape (leading dims padded with 1). */
+/* Elementwise over y's 4-D shape (leading dims padded with 1), shape and strides
+ * permuted into the walk order of dk__elt_order (the last dim fastest). */
 typedef struct dkh_elt_args {
     dkh_u64 a, b, y;
     dkh_i64 shape[4], a_s[4], b_s[4], y_s[4];
     dkh_i64 a_h, a_w;     /* UPSAMPLE: the input's H, W */
     dkh_i64 total, nblocks;
-    int op, act, dt_a, dt_b, dt_y, pad0;
+    int op, act, dt_a, dt_b, dt_y;
+    int hw_pos;           /* the walk order (dk__elt_order) permutes every dim: H at bits 0-1, W at 2-3 */
+    int flat;             /* every operand dense in the walk order, 16-byte aligned (not UPSAMPLE) */
+    int up32;             /* UPSAMPLE: h * a_h and w * a_w fit 32 bits (32-bit division is several times faster) */
     float alpha, beta;
 } dkh_elt_args;
 

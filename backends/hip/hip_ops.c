@@ -745,6 +745,18 @@ dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const
 
 /* ------------------------------------------------------------ elementwise */
 
+/* Whether strides s (in e's walk order) make the operand at addr one dense run,
+ * element i at offset i, 16-byte aligned (the vector path of dkk_elementwise). */
+static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t addr) {
+    int64_t expect = 1;
+    int i;
+    for (i = 3; i >= 0; i--) {
+        if (e->shape[i] != 1 && s[i] != expect) return 0;
+        expect *= e->shape[i];
+    }
+    return addr % 16 == 0;
+}
+
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
                                     const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     dkh_elt_args e;
@@ -767,8 +779,23 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
         e.dt_b = (int)b->dtype;
         hipops_pad4(b, shp, e.b_s);
     }
+    {
+        int32_t ord[4];
+        int i;
+        dk__elt_order(e.shape, e.y_s, ord);
+        dk__permute4(e.shape, ord);
+        dk__permute4(e.y_s, ord);
+        dk__permute4(e.a_s, ord);
+        dk__permute4(e.b_s, ord);
+        for (i = 0; i < 4; i++) e.hw_pos |= (ord[i] == 2 ? i : 0) | (ord[i] == 3 ? i << 2 : 0);
+        e.up32 = kind == DKH_ELT_UPSAMPLE && e.a_h * (e.shape[e.hw_pos & 3] - 1) < ((int64_t)1 << 32) &&
+                 e.a_w * (e.shape[e.hw_pos >> 2] - 1) < ((int64_t)1 << 32);
+        e.flat = kind != DKH_ELT_UPSAMPLE && hipops_dense_walk(&e, e.a_s, e.a) && hipops_dense_walk(&e, e.y_s, e.y) &&
+                 (!b || hipops_dense_walk(&e, e.b_s, e.b));
+    }
     e.total = e.shape[0] * e.shape[1] * e.shape[2] * e.shape[3];
-    e.nblocks = (int64_t)hipops_blocks(e.total, DKH_THREADS);
+    /* the flat path takes eight elements per thread */
+    e.nblocks = (int64_t)hipops_blocks(e.flat ? (e.total + 7) / 8 : e.total, DKH_THREADS);
     if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
     return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.elementwise, (uint64_t)e.nblocks, 1, 1, &e);
 }

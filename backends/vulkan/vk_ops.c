@@ -521,19 +521,33 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
 
 /* ---------------------------------------------------------- elementwise */
 
+/* Whether the operand whose strides and element offset are at p[slot..slot+4] (in
+ * the walk order of p[DK_VKP_EW_SHAPE..]) is one dense run whose first element
+ * starts a 16-byte vector of binding b (eltwise.comp's FLAT path). */
+static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, dk_dtype dt) {
+    int64_t expect = 1;
+    int i;
+    for (i = 3; i >= 0; i--) {
+        if (p[DK_VKP_EW_SHAPE + i] != 1 && p[slot + i] != expect) return 0;
+        expect *= p[DK_VKP_EW_SHAPE + i];
+    }
+    return b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0;
+}
+
 static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
                               const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     dk_vk_binding bind[DK_VK_BINDINGS];
     int32_t p[DK_VKP_SLOT_INTS];
     uint32_t spec[DK_VK_SPEC];
     int64_t shape[4], strides[4], ashape[4];
-    uint64_t total;
+    uint64_t total, groups;
+    uint32_t spec_mode = mode;
     int i;
     dk_status st;
     memset(bind, 0, sizeof bind);
     memset(p, 0, sizeof p);
-    vkop_view4(y, shape, strides);
     vkop_view4(a, ashape, strides);
+    vkop_view4(y, shape, strides);
     total = (uint64_t)(shape[0] * shape[1] * shape[2] * shape[3]);
     if (total > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "the element count", total);
     if (mode == 2 && ((uint64_t)shape[2] * (uint64_t)ashape[2] > VKOP_MAX_INDEX ||
@@ -549,10 +563,28 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
     p[DK_VKP_EW_SRCH] = (int32_t)ashape[2];
     p[DK_VKP_EW_SRCW] = (int32_t)ashape[3];
     p[DK_VKP_EW_TOTAL] = (int32_t)(uint32_t)total;
-    vkop_spec(spec, p, a->dtype, act, 0, y->dtype, mode);
-    /* A grid-stride loop covers what 65535 workgroups do not. */
-    return dk__vk_dispatch(ctx, DK_VK_SH_ELTWISE, spec, bind, p, DK_VKP_SLOT_INTS,
-                           (total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535, 1, 1);
+    {
+        /* walk y's index space in its memory order (shape and strides permuted alike) */
+        int32_t ord[4], slots[4] = {DK_VKP_EW_SHAPE, DK_VKP_EW_AS, DK_VKP_EW_BS, DK_VKP_EW_YS}, k;
+        int64_t v[4];
+        dk__elt_order(shape, strides, ord);
+        for (k = 0; k < 4; k++) {
+            for (i = 0; i < 4; i++) v[i] = p[slots[k] + i];
+            dk__permute4(v, ord);
+            for (i = 0; i < 4; i++) p[slots[k] + i] = (int32_t)v[i];
+        }
+        /* upsample: the walk positions of H and W, specialized (eltwise.comp) */
+        for (i = 0; mode == 2 && i < 4; i++) spec_mode |= (uint32_t)(ord[i] == 2 ? i << 2 : ord[i] == 3 ? i << 4 : 0);
+        p[DK_VKP_EW_FLAT] = mode != 2 && vkop_dense_walk(p, DK_VKP_EW_AS, &bind[0], a->dtype) &&
+                            vkop_dense_walk(p, DK_VKP_EW_YS, &bind[4], y->dtype) &&
+                            (!b || vkop_dense_walk(p, DK_VKP_EW_BS, &bind[1], b->dtype));
+    }
+    vkop_spec(spec, p, a->dtype, act, 0, y->dtype, spec_mode);
+    /* The flat path takes eight elements per invocation; a grid-stride loop covers
+     * what 65535 workgroups do not. */
+    groups = ((p[DK_VKP_EW_FLAT] ? (total + 7) / 8 : total) + 255) / 256;
+    return dk__vk_dispatch(ctx, DK_VK_SH_ELTWISE, spec, bind, p, DK_VKP_SLOT_INTS, groups < 65535 ? groups : 65535,
+                           1, 1);
 }
 
 dk_status dk__vk_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {

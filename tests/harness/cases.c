@@ -235,6 +235,7 @@ static const hcb_ew hcb_add[] = {
     {"inplace_a_gelu", 0, {.n = 1, .c = 8, .h = 4, .w = 6, .alpha = 1.0f, .beta = 0.7f, .act = DK_ACT_GELU, .inplace = 1}},
     {"inplace_b_relu", Q, {.n = 1, .c = 8, .h = 4, .w = 6, .alpha = -1.0f, .beta = 1.0f, .act = DK_ACT_RELU, .inplace = 2}},
     {"1x1x1x1", 0, {.n = 1, .c = 1, .h = 1, .w = 1, .alpha = 2.0f, .beta = 1.0f}},
+    {"misaligned_b_2x6x5x3", 0, {.n = 2, .c = 6, .h = 5, .w = 3, .alpha = 1.0f, .beta = -1.0f, .misalign = 1}},
 };
 
 static const hcb_ew hcb_activation[] = {
@@ -245,6 +246,7 @@ static const hcb_ew hcb_activation[] = {
     {"tanh", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_TANH}},
     {"none_copy", G | I, {.n = 1, .c = 7, .h = 6, .w = 5, .act = DK_ACT_NONE}},
     {"inplace_silu", Q, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .inplace = 1}},
+    {"misaligned_y_silu", 0, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .misalign = 1}},
 };
 
 static const hcb_ew hcb_upsample[] = {

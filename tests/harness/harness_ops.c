@@ -15,13 +15,18 @@ enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* atte
 enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
 
 /* A 4-D image tensor [n, c, h, w] in the case's layout. */
-static void ho_image(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t h,
-                     int64_t w, int64_t gap, int output, double scale, double shift) {
+static void ho_image_at(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t h,
+                        int64_t w, int64_t gap, int64_t elem_offset, int output, double scale, double shift) {
     int64_t shape[4], strides[4];
     shape[0] = n; shape[1] = c; shape[2] = h; shape[3] = w;
     ht_image_strides(layout, gap, shape, strides);
-    if (output) ht_define_output(s, slot, slot, t, 4, shape, strides, 0);
-    else ht_define(s, slot, slot, t, 4, shape, strides, 0, scale, shift);
+    if (output) ht_define_output(s, slot, slot, t, 4, shape, strides, elem_offset);
+    else ht_define(s, slot, slot, t, 4, shape, strides, elem_offset, scale, shift);
+}
+
+static void ho_image(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t h,
+                     int64_t w, int64_t gap, int output, double scale, double shift) {
+    ho_image_at(s, slot, t, layout, n, c, h, w, gap, 0, output, scale, shift);
 }
 
 /* A row-major tensor, optionally with a row gap. */
@@ -192,14 +197,14 @@ static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
     switch (c->op) {
     case HC_ADD:
         ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
-        ho_image(s, HO_B, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
+        ho_image_at(s, HO_B, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, q->misalign, 0, 3.0, 0.0);
         if (q->inplace) ho_alias(s, HO_EY, q->inplace == 1 ? HO_A : HO_B);
         else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
         break;
     case HC_ACTIVATION:
         ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
         if (q->inplace) ho_alias(s, HO_EY, HO_A);
-        else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        else ho_image_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, q->misalign, 1, 0, 0);
         break;
     case HC_UPSAMPLE_NEAREST:
         ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
