@@ -50,7 +50,9 @@ def tolerance(dt, k, cond=1.0):
     error that grows like sqrt(reduction length), plus a few ulps of fp32 for
     transcendental functions.  cond: for normalizations, |mean| / std of the
     input: fp32 statistics lose about cond ulps in x - mean even when computed
-    stably (a one-pass E[x^2] - E[x]^2 loses about cond^2, and still fails)."""
+    stably (a one-pass E[x^2] - E[x]^2 loses about cond^2, and still fails).
+    For attention, cond is the RMS magnitude of the scaled logits: fp32 rounds a
+    logit s by about |s| ulps and exp carries that into the weights."""
     return 2.0 * UNIT[dt] + 4.0 * ACC_UNIT * math.sqrt(max(k, 1)) + 32.0 * ACC_UNIT + 4.0 * ACC_UNIT * cond
 
 
@@ -181,7 +183,7 @@ class Case:
         self.ref = None        # float64 reference, logical shape
         self.exact = False     # bitwise comparison
         self.k = 1             # reduction length, for the tolerance
-        self.cond = 1.0        # |mean| / std of a normalization's input, for the tolerance
+        self.cond = 1.0        # normalizations: |mean| / std of the input; attention: RMS scaled logit (tolerance)
         self.note = ""
 
     def input(self, role, values, layout=None, dt=None, bits=None):
@@ -466,6 +468,8 @@ def attention_cases(gen):
                 eff = f32(scale) if scale != 0.0 else 1.0 / math.sqrt(d)
                 c.ref = attention_ref(q, k, v, eff)
                 c.k = max(d, nkv)
+                logits = torch.matmul(q.double(), k.double().transpose(-1, -2)) * eff
+                c.cond = max(1.0, float(logits.pow(2).mean().sqrt()))
                 cases.append(c)
     return cases
 
