@@ -422,6 +422,19 @@ static void hc_expand_convert(void) {
             c->ew.src_dtype = hc_dtypes[(d + 1) % 3];
             c->ew.src_layout = hc_layouts[1 - l];
         }
+    /* layout swaps over several partial 32 x 32 tiles of both dims (the GPU
+     * backends' tiled transpose) */
+    for (d = 0; d < 3; d++)
+        for (l = 0; l < 2; l++) {
+            hc_case *c;
+            snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(hc_dtypes[(d + 2) % 3]),
+                     hc_layout_name(hc_layouts[1 - l]));
+            c = hc_push(HC_CONVERT, "2x70x3x37", 0, 0, d, l, 1, 0, extra);
+            if (!c) continue;
+            c->ew.n = 2; c->ew.c = 70; c->ew.h = 3; c->ew.w = 37;
+            c->ew.src_dtype = hc_dtypes[(d + 2) % 3];
+            c->ew.src_layout = hc_layouts[1 - l];
+        }
 }
 
 static int hc_build(void) {
