@@ -82,6 +82,7 @@ static const hipapi_entry hipapi_cuda[] = {
     {HIPAPI_AT(cu_ctx_get_device), {"cuCtxGetDevice", NULL}, 1},
     {HIPAPI_AT(cu_error_string), {"cuGetErrorString", NULL}, 0},
     {HIPAPI_AT(cu_func_set_attribute), {"cuFuncSetAttribute", NULL}, 0},
+    {HIPAPI_AT(cu_tensor_map_encode_tiled), {"cuTensorMapEncodeTiled", NULL}, 0},
     {HIPAPI_AT(cu_mem_alloc_host), {"cuMemAllocHost_v2", NULL}, 0},
     {HIPAPI_AT(host_free), {"cuMemFreeHost", NULL}, 0},
 };

@@ -123,6 +123,16 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
                 st->k.gemmw4[dt] = NULL;
             else
                 hipbk_dynamic_smem(st, &st->k.gemmw4[dt], DKH_GEMMW4_SMEM);
+            snprintf(name, sizeof name, "dkk_gemmwt_%s", dts[dt]);
+            if (!st->api.cu_tensor_map_encode_tiled || st->api.module_get_function(&st->k.gemmwt[dt], st->module, name))
+                st->k.gemmwt[dt] = NULL;
+            else
+                hipbk_dynamic_smem(st, &st->k.gemmwt[dt], DKH_GEMMW_SMEM);
+            snprintf(name, sizeof name, "dkk_gemmwt4_%s", dts[dt]);
+            if (!st->api.cu_tensor_map_encode_tiled || st->api.module_get_function(&st->k.gemmwt4[dt], st->module, name))
+                st->k.gemmwt4[dt] = NULL;
+            else
+                hipbk_dynamic_smem(st, &st->k.gemmwt4[dt], DKH_GEMMW4_SMEM);
         }
         for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
             snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);
@@ -455,14 +465,20 @@ dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function,
 
 dk_status dk__hip_launch_block(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                unsigned threads, unsigned shared_bytes, void *args) {
+    return dk__hip_launch_block2(ctx, op, function, gx, gy, gz, threads, shared_bytes, args, NULL);
+}
+
+dk_status dk__hip_launch_block2(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                                unsigned threads, unsigned shared_bytes, void *args, void *args2) {
     dk_hip_state *st = dk__hip_state(ctx);
-    void *params[1];
+    void *params[2];
     int rc;
     if (gx == 0 || gy == 0 || gz == 0) return DK_OK;
     if (gx > 0x7fffffffu || gy > 65535u || gz > 65535u)
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s (hip): grid %llu x %llu x %llu exceeds the launch limits", op,
                         (unsigned long long)gx, (unsigned long long)gy, (unsigned long long)gz);
     params[0] = args;
+    params[1] = args2;
     hipbk_bind(st);
     rc = st->api.launch(function, (unsigned)gx, (unsigned)gy, (unsigned)gz, threads, 1, 1, shared_bytes, st->stream, params,
                         NULL);

@@ -53,6 +53,10 @@ typedef struct dk_hip_api {
     int (*cu_mem_alloc_host)(void **ptr, size_t size); /* optional */
     int (*cu_error_string)(int status, const char **text);
     int (*cu_func_set_attribute)(void *function, int attribute, int value); /* optional */
+    /* cuTensorMapEncodeTiled (optional; CUDA 12+ drivers): enums passed as int */
+    int (*cu_tensor_map_encode_tiled)(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                                      const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
+                                      int interleave, int swizzle, int l2_promotion, int oob_fill);
 } dk_hip_api;
 
 /* Loads libamdhip64 (cuda = 0) or libcuda (cuda = 1); on failure appends what
@@ -69,6 +73,7 @@ typedef struct dk_hip_kernels {
     void *gemmf4[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
     void *gemmw[4];                           /* its wgmma variant (sm_90a code objects); NULL: none */
     void *gemmw4[4];                          /* the same with four warpgroups */
+    void *gemmwt[4], *gemmwt4[4];             /* their warp-specialized TMA variants */
     void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
@@ -102,6 +107,9 @@ dk_status dk__hip_launch(dk_context *ctx, const char *op, void *function, uint64
 /* The same with threads per block and shared_bytes of dynamic shared memory. */
 dk_status dk__hip_launch_block(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                unsigned threads, unsigned shared_bytes, void *args);
+/* The same with a second kernel parameter (args2; NULL: none). */
+dk_status dk__hip_launch_block2(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
+                                unsigned threads, unsigned shared_bytes, void *args, void *args2);
 /* The same with shared_bytes of dynamic shared memory. */
 dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                 unsigned shared_bytes, void *args);

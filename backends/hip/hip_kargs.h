@@ -37,6 +37,20 @@ typedef uint64_t dkh_u64;
 #define DKH_GEMMW4_THREADS 512
 #define DKH_GEMMW4_ST 4
 #define DKH_GEMMW4_SMEM (DKH_GEMMW4_ST * (DKH_GEMMW4_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
+/* warp-specialized TMA variants: the same tiles, rings and shared memory, plus
+ * a producer warp; the tensor maps of x and the weight (CUtensorMap, 128 bytes
+ * each, built by the driver) travel as a second kernel parameter */
+#define DKH_GEMMWT_THREADS (DKH_THREADS + 32)
+#define DKH_GEMMWT4_THREADS (DKH_GEMMW4_THREADS + 32)
+#if defined(__cplusplus)
+#define DKH_ALIGN64 alignas(64)
+#else
+#define DKH_ALIGN64 _Alignas(64)
+#endif
+typedef struct dkh_tmaps {
+    DKH_ALIGN64 unsigned char x[128];
+    DKH_ALIGN64 unsigned char w[128];
+} dkh_tmaps;
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16

@@ -87,11 +87,52 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
                           hipops_blocks(p->M, DKH_GEMM_BM), (uint64_t)batch, p);
 }
 
+/* Tensor maps of the TMA kernels (dk_gemm_wgmma.hip): x as (C, W, H, images)
+ * with boxes of 64 channels x 64 pixels of one row, the packed weight as
+ * (row, Cout) with boxes of 64 x 128; both 128-byte swizzled, zeros outside.
+ * 0 (use the cp.async kernels) where the problem does not fit: groups, fused
+ * upsample, batched weights, steps along w, pixel rows not a multiple of 64
+ * long, or strides the driver refuses.  DIFKERN_HIP_TMA=0 turns it off. */
+static int hipops_tmaps(dk_context *ctx, const dkh_gemm_args *p, int64_t batch, dkh_tmaps *t) {
+    dk_hip_api *api = &dk__hip_state(ctx)->api;
+    const char *env = getenv("DIFKERN_HIP_TMA");
+    int i, n = p->nph > 0 ? p->nph : 1;
+    uint64_t dims[4], strides[3];
+    uint32_t box[4] = {64, 64, 1, 1}, one[4] = {1, 1, 1, 1};
+    if ((env && env[0] == '0') || !api->cu_tensor_map_encode_tiled) return 0;
+    if (p->groups != 1 || p->ups != 1 || p->a_zs != 0 || p->a % 16 != 0 || p->b % 16 != 0) return 0;
+    for (i = 0; i < n; i++) {
+        const dkh_axis *w = p->nph > 0 ? &p->ph_w[i] : &p->w;
+        if (w->in_step != 1 || w->out_count % 64 != 0) return 0;
+    }
+    dims[0] = (uint64_t)p->cin_g;
+    dims[1] = (uint64_t)p->w.in_size;
+    dims[2] = (uint64_t)p->h.in_size;
+    dims[3] = (uint64_t)(batch / n);
+    /* a dimension of extent 1 gets the dense stride (its own is never used) */
+    strides[0] = (uint64_t)(dims[1] > 1 ? p->b_s[3] : p->cin_g) * 2;
+    strides[1] = dims[2] > 1 ? (uint64_t)p->b_s[2] * 2 : strides[0] * dims[1];
+    strides[2] = dims[3] > 1 ? (uint64_t)p->b_s[0] * 2 : strides[1] * dims[2];
+    for (i = 0; i < 3; i++)
+        if (strides[i] % 16 != 0) return 0;
+    /* UINT16 elements (a copy: f16 and bf16 alike), no interleave, 128-byte
+     * swizzle, 128-byte L2 promotion, zero fill */
+    if (api->cu_tensor_map_encode_tiled(t->x, 1, 4, (void *)(uintptr_t)p->b, dims, strides, box, one, 0, 3, 2, 0))
+        return 0;
+    dims[0] = (uint64_t)p->a_s[0];
+    dims[1] = (uint64_t)p->M;
+    strides[0] = (uint64_t)p->a_s[0] * 2;
+    box[1] = DKH_GEMMF_BN;
+    if (strides[0] % 16 != 0) return 0;
+    return api->cu_tensor_map_encode_tiled(t->w, 1, 2, (void *)(uintptr_t)p->a, dims, strides, box, one, 0, 3, 2, 0) == 0;
+}
+
 /* The fast kernel (dk_gemm_fast.hip): rows = pixels, columns = output channels. */
 static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+    dk_hip_state *st = dk__hip_state(ctx);
     uint64_t pix = hipops_blocks(p->N, DKH_GEMMF_BM), ch = hipops_blocks(p->M, DKH_GEMMF_BN);
     /* channel tiles on x (fastest) where the pixel tiles fit grid y */
-    void *f4 = dk__hip_state(ctx)->k.gemmf4[dt];
+    void *f4 = st->k.gemmf4[dt];
     /* The 4-warp variant where it wins on the H100: K >= 2048 (512->512 3x3
      * 4.63 -> 4.27 ms, 512->256 2.48 -> 2.16); below, the 8-warp kernel (128->128
      * 3x3 1.53 vs 1.63 ms, conv_transpose phases 0.215 vs 0.225).
@@ -99,27 +140,34 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     const char *env = getenv("DIFKERN_HIP_GEMMF4");
     int use4 = f4 && (env && env[0] ? env[0] == '1' : p->K >= 2048);
     const char *envw = getenv("DIFKERN_HIP_WGMMA");
-    void *w = dk__hip_state(ctx)->k.gemmw[dt], *w4 = dk__hip_state(ctx)->k.gemmw4[dt];
     const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && !(envw && envw[0] == '0');
     p->tiles_xy = pix <= 65535u;
-    /* Hopper: wgmma where the slices of 64 channels fit the groups; four
-     * warpgroups (256 pixels) where K >= 2048 (H100, f16, ms: 512->512 3x3 @512
-     * 2.82 -> 2.69, 256->128 @1024 1.72 -> 1.62; 128->128 @1024 1.03 vs 1.05).
+    /* Hopper: wgmma where the slices of 64 channels fit the groups.  With TMA
+     * loads (hipops_tmaps) four warpgroups (256 pixels) on every measured
+     * shape (H100, f16 3x3, ms: 512->512 @512 2.56 -> 2.23, 128->128 @1024 0.868
+     * -> 0.834); with cp.async four where K >= 2048 (512->512 @512 2.82 -> 2.69,
+     * 256->128 @1024 1.72 -> 1.62; 128->128 @1024 1.03 vs 1.05).
      * DIFKERN_HIP_WGMMA=0 / 2 / 4: off / two / four warpgroups (A/B timing, tests). */
-    if (wgmma && w4 && (envw && envw[0] ? envw[0] == '4' : p->K >= 2048)) {
-        uint64_t pix4 = hipops_blocks(p->N, DKH_GEMMW4_BM);
-        p->tiles_xy = pix4 <= 65535u;
-        return dk__hip_launch_block(ctx, op, w4, p->tiles_xy ? ch : pix4, p->tiles_xy ? pix4 : ch, (uint64_t)batch,
-                                    DKH_GEMMW4_THREADS, DKH_GEMMW4_SMEM, p);
+    if (wgmma && st->k.gemmw[dt]) {
+        dkh_tmaps t;
+        const int tma = st->k.gemmwt[dt] && st->k.gemmwt4[dt] && hipops_tmaps(ctx, p, batch, &t);
+        const int four = st->k.gemmw4[dt] && (envw && envw[0] ? envw[0] == '4' : tma || p->K >= 2048);
+        const uint64_t bm = four ? DKH_GEMMW4_BM : DKH_GEMMF_BM, pixw = hipops_blocks(p->N, bm);
+        const unsigned smem = four ? DKH_GEMMW4_SMEM : DKH_GEMMW_SMEM;
+        p->tiles_xy = pixw <= 65535u;
+        if (tma) {
+            return dk__hip_launch_block2(ctx, op, four ? st->k.gemmwt4[dt] : st->k.gemmwt[dt], p->tiles_xy ? ch : pixw,
+                                         p->tiles_xy ? pixw : ch, (uint64_t)batch,
+                                         four ? DKH_GEMMWT4_THREADS : DKH_GEMMWT_THREADS, smem, p, &t);
+        }
+        return dk__hip_launch_block(ctx, op, four ? st->k.gemmw4[dt] : st->k.gemmw[dt], p->tiles_xy ? ch : pixw,
+                                    p->tiles_xy ? pixw : ch, (uint64_t)batch,
+                                    four ? DKH_GEMMW4_THREADS : DKH_THREADS, smem, p);
     }
-    if (wgmma && w)
-        return dk__hip_launch_block(ctx, op, w, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
-                                    DKH_THREADS, DKH_GEMMW_SMEM, p);
     if (use4)
         return dk__hip_launch_block(ctx, op, f4, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
                                     DKH_GEMMF4_THREADS, 0, p);
-    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch,
-                          (uint64_t)batch, p);
+    return dk__hip_launch(ctx, op, st->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch, p);
 }
 
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,

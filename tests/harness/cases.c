@@ -87,6 +87,12 @@ static const hcb_conv hcb_conv2d[] = {
     {"narrow_5x5_c40to6_b2_12x70_res", I, {.n = 2, .cin = 40, .h = 12, .w = 70, .cout = 6, .kh = 5, .kw = 5, .pad_h = 2, .pad_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = -0.75f}},
     {"narrow_groups2_c32to6_s2_d2_15x17", 0, {.cin = 32, .h = 15, .w = 17, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .groups = 2, .bias = 1, .act = DK_ACT_RELU}},
     {"narrow_1x1_c264to1_7x9", 0, {.cin = 264, .h = 7, .w = 9, .cout = 1, .kh = 1, .kw = 1, .bias = 1}},
+    /* HIP Hopper TMA loads: pixel rows a multiple of 64 long, 64-channel slices
+     * (padding from outside the tensor map, two images, a partial channel tile,
+     * four warpgroups with a tail block, dilation, 1x1) */
+    {"tma_b2_c64to72_10x64_res_silu", 0, {.n = 2, .cin = 64, .h = 10, .w = 64, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tma4_c256to64_d2_3x128", 0, {.cin = 256, .h = 3, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .bias = 1}},
+    {"tma_1x1_c128to136_5x64", 0, {.cin = 128, .h = 5, .w = 64, .cout = 136, .kh = 1, .kw = 1, .bias = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -115,6 +121,7 @@ static const hcb_conv hcb_convt[] = {
     {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     /* fast kernels: 9 stride phases in launches of 4, 4 and 1, two images */
     {"phases9_b2_c64to32_k3_s3_p1_op2_5x6", 0, {.n = 2, .cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1, .output_padding_h = 2, .output_padding_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tma_b2_c64to48_k3_s2_p1_op1_res_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 

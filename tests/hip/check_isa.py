@@ -28,6 +28,7 @@ ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16",
     + [f"dkk_attn_combine_{t}" for t in ("f16", "bf16")] \
     + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
 WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16",
+                 "dkk_gemmwt_f16", "dkk_gemmwt_bf16", "dkk_gemmwt4_f16", "dkk_gemmwt4_bf16",
                  "dkk_attnw_f16_d512", "dkk_attnw_bf16_d512"]  # sm_90a only
 SM90A_KERNELS = WGMMA_KERNELS + ["dkk_attn_vt"]
 

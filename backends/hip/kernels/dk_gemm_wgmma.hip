@@ -13,7 +13,9 @@
  * (the 128-byte swizzle the wgmma descriptors name; stages 1024-byte aligned).
  * A ring of ST stages is filled by cp.async LA slices ahead; INF slices of MMAs
  * stay in flight while the next slice's are issued (LA + INF < ST), so a stage
- * is refilled only after the barrier that follows its MMAs' completion. */
+ * is refilled only after the barrier that follows its MMAs' completion.
+ * Where the problem allows, a warp-specialized variant (dkgwt_gemm below) loads
+ * through the Tensor Memory Accelerator instead: +10-25% on the 3x3 convs. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 /* Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row
@@ -147,6 +149,148 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     }
 }
 
+/* mbarrier primitives (shared-memory addresses) for the warp-specialized kernel. */
+DKP_DEV void dkgw_bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+DKP_DEV void dkgw_bar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred P;\nmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\nselp.u32 %0, 1, 0, P;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+DKP_DEV void dkgw_bar_arrive(unsigned bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+/* arrival that also expects bytes of asynchronous (TMA) writes on bar */
+DKP_DEV void dkgw_bar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+/* TMA tile loads (tensor maps: hip_ops.c), completing on bar */
+DKP_DEV void dkgw_tma4(unsigned dst, const void *map, int c0, int c1, int c2, int c3, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4, %5}], [%6];" ::"r"(dst),
+                 "l"((dkp_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+                 : "memory");
+}
+DKP_DEV void dkgw_tma2(unsigned dst, const void *map, int c0, int c1, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3}], [%4];" ::"r"(dst),
+                 "l"((dkp_u64)map), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+/* Warp-specialized TMA variant: CWG consumer warpgroups (64 pixels x 128
+ * channels each, as above) only wait and multiply; one producer thread loads
+ * every slice with the Tensor Memory Accelerator: per consumer warpgroup a box
+ * of 64 channels x 64 input pixels of one row (the tap's shifted row segment;
+ * padding comes back as zeros from outside the tensor), and a box of 64
+ * reduction elements x 128 weight rows, both 128-byte swizzled as the wgmma
+ * descriptors expect.  Stage s is handed over through two mbarriers: full[s]
+ * (the producer's byte count) and empty[s] (one arrival per consumer warp once
+ * its MMAs on s completed), so no block-wide barrier runs in the loop.  Host
+ * conditions (hip_ops.c): one group, no fused upsample, input steps of 1 along
+ * w, rows of output pixels a multiple of 64 long. */
+template <int DT, int CWG, int ST, int INF>
+DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
+    const int BM = 64 * CWG, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NC = 128 * CWG;
+    const int SA = BM * BK, SB = BN * BK;
+    extern __shared__ __align__(1024) unsigned char dkgw_smem[];
+    __shared__ __align__(8) dkp_u64 bars[2 * ST];
+    const int tid = dkp_tid(), warp = tid / 32, lane = tid % 32;
+    const dkh_i64 img = z; /* one group */
+    const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
+    if (n0 >= p.N) return; /* merged phases: a smaller phase's grid is shorter */
+    const dkh_i64 m0 = (p.tiles_xy ? dkp_bid_x() : dkp_bid_y()) * BN;
+    const int slices = (int)(p.K / BK);
+    const unsigned sraw = (unsigned)__cvta_generic_to_shared(dkgw_smem), sbase = (sraw + 1023u) & ~1023u;
+    const unsigned full0 = (unsigned)__cvta_generic_to_shared(bars), empty0 = full0 + 8 * ST;
+    if (tid == 0)
+        for (int s = 0; s < ST; s++) {
+            dkgw_bar_init(full0 + 8 * s, 1);
+            dkgw_bar_init(empty0 + 8 * s, CWG * 4);
+        }
+    dkp_sync();
+
+    if (warp == CWG * 4) { /* producer: one thread */
+        if (lane != 0) return;
+        const int oc = (int)p.w.out_count, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
+        int ys[CWG], xs[CWG]; /* input row and first column of each 64-pixel segment at tap (0, 0) */
+#pragma unroll
+        for (int q = 0; q < CWG; q++) {
+            const int n = (int)n0 + 64 * q, py = n / oc, px = n - py * oc;
+            ys[q] = py * (int)p.h.in_step + (int)p.h.off0;
+            xs[q] = px + (int)p.w.off0;
+        }
+        int ci0 = 0, th = 0, tw = 0, dy = 0, dx = 0, wk = 0;
+        for (int sl = 0; sl < slices; sl++) {
+            const int st = sl % ST;
+            if (ci0 == 0) { /* a new tap */
+                dy = th * (int)p.h.off_step;
+                dx = tw * (int)p.w.off_step;
+                wk = (int)(((dkh_i64)p.h.k0 + (dkh_i64)th * p.h.k_step) * p.a_s[2] +
+                           ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3]);
+            }
+            if (sl >= ST) dkgw_bar_wait(empty0 + 8 * st, ((sl / ST) - 1) & 1);
+            const unsigned a = sbase + (unsigned)(st * (SA + SB) * 2), bar = full0 + 8 * st;
+            dkgw_bar_expect(bar, (unsigned)((SA + SB) * 2));
+#pragma unroll
+            for (int q = 0; q < CWG; q++) dkgw_tma4(a + q * 64 * BK * 2, t.x, ci0, xs[q] + dx, ys[q] + dy, (int)img, bar);
+            dkgw_tma2(a + SA * 2, t.w, wk + ci0, (int)m0, bar);
+            ci0 += BK;
+            if (ci0 == cin) {
+                ci0 = 0;
+                if (++tw == wtaps) {
+                    tw = 0;
+                    th++;
+                }
+            }
+        }
+        return;
+    }
+
+    /* consumers */
+    const int wg = warp / 4;
+    float d[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) d[i] = 0.0f;
+    for (int sl = 0; sl < slices; sl++) {
+        const int st = sl % ST;
+        dkgw_bar_wait(full0 + 8 * st, (sl / ST) & 1);
+        const unsigned sa = sbase + (unsigned)(st * (SA + SB) * 2);
+        const dkp_u64 da = dkgw_desc(sa + wg * 64 * BK * 2), db = dkgw_desc(sa + SA * 2);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < BK / 16; k++) dkgw_mma<DT>(d, da + 2 * k, db + 2 * k);
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        dkgw_wait<INF>(d);
+        /* slice sl - INF's MMAs are complete: its stage may be refilled */
+        if (sl >= INF && lane == 0) dkgw_bar_arrive(empty0 + 8 * ((sl - INF) % ST));
+    }
+    dkgw_wait<0>(d);
+    /* epilogue, consumers only (named barrier 1): every warpgroup's MMAs are done
+     * before the ring is overwritten with BM x 132 floats */
+    asm volatile("bar.sync 1, %0;" ::"n"(NC) : "memory");
+    {
+        const int CLD = BN + 4;
+        float *const cstage = (float *)(dkgw_smem + (sbase - sraw));
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                int rr, cc;
+                dkt_c_map(DKT_MMA16816, lane, r, &rr, &cc);
+                cstage[(wg * 64 + (warp % 4) * 16 + rr) * CLD + j * 8 + cc] = d[j * 4 + r];
+            }
+        asm volatile("bar.sync 1, %0;" ::"n"(NC) : "memory");
+        dkgf_store<DT, BN, NC>(p, cstage, CLD, BM, n0, m0, 0, img, tid);
+    }
+}
+
 /* Two warpgroups: 3 stages (97 KB) and 128 registers, so two blocks share a
  * multiprocessor; one slice loaded ahead, one slice of MMAs in flight.  On the
  * H100 (f16 3x3, TFLOP/s) this beat 4 stages at one block per SM (413-446 vs
@@ -162,5 +306,18 @@ DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 2, DKH_GE
 DKGW_KERNEL dkk_gemmw4_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
 DKGW_KERNEL dkk_gemmw4_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
 #undef DKGW_KERNEL
+
+/* TMA variants: two consumer warpgroups and a producer warp, two blocks per
+ * multiprocessor; four consumer warpgroups, one block. */
+#define DKGWT_KERNEL(name, threads, blocks, DT, CWG, ST)                                                    \
+    extern "C" __global__ void __launch_bounds__(threads, blocks)                                         \
+        name(dkh_gemm_args p, const __grid_constant__ dkh_tmaps t) {                                      \
+        DKGF_PHASE((dkgwt_gemm<DT, CWG, ST, 1>(q, t, z)));                                                \
+    }
+DKGWT_KERNEL(dkk_gemmwt_f16, DKH_GEMMWT_THREADS, 2, 2, 2, DKH_GEMMW_ST)
+DKGWT_KERNEL(dkk_gemmwt_bf16, DKH_GEMMWT_THREADS, 2, 3, 2, DKH_GEMMW_ST)
+DKGWT_KERNEL(dkk_gemmwt4_f16, DKH_GEMMWT4_THREADS, 1, 2, 4, DKH_GEMMW4_ST)
+DKGWT_KERNEL(dkk_gemmwt4_bf16, DKH_GEMMWT4_THREADS, 1, 3, 4, DKH_GEMMW4_ST)
+#undef DKGWT_KERNEL
 
 #endif
