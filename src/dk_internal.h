@@ -87,6 +87,20 @@ dk_status dk__weight_insert(dk_context *ctx, const dk_weight_key *key, void *dat
 void dk__weight_drop_buffer(dk_context *ctx, const dk_buffer *buffer);
 void dk__weight_drop_all(dk_context *ctx);
 
+/* Nearest-2x upsample + stride-1, dilation-1 conv2d as four phase convs on the
+ * original input (src/conv_up2.c).  Output row 2i + a reads input rows
+ * i + off0[a] + t, t < taps[a], with the summed kernel rows of virtual row
+ * a * tmax + t (likewise along w). */
+typedef struct dk_up2_axis {
+    int64_t off0[2], taps[2], tmax;
+} dk_up2_axis;
+void dk__up2_axis(int64_t k, int64_t pad, dk_up2_axis *ax);
+/* The summed weights of w [Cout, Cin/g, KH, KW] as a [Cout, Cin/g, 2*tmax_h,
+ * 2*tmax_w] array at out (element strides os, w's dtype; taps a phase lacks
+ * are 0), from a host copy of w. */
+dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, int64_t pad_w, void *out,
+                          const int64_t os[4]);
+
 /* Mark a buffer as written by difkern (bumps generation, drops prepared weights). */
 void dk__buffer_written(dk_context *ctx, dk_buffer *buffer);
 

@@ -313,6 +313,19 @@ static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_
     return DK_OK;
 }
 
+/* Fused nearest-2x upsample on the fast kernels: four phase convs with summed
+ * taps (src/conv_up2.c) where the conv has stride 1 and dilation 1 (H100, f16
+ * conv3x3 upsample 256 -> 256 to 1024x1024: see NOTES.md).  DIFKERN_HIP_UP2=0
+ * keeps the upsample in the input indexing instead. */
+static int hipops_up2_ok(const dk_conv2d_desc *d, const dk_tensor *x) {
+    const char *env = getenv("DIFKERN_HIP_UP2");
+    return !(env && env[0] == '0') && d->upsample == 2 && d->stride_h == 1 && d->stride_w == 1 &&
+           d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096 &&
+           x->shape[0] * d->groups * DKH_PHASES <= 65535;
+}
+static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                                   dkh_gemm_args *p, const dk_tensor *y);
+
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dkh_gemm_args p;
@@ -330,6 +343,8 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     fast = hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N);
     if (hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast))
         return hipops_narrow_launch(ctx, "dk_conv2d", x, &p, x->shape[0] * d->groups);
+    if (fast && hipops_up2_ok(d, x))
+        return hipops_conv2d_up2(ctx, d, x, w, &p, y);
     if (fast) {
         dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, &p);
         if (s != DK_OK) return s;
@@ -357,7 +372,7 @@ static void hipops_phase_add(dkh_gemm_args *p) {
 /* One launch of the pending phases: block z = batch index * nph + phase, the
  * grid as long as the largest phase (shorter ones' extra blocks return), the
  * kernel chosen for the longest reduction.  Empties the pending list. */
-static dk_status hipops_phases_launch(dk_context *ctx, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+static dk_status hipops_phases_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
     dk_status s;
     int i, n = p->nph;
     p->N = 0;
@@ -369,9 +384,94 @@ static dk_status hipops_phases_launch(dk_context *ctx, dk_dtype dt, dkh_gemm_arg
         p->w = p->ph_w[0];
         p->nph = 0;
     }
-    s = hipops_gemmf_launch(ctx, "dk_conv_transpose2d", dt, p, batch * (n > 1 ? n : 1));
+    s = hipops_gemmf_launch(ctx, op, dt, p, batch * (n > 1 ? n : 1));
     p->nph = 0;
     return s;
+}
+
+/* The summed phase weights of an upsample conv (dk__up2_weights), packed as the
+ * fast kernels read them ([Cout][2 tmax_h][2 tmax_w][Cin/g]); cached per weight
+ * and padding. */
+static dk_status hipops_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d,
+                                   const dk_up2_axis *ah, const dk_up2_axis *aw, hipops_packed **out) {
+    dk_weight_key key;
+    hipops_packed *pk;
+    const int64_t cin = w->shape[1], vh = 2 * ah->tmax, vw = 2 * aw->tmax;
+    void *host;
+    dk_status st;
+    dk__weight_key(&key, w, (int32_t)DK_WEIGHT_CONV2D, (int32_t)(2 | (d->pad_h << 8) | (d->pad_w << 20)));
+    *out = (hipops_packed *)dk__weight_find(ctx, &key);
+    if (*out) return DK_OK;
+    pk = (hipops_packed *)calloc(1, sizeof *pk);
+    if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d (hip): out of host memory");
+    pk->s[1] = 1;
+    pk->s[0] = vh * vw * cin;
+    pk->s[2] = vw * cin;
+    pk->s[3] = cin;
+    pk->buf.size = (uint64_t)(w->shape[0] * pk->s[0]) * dk_dtype_size(w->dtype);
+    host = malloc((size_t)pk->buf.size);
+    if (!host) {
+        free(pk);
+        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d (hip): out of host memory");
+    }
+    st = dk__up2_weights(ctx, w, d->pad_h, d->pad_w, host, pk->s);
+    if (st == DK_OK) {
+        st = ctx->ops->buffer_create(ctx, &pk->buf);
+        if (st != DK_OK) {
+            free(host);
+            free(pk);
+            return st;
+        }
+        st = ctx->ops->buffer_upload(ctx, &pk->buf, 0, host, pk->buf.size);
+    }
+    free(host);
+    if (st != DK_OK) {
+        if (pk->buf.impl) ctx->ops->buffer_destroy(ctx, &pk->buf);
+        free(pk);
+        return st;
+    }
+    st = dk__weight_insert(ctx, &key, pk, pk->buf.size, hipops_packed_free);
+    if (st != DK_OK) return st; /* the cache freed pk */
+    *out = pk;
+    return DK_OK;
+}
+
+/* Output rows of parity a read input rows i + off0[a] + t with the summed kernel
+ * rows a * tmax + t: four phases of one launch, no upsampled coordinates. */
+static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                                   dkh_gemm_args *p, const dk_tensor *y) {
+    dk_up2_axis ah, aw;
+    hipops_packed *pk;
+    dk_status st;
+    int a, b;
+    dk__up2_axis(w->shape[2], d->pad_h, &ah);
+    dk__up2_axis(w->shape[3], d->pad_w, &aw);
+    st = hipops_up2_weight(ctx, w, d, &ah, &aw, &pk);
+    if (st != DK_OK) return st;
+    p->a = dk__hip_ptr(&pk->buf);
+    p->a_s[0] = pk->s[0];
+    p->a_s[1] = 1;
+    p->a_s[2] = pk->s[2];
+    p->a_s[3] = pk->s[3];
+    p->a_zs = 0;
+    p->a_gs = p->M * p->a_s[0];
+    p->ups = 1;
+    p->nph = 0;
+    for (a = 0; a < 2; a++)
+        for (b = 0; b < 2; b++) {
+            dkh_axis *h = &p->h, *v = &p->w;
+            h->out_count = (y->shape[2] - a + 1) / 2;
+            v->out_count = (y->shape[3] - b + 1) / 2;
+            if (h->out_count <= 0 || v->out_count <= 0) continue;
+            h->out_start = a; h->out_step = 2; h->in_step = 1; h->off0 = ah.off0[a]; h->off_step = 1;
+            h->taps = ah.taps[a]; h->k0 = a * ah.tmax; h->k_step = 1; h->in_size = x->shape[2];
+            v->out_start = b; v->out_step = 2; v->in_step = 1; v->off0 = aw.off0[b]; v->off_step = 1;
+            v->taps = aw.taps[b]; v->k0 = b * aw.tmax; v->k_step = 1; v->in_size = x->shape[3];
+            p->N = h->out_count * v->out_count;
+            p->K = p->cin_g * h->taps * v->taps;
+            hipops_phase_add(p);
+        }
+    return hipops_phases_launch(ctx, "dk_conv2d", y->dtype, p, x->shape[0] * d->groups);
 }
 
 /* Stride-phase decomposition: stride_h * stride_w dense GEMMs, no zero insertion;
@@ -406,7 +506,7 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
                 const int last = rh == d->stride_h - 1 && rw == d->stride_w - 1;
                 hipops_phase_add(&p);
                 if (p.nph < DKH_PHASES && !last) continue;
-                s = hipops_phases_launch(ctx, y->dtype, &p, x->shape[0] * d->groups);
+                s = hipops_phases_launch(ctx, "dk_conv_transpose2d", y->dtype, &p, x->shape[0] * d->groups);
                 if (s != DK_OK) return s;
                 continue;
             }

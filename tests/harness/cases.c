@@ -93,6 +93,12 @@ static const hcb_conv hcb_conv2d[] = {
     {"tma_b2_c64to72_10x64_res_silu", 0, {.n = 2, .cin = 64, .h = 10, .w = 64, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"tma4_c256to64_d2_3x128", 0, {.cin = 256, .h = 3, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .bias = 1}},
     {"tma_1x1_c128to136_5x64", 0, {.cin = 128, .h = 5, .w = 64, .cout = 136, .kh = 1, .kw = 1, .bias = 1}},
+    /* fused upsample as four phase convs with summed taps (HIP fast kernels):
+     * phases with unequal tap counts and output extents, no padding, TMA loads */
+    {"up2_phases_k4_p1_c32to40_res_6x7", 0, {.cin = 32, .h = 6, .w = 7, .cout = 40, .kh = 4, .kw = 4, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1}},
+    {"up2_phases_1x2_p0x1_c32to16_5x5", 0, {.cin = 32, .h = 5, .w = 5, .cout = 16, .kh = 1, .kw = 2, .pad_w = 1, .upsample = 2, .bias = 1, .act = DK_ACT_GELU}},
+    {"up2_phases_k3_p0_c64to32_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .upsample = 2, .bias = 1}},
+    {"up2_tma_b2_c64to64_res_silu_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
