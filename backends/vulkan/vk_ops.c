@@ -314,6 +314,126 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                            (uint32_t)(((uint64_t)coutg + bn - 1) / bn), 1);
 }
 
+/* Fused nearest-2x upsample where the conv has stride 1, dilation 1, one group
+ * and more than 8 output channels: four phase convs on the original input with
+ * summed taps (src/conv_up2.c), run as conv_transpose2d's phases are.
+ * DIFKERN_VULKAN_UP2=0 keeps the upsample in the input indexing instead. */
+static int vkop_up2_ok(const dk_conv2d_desc *d, int64_t coutg) {
+    const char *env = getenv("DIFKERN_VULKAN_UP2");
+    return !(env && env[0] == '0') && d->upsample == 2 && d->groups == 1 && coutg > 8 && d->stride_h == 1 &&
+           d->stride_w == 1 && d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096;
+}
+
+/* The summed weights packed as vkop_packed_weight packs ([tap h][tap w][ci][co]),
+ * cached per weight and padding. */
+static dk_status vkop_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, const dk_up2_axis *ah,
+                                 const dk_up2_axis *aw, vkop_packed **out) {
+    dk_weight_key key;
+    vkop_packed *pk;
+    dk_buffer shadow;
+    const int64_t cout = w->shape[0], cin = w->shape[1], vh = 2 * ah->tmax, vw = 2 * aw->tmax;
+    const uint64_t bytes = (uint64_t)(cout * cin * vh * vw) * dk_dtype_size(w->dtype);
+    int64_t os[4];
+    void *host;
+    dk_status st;
+    dk__weight_key(&key, w, (int32_t)DK_WEIGHT_CONV2D, (int32_t)(2 | (d->pad_h << 8) | (d->pad_w << 20)));
+    *out = (vkop_packed *)dk__weight_find(ctx, &key);
+    if (*out) return DK_OK;
+    if ((uint64_t)(cout * cin * vh * vw) > 0x7fffffffu) return vkop_too_big(ctx, "dk_conv2d", "weight elements", bytes);
+    pk = (vkop_packed *)calloc(1, sizeof *pk);
+    host = malloc((size_t)bytes);
+    if (!pk || !host) {
+        free(pk);
+        free(host);
+        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
+    }
+    pk->s_co = 1;
+    pk->s_ci = (int32_t)cout;
+    pk->s_kw = (int32_t)(cin * cout);
+    pk->s_kh = (int32_t)(vw * cin * cout);
+    os[0] = pk->s_co;
+    os[1] = pk->s_ci;
+    os[2] = pk->s_kh;
+    os[3] = pk->s_kw;
+    st = dk__up2_weights(ctx, w, d->pad_h, d->pad_w, host, os);
+    if (st == DK_OK) {
+        st = dk__vk_alloc(ctx, &pk->buf, bytes);
+        if (st != DK_OK) {
+            free(pk);
+            free(host);
+            return st;
+        }
+        memset(&shadow, 0, sizeof shadow);
+        shadow.size = bytes;
+        shadow.impl = &pk->buf;
+        st = dk__vk_upload(ctx, &shadow, 0, host, bytes);
+    }
+    free(host);
+    if (st != DK_OK) {
+        if (pk->buf.size) vkop_packed_free(ctx, pk);
+        else free(pk);
+        return st;
+    }
+    st = dk__weight_insert(ctx, &key, pk, bytes, vkop_packed_free);
+    if (st != DK_OK) return st; /* the cache freed pk */
+    *out = pk;
+    return DK_OK;
+}
+
+/* Output rows of parity a read input rows t + off0[a] + j with the summed kernel
+ * rows a * tmax + j (likewise along w); every phase writes its own outputs. */
+static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                                 const dk_tensor *y, int has_residual, vkop_conv *c, int64_t cing, int64_t coutg) {
+    dk_up2_axis ah, aw;
+    vkop_packed *pk;
+    int32_t *p = c->p;
+    int tc = vkop_conv_tensor_cores(ctx, x, y, c->p, cing, coutg), a, b;
+    dk_status st;
+    dk__up2_axis(w->shape[2], d->pad_h, &ah);
+    dk__up2_axis(w->shape[3], d->pad_w, &aw);
+    st = vkop_up2_weight(ctx, w, d, &ah, &aw, &pk);
+    if (st != DK_OK) return st;
+    c->bind[1].buf = &pk->buf;
+    c->bind[1].offset = pk->buf.base;
+    c->bind[1].range = pk->buf.size;
+    c->bind[1].write = 0;
+    p[DK_VKP_CV_WGS] = 0;
+    p[DK_VKP_CV_WGS + 1] = pk->s_co;
+    p[DK_VKP_CV_WGS + 2] = pk->s_ci;
+    p[DK_VKP_CV_WGS + 3] = pk->s_kh;
+    p[DK_VKP_CV_WGS + 4] = pk->s_kw;
+    p[DK_VKP_CV_WGS + 5] = 0;
+    p[DK_VKP_CV_UPS] = 1;
+    p[DK_VKP_CV_OSTH] = 2;
+    p[DK_VKP_CV_OSTW] = 2;
+    p[DK_VKP_CV_KSTH] = 1;
+    p[DK_VKP_CV_KSTW] = 1;
+    p[DK_VKP_CV_DILH] = 1;
+    p[DK_VKP_CV_DILW] = 1;
+    for (a = 0; a < 2; a++)
+        for (b = 0; b < 2; b++) {
+            const int64_t ohs = (y->shape[2] - a + 1) / 2, ows = (y->shape[3] - b + 1) / 2;
+            const int64_t k = cing * ah.taps[a] * aw.taps[b];
+            if (ohs <= 0 || ows <= 0) continue;
+            p[DK_VKP_CV_OH0] = a;
+            p[DK_VKP_CV_OW0] = b;
+            p[DK_VKP_CV_KH0] = (int32_t)(a * ah.tmax);
+            p[DK_VKP_CV_KW0] = (int32_t)(b * aw.tmax);
+            p[DK_VKP_CV_TH] = (int32_t)ah.taps[a];
+            p[DK_VKP_CV_TW] = (int32_t)aw.taps[b];
+            p[DK_VKP_CV_OFFH] = (int32_t)ah.off0[a];
+            p[DK_VKP_CV_OFFW] = (int32_t)aw.off0[b];
+            p[DK_VKP_CV_OHS] = (int32_t)ohs;
+            p[DK_VKP_CV_OWS] = (int32_t)ows;
+            st = tc ? vkop_conv_cm_run(ctx, "dk_conv2d", c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg, k, has_residual)
+                    : vkop_conv_run(ctx, "dk_conv2d", c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
+                                    (uint64_t)k, 1);
+            if (st != DK_OK) return st;
+            c->bind[4].write = 2;
+        }
+    return DK_OK;
+}
+
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     vkop_conv c;
@@ -340,6 +460,7 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
     c.p[DK_VKP_CV_KSTW] = 1;
     c.p[DK_VKP_CV_OSTH] = 1;
     c.p[DK_VKP_CV_OSTW] = 1;
+    if (vkop_up2_ok(d, coutg)) return vkop_conv2d_up2(ctx, d, x, w, y, residual != NULL, &c, cing, coutg);
     if (d->groups == 1) {
         int tc = vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
         st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);

@@ -92,6 +92,9 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     p->weight = HO_W;
     p->weight_use = transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D;
     p->k = fan;
+    /* a fused 2x upsample lets a backend sum the taps that read one input pixel
+     * (src/conv_up2.c): one more rounding of every weight */
+    p->weight_sums = !transposed && q->upsample == 2;
 }
 
 static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {

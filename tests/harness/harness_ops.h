@@ -14,6 +14,7 @@ typedef struct ho_plan {
     dk_weight_use weight_use;
     int64_t k;               /* reduction length (tolerance grows with it) */
     int exact;               /* pure data movement: must equal the reference bit for bit */
+    int weight_sums;         /* backends may sum weights and round the sums (upsample convs) */
     double *ref;             /* expected output, logical dense, numel of the output */
 } ho_plan;
 
