@@ -109,6 +109,7 @@ typedef struct dkh_gemm_args {
     dkh_i64 ph_n[DKH_PHASES], ph_k[DKH_PHASES];
     /* fast kernel: tiles_xy 1 = grid x walks the channel tiles, y the pixel tiles */
     int nph, mode, transposed, act, has_bias, has_res, tiles_xy;
+    int tma_box; /* TMA kernels: pixels per box of x (64, 32 or 16; divides every output row) */
     float out_scale, res_scale;
 } dkh_gemm_args;
 

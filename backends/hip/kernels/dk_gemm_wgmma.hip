@@ -185,16 +185,16 @@ DKP_DEV void dkgw_tma2(unsigned dst, const void *map, int c0, int c1, unsigned b
 }
 
 /* Warp-specialized TMA variant: CWG consumer warpgroups (64 pixels x 128
- * channels each, as above) only wait and multiply; one producer thread loads
- * every slice with the Tensor Memory Accelerator: per consumer warpgroup a box
- * of 64 channels x 64 input pixels of one row (the tap's shifted row segment;
- * padding comes back as zeros from outside the tensor), and a box of 64
- * reduction elements x 128 weight rows, both 128-byte swizzled as the wgmma
- * descriptors expect.  Stage s is handed over through two mbarriers: full[s]
+ * channels each, as above) only wait and multiply; one producer warp loads
+ * every slice with the Tensor Memory Accelerator (a box per lane): boxes of 64 channels x
+ * tma_box input pixels of one row (the tap's shifted row segments; padding comes
+ * back as zeros from outside the tensor), and a box of 64 reduction elements x
+ * 128 weight rows, all 128-byte swizzled as the wgmma descriptors expect (a box
+ * of 8 rows or more starts on a 1024-byte boundary, so the swizzle phase holds).  Stage s is handed over through two mbarriers: full[s]
  * (the producer's byte count) and empty[s] (one arrival per consumer warp once
  * its MMAs on s completed), so no block-wide barrier runs in the loop.  Host
  * conditions (hip_ops.c): one group, no fused upsample, input steps of 1 along
- * w, rows of output pixels a multiple of 64 long. */
+ * w, rows of output pixels a multiple of 16 long. */
 template <int DT, int CWG, int ST, int INF>
 DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
     const int BM = 64 * CWG, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NC = 128 * CWG;
@@ -216,15 +216,14 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
         }
     dkp_sync();
 
-    if (warp == CWG * 4) { /* producer: one thread */
-        if (lane != 0) return;
-        const int oc = (int)p.w.out_count, cin = (int)p.cin_g, wtaps = (int)p.w.taps;
-        int ys[CWG], xs[CWG]; /* input row and first column of each 64-pixel segment at tap (0, 0) */
-#pragma unroll
-        for (int q = 0; q < CWG; q++) {
-            const int n = (int)n0 + 64 * q, py = n / oc, px = n - py * oc;
-            ys[q] = py * (int)p.h.in_step + (int)p.h.off0;
-            xs[q] = px + (int)p.w.off0;
+    if (warp == CWG * 4) { /* producer warp: lane j loads box j, lane 31 the weights */
+        const int oc = (int)p.w.out_count, cin = (int)p.cin_g, wtaps = (int)p.w.taps, bw = p.tma_box;
+        const bool mine = lane < BM / bw; /* a box never crosses an output row (bw divides oc) */
+        int ys = 0, xs = 0;               /* input row and first column of box lane at tap (0, 0) */
+        if (mine) {
+            const int n = (int)n0 + lane * bw, py = n / oc, px = n - py * oc;
+            ys = py * (int)p.h.in_step + (int)p.h.off0;
+            xs = px + (int)p.w.off0;
         }
         int ci0 = 0, th = 0, tw = 0, dy = 0, dx = 0, wk = 0;
         for (int sl = 0; sl < slices; sl++) {
@@ -237,10 +236,10 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
             }
             if (sl >= ST) dkgw_bar_wait(empty0 + 8 * st, ((sl / ST) - 1) & 1);
             const unsigned a = sbase + (unsigned)(st * (SA + SB) * 2), bar = full0 + 8 * st;
-            dkgw_bar_expect(bar, (unsigned)((SA + SB) * 2));
-#pragma unroll
-            for (int q = 0; q < CWG; q++) dkgw_tma4(a + q * 64 * BK * 2, t.x, ci0, xs[q] + dx, ys[q] + dy, (int)img, bar);
-            dkgw_tma2(a + SA * 2, t.w, wk + ci0, (int)m0, bar);
+            if (lane == 0) dkgw_bar_expect(bar, (unsigned)((SA + SB) * 2));
+            __syncwarp(); /* the byte count is expected before any copy lands */
+            if (mine) dkgw_tma4(a + lane * bw * BK * 2, t.x, ci0, xs + dx, ys + dy, (int)img, bar);
+            if (lane == 31) dkgw_tma2(a + SA * 2, t.w, wk + ci0, (int)m0, bar);
             ci0 += BK;
             if (ci0 == cin) {
                 ci0 = 0;
