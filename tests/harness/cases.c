@@ -95,6 +95,7 @@ static const hcb_conv hcb_conv2d[] = {
     {"tma_1x1_c128to136_5x64", 0, {.cin = 128, .h = 5, .w = 64, .cout = 136, .kh = 1, .kw = 1, .bias = 1}},
     /* boxes of 16 pixels (rows 80 and 48 long) */
     {"tma_box16_b2_c64to64_7x80_res", 0, {.n = 2, .cin = 64, .h = 7, .w = 80, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}},
+    {"tma_wide_c64to264_4x64_res", 0, {.cin = 64, .h = 4, .w = 64, .cout = 264, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}},
     {"tma_box16_c256to128_5x48", 0, {.cin = 256, .h = 5, .w = 48, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_SILU}},
     /* fused upsample as four phase convs with summed taps (HIP fast kernels):
      * phases with unequal tap counts and output extents, no padding, TMA loads */
@@ -130,6 +131,7 @@ static const hcb_conv hcb_convt[] = {
     {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     /* fast kernels: 9 stride phases in launches of 4, 4 and 1, two images */
     {"phases9_b2_c64to32_k3_s3_p1_op2_5x6", 0, {.n = 2, .cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1, .output_padding_h = 2, .output_padding_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tma_wide_c64to256_k3_s2_p1_op1_2x32", 0, {.cin = 64, .h = 2, .w = 32, .cout = 256, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_SILU}},
     {"tma_box32_c64to72_k3_s2_p1_op1_4x32", 0, {.cin = 64, .h = 4, .w = 32, .cout = 72, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"tma_b2_c64to48_k3_s2_p1_op1_res_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
