@@ -26,7 +26,7 @@ dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, in
     const int64_t cout = w->shape[0], cin = w->shape[1], kh = w->shape[2], kw = w->shape[3];
     const size_t es = dk_dtype_size(w->dtype);
     dk_up2_axis ah, aw;
-    int64_t span = 0, i, co, ci, y, x, vh, vw;
+    int64_t span = 0, i, co, ci, y, x, vh, vw, *vy[2], *vx[2];
     uint8_t *host;
     float *acc;
     dk_status st;
@@ -37,22 +37,30 @@ dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, in
     for (i = 0; i < 4; i++) span += (w->shape[i] - 1) * w->strides[i];
     host = (uint8_t *)malloc((size_t)(span + 1) * es);
     acc = (float *)calloc((size_t)(vh * vw), sizeof *acc);
-    if (!host || !acc) {
+    vy[0] = (int64_t *)malloc((size_t)(2 * (kh + kw)) * sizeof(int64_t));
+    if (!host || !acc || !vy[0]) {
         free(host);
         free(acc);
+        free(vy[0]);
         return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d: out of host memory for the upsample phase weights");
     }
     st = ctx->ops->buffer_download(ctx, w->buffer, w->offset, host, (uint64_t)(span + 1) * es);
+    vy[1] = vy[0] + kh;
+    vx[0] = vy[1] + kh;
+    vx[1] = vx[0] + kw;
+    /* virtual tap (a * tmax + t, b * tmax + u) sums the taps (y, x) with
+     * floor((a + y - pad) / 2) == off0[a] + t, likewise along x */
+    for (y = 0; y < kh; y++)
+        for (i = 0; i < 2; i++) vy[i][y] = i * ah.tmax + up2_floor_half(i + y - pad_h) - ah.off0[i];
+    for (x = 0; x < kw; x++)
+        for (i = 0; i < 2; i++) vx[i][x] = i * aw.tmax + up2_floor_half(i + x - pad_w) - aw.off0[i];
     for (co = 0; st == DK_OK && co < cout; co++)
         for (ci = 0; ci < cin; ci++) {
-            /* virtual tap (a * tmax + t, b * tmax + u) sums the taps (y, x) with
-             * floor((a + y - pad) / 2) == off0[a] + t, likewise along x */
             for (i = 0; i < vh * vw; i++) acc[i] = 0.0f;
             for (y = 0; y < kh; y++)
                 for (x = 0; x < kw; x++) {
                     const int64_t e = co * w->strides[0] + ci * w->strides[1] + y * w->strides[2] + x * w->strides[3];
                     float v;
-                    int a, b;
                     if (w->dtype == DK_F32)
                         memcpy(&v, host + e * 4, 4);
                     else {
@@ -60,12 +68,10 @@ dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, in
                         memcpy(&h, host + e * 2, 2);
                         v = w->dtype == DK_F16 ? dk__f16_to_f32(h) : dk__bf16_to_f32(h);
                     }
-                    for (a = 0; a < 2; a++)
-                        for (b = 0; b < 2; b++) {
-                            const int64_t t = up2_floor_half(a + y - pad_h) - ah.off0[a];
-                            const int64_t u = up2_floor_half(b + x - pad_w) - aw.off0[b];
-                            acc[(a * ah.tmax + t) * vw + b * aw.tmax + u] += v;
-                        }
+                    acc[vy[0][y] * vw + vx[0][x]] += v;
+                    acc[vy[0][y] * vw + vx[1][x]] += v;
+                    acc[vy[1][y] * vw + vx[0][x]] += v;
+                    acc[vy[1][y] * vw + vx[1][x]] += v;
                 }
             for (y = 0; y < vh; y++)
                 for (x = 0; x < vw; x++) {
@@ -81,5 +87,6 @@ dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, in
         }
     free(host);
     free(acc);
+    free(vy[0]);
     return st;
 }
