@@ -153,11 +153,8 @@ dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_ten
     return vkop_packed_weight(ctx, use, w, &pk);
 }
 
-/* Point the conv's weight binding and strides at the packed copy (groups == 1). */
-static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dk_vk_binding *b, int32_t *p) {
-    vkop_packed *pk;
-    dk_status st = vkop_packed_weight(ctx, use, w, &pk);
-    if (st != DK_OK) return st;
+/* Point the conv's weight binding and strides at a packed copy. */
+static void vkop_bind_packed(vkop_packed *pk, dk_vk_binding *b, int32_t *p) {
     b->buf = &pk->buf;
     b->offset = pk->buf.base;
     b->range = pk->buf.size;
@@ -168,6 +165,14 @@ static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_te
     p[DK_VKP_CV_WGS + 3] = pk->s_kh;
     p[DK_VKP_CV_WGS + 4] = pk->s_kw;
     p[DK_VKP_CV_WGS + 5] = 0;
+}
+
+/* ... at the packed copy of w (groups == 1). */
+static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dk_vk_binding *b, int32_t *p) {
+    vkop_packed *pk;
+    dk_status st = vkop_packed_weight(ctx, use, w, &pk);
+    if (st != DK_OK) return st;
+    vkop_bind_packed(pk, b, p);
     return DK_OK;
 }
 
@@ -393,16 +398,7 @@ static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const
     dk__up2_axis(w->shape[3], d->pad_w, &aw);
     st = vkop_up2_weight(ctx, w, d, &ah, &aw, &pk);
     if (st != DK_OK) return st;
-    c->bind[1].buf = &pk->buf;
-    c->bind[1].offset = pk->buf.base;
-    c->bind[1].range = pk->buf.size;
-    c->bind[1].write = 0;
-    p[DK_VKP_CV_WGS] = 0;
-    p[DK_VKP_CV_WGS + 1] = pk->s_co;
-    p[DK_VKP_CV_WGS + 2] = pk->s_ci;
-    p[DK_VKP_CV_WGS + 3] = pk->s_kh;
-    p[DK_VKP_CV_WGS + 4] = pk->s_kw;
-    p[DK_VKP_CV_WGS + 5] = 0;
+    vkop_bind_packed(pk, &c->bind[1], p);
     p[DK_VKP_CV_UPS] = 1;
     p[DK_VKP_CV_OSTH] = 2;
     p[DK_VKP_CV_OSTW] = 2;
