@@ -102,6 +102,7 @@ static const hcb_conv hcb_conv2d[] = {
     {"up2_phases_k4_p1_c32to40_res_6x7", 0, {.cin = 32, .h = 6, .w = 7, .cout = 40, .kh = 4, .kw = 4, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1}},
     {"up2_phases_1x2_p0x1_c32to16_5x5", 0, {.cin = 32, .h = 5, .w = 5, .cout = 16, .kh = 1, .kw = 2, .pad_w = 1, .upsample = 2, .bias = 1, .act = DK_ACT_GELU}},
     {"up2_phases_k3_p0_c64to32_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .upsample = 2, .bias = 1}},
+    {"up2_groups2_c64to48_res_7x6", 0, {.cin = 64, .h = 7, .w = 6, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .upsample = 2, .bias = 1, .residual = 1}},
     {"up2_tma_b2_c64to64_res_silu_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
 };
 
