@@ -30,35 +30,12 @@
 // (r, c) is r gives it (elements of equal matrix types map alike).
 // Shared memory: S (BR x BC fp32) + P (BR x BC f16) + staging; CG 8 needs
 // 48896 bytes (NVIDIA's Vulkan limit is 49152).
-//
-// Written once for both spellings of the extension: GL_NV_cooperative_matrix
-// (Debian's glslang 12; NVIDIA drivers) and, with DK_COOPMAT_KHR defined,
-// GL_KHR_cooperative_matrix.
+// Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_common.glsl"
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_KHR_memory_scope_semantics : require
+#include "dk_coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
-#ifdef DK_COOPMAT_KHR
-#extension GL_KHR_cooperative_matrix : require
-#define CM_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define CM_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
-#define CM_C coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define CM_LOAD(m, buf, off, ld) coopMatLoad(m, buf, off, ld, gl_CooperativeMatrixLayoutRowMajor)
-#define CM_LOADT(m, buf, off, ld) coopMatLoad(m, buf, off, ld, gl_CooperativeMatrixLayoutColumnMajor)
-#define CM_STORE(m, buf, off, ld) coopMatStore(m, buf, off, ld, gl_CooperativeMatrixLayoutRowMajor)
-#define CM_MAD(a, b, c) coopMatMulAdd(a, b, c)
-#else
-#extension GL_NV_cooperative_matrix : require
-#define CM_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define CM_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define CM_C fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-#define CM_LOAD(m, buf, off, ld) coopMatLoadNV(m, buf, off, ld, false)
-#define CM_LOADT(m, buf, off, ld) coopMatLoadNV(m, buf, off, ld, true)
-#define CM_STORE(m, buf, off, ld) coopMatStoreNV(m, buf, off, ld, false)
-#define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
-#endif
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
@@ -279,7 +256,7 @@ void main() {
             [[unroll]] for (int c = 0; c < 2; c++) {
                 uvec4 w;
                 [[unroll]] for (int e = 0; e < 4; e++)
-                    w[e] = packFloat2x16(f16vec2(sv[8 * c + 2 * e], sv[8 * c + 2 * e + 1]));
+                    w[e] = cm_pack2(sv[8 * c + 2 * e], sv[8 * c + 2 * e + 1]);
                 at_p[sr * LDP + 2 * sp + c] = w;
             }
             if (sp == 0) at_alpha[sr] = alpha;

@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Tensor-core implicit-GEMM convolution for the common fast case: f16 data,
-// channels-last input (ci stride 1), Cin a multiple of 32, and weights pre-packed
-// by the host to f16 [KH][KW][Cin][Cout] (co stride 1).  With k = (tap_h, tap_w,
+// Tensor-core implicit-GEMM convolution for the common fast case: f16 data
+// (or bf16 in the KHR bf16 module), channels-last input (ci stride 1), Cin a
+// multiple of 32, and weights pre-packed by the host to the data's dtype,
+// [KH][KW][Cin][Cout] (co stride 1).  With k = (tap_h, tap_w,
 // ci), ci fastest (the packed weights' order), a K slice (16 or 32 deep) lies
 // inside one tap, so each output pixel's slice is contiguous in the input and
 // each weight row contiguous in the packed weights: the loads are 16-byte
@@ -16,8 +17,8 @@
 #include "dk_common.glsl"
 #include "dk_gemm_coopmat.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // f16 input, 8 per vector
-layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed f16 weights
+layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 16-bit input, 8 per vector
+layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
 DK_IO(2, Bias, DT)
@@ -167,13 +168,13 @@ void main() {
             if (vec) {
                 if ((FLAGS & 2) != 0) {
                     [[unroll]] for (int c = 0; c < 4; c++) {
-                        vec2 h = vec2(unpackFloat2x16(rw[c]));
+                        vec2 h = cm_unpack2(rw[c]);
                         v[2 * c] += rsc * h.x;
                         v[2 * c + 1] += rsc * h.y;
                     }
                 }
                 uvec4 o;
-                [[unroll]] for (int c = 0; c < 4; c++) o[c] = packFloat2x16(f16vec2(v[2 * c], v[2 * c + 1]));
+                [[unroll]] for (int c = 0; c < 4; c++) o[c] = cm_pack2(v[2 * c], v[2 * c + 1]);
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
             } else {
                 [[unroll]] for (int c = 0; c < 8; c++) {

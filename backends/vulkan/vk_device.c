@@ -111,15 +111,59 @@ static const char *vkdev_unusable(VkPhysicalDevice pd) {
     return NULL;
 }
 
-/* The tensor-core family needs VK_NV_cooperative_matrix with a 16x16x16
- * f16 x f16 -> f32 subgroup shape, shaderFloat16 and 32-wide subgroups (the
- * shader maps subgroups to warps of 32). */
-static int vkdev_coopmat_supported(VkPhysicalDevice pd) {
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
+/* The tensor-core shaders map 8 subgroups of 32 onto a workgroup of 256: the
+ * device's subgroups are 32 wide, or (wave64 devices such as RDNA) it can be
+ * asked for 32-wide ones in compute (VK_EXT_subgroup_size_control, core in
+ * 1.3).  Returns 0 (no), 1 (native) or 2 (needs a required subgroup size).
+ * DIFKERN_VULKAN_CM_WAVE32=1 requests the size even where it is native (a
+ * test of that path on NVIDIA). */
+static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
+    VkPhysicalDeviceSubgroupProperties sg;
+    VkPhysicalDeviceSubgroupSizeControlProperties sc;
+    VkPhysicalDeviceSubgroupSizeControlFeatures scf;
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceProperties2 p2;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    memset(&sc, 0, sizeof sc);
+    sc.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
+    memset(&sg, 0, sizeof sg);
+    sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    sg.pNext = props.apiVersion >= VK_API_VERSION_1_3 ? &sc : NULL;
+    memset(&p2, 0, sizeof p2);
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &sg;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    if (sg.subgroupSize == 32 && !vkdev_env_flag("DIFKERN_VULKAN_CM_WAVE32")) return 1;
+    if (props.apiVersion < VK_API_VERSION_1_3 || sc.minSubgroupSize > 32 || sc.maxSubgroupSize < 32 ||
+        !(sc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+        return 0;
+    memset(&scf, 0, sizeof scf);
+    scf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &scf;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    return scf.subgroupSizeControl && scf.computeFullSubgroups ? 2 : 0;
+}
+
+/* shaderFloat16 and the Vulkan memory model (the coopmat modules declare it). */
+static int vkdev_f16_arithmetic(VkPhysicalDevice pd) {
     VkPhysicalDeviceVulkan12Features f12;
     VkPhysicalDeviceFeatures2 f2;
-    VkPhysicalDeviceSubgroupProperties sg;
-    VkPhysicalDeviceProperties2 p2;
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    return f12.shaderFloat16 && f12.vulkanMemoryModel;
+}
+
+/* VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 subgroup shape. */
+static int vkdev_coopmat_nv(VkPhysicalDevice pd) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
+    VkPhysicalDeviceFeatures2 f2;
     VkCooperativeMatrixPropertiesNV props[32];
     uint32_t n = 32, i;
     int shape = 0;
@@ -128,21 +172,11 @@ static int vkdev_coopmat_supported(VkPhysicalDevice pd) {
         return 0;
     memset(&cm, 0, sizeof cm);
     cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-    memset(&f12, 0, sizeof f12);
-    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-    f12.pNext = &cm;
     memset(&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &f12;
+    f2.pNext = &cm;
     vkGetPhysicalDeviceFeatures2(pd, &f2);
-    if (!cm.cooperativeMatrix || !f12.shaderFloat16) return 0;
-    memset(&sg, 0, sizeof sg);
-    sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-    memset(&p2, 0, sizeof p2);
-    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-    p2.pNext = &sg;
-    vkGetPhysicalDeviceProperties2(pd, &p2);
-    if (sg.subgroupSize != 32) return 0;
+    if (!cm.cooperativeMatrix) return 0;
     for (i = 0; i < 32; i++) {
         memset(&props[i], 0, sizeof props[i]);
         props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
@@ -154,6 +188,66 @@ static int vkdev_coopmat_supported(VkPhysicalDevice pd) {
                  props[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
                  props[i].scope == VK_SCOPE_SUBGROUP_NV;
     return shape;
+}
+
+/* VK_KHR_cooperative_matrix: bit 0 a 16x16x16 f16 x f16 -> f32 subgroup shape,
+ * bit 1 the bf16 one with VK_KHR_shader_bfloat16's cooperative-matrix feature. */
+static int vkdev_coopmat_khr(VkPhysicalDevice pd) {
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get;
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm;
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf;
+    VkPhysicalDeviceFeatures2 f2;
+    VkCooperativeMatrixPropertiesKHR props[64];
+    uint32_t n = 64, i;
+    int has_bf = vkdev_has_device_ext(pd, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME), found = 0;
+    if (!vkdev_has_device_ext(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) || !volkGetLoadedInstance()) return 0;
+    get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
+        volkGetLoadedInstance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    if (!get) return 0;
+    memset(&bf, 0, sizeof bf);
+    bf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
+    memset(&cm, 0, sizeof cm);
+    cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    cm.pNext = has_bf ? &bf : NULL;
+    memset(&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &cm;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    if (!cm.cooperativeMatrix) return 0;
+    for (i = 0; i < 64; i++) {
+        memset(&props[i], 0, sizeof props[i]);
+        props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+    }
+    if (get(pd, &n, props) < 0) return 0;
+    for (i = 0; i < n && i < 64; i++) {
+        const VkCooperativeMatrixPropertiesKHR *q = &props[i];
+        if (q->MSize != 16 || q->NSize != 16 || q->KSize != 16 || q->scope != DK_VK_SCOPE_SUBGROUP ||
+            q->CType != DK_VK_COMPONENT_FLOAT32 || q->ResultType != DK_VK_COMPONENT_FLOAT32 || q->AType != q->BType)
+            continue;
+        if (q->AType == DK_VK_COMPONENT_FLOAT16) found |= 1;
+        if (q->AType == DK_VK_COMPONENT_BFLOAT16 && bf.shaderBFloat16Type && bf.shaderBFloat16CooperativeMatrix)
+            found |= 2;
+    }
+    return found;
+}
+
+/* Which tensor-core family the device gets: s->coopmat (f16), coopmat_khr
+ * (the KHR spelling, preferred: the standard one, and 12% faster than the NV
+ * one on the H100), coopmat_bf16 and cm_wave32.  DIFKERN_VULKAN_COOPMAT=nv or
+ * =khr restricts the choice to one spelling (=nv also drops bf16, which needs
+ * KHR). */
+static void vkdev_pick_coopmat(dk_vk_state *s) {
+    const char *env = getenv("DIFKERN_VULKAN_COOPMAT");
+    int want_nv = !env || !env[0] || strcmp(env, "nv") == 0, want_khr = !env || !env[0] || strcmp(env, "khr") == 0;
+    int sub = s->force_portable ? 0 : vkdev_cm_subgroups(s->physical), khr, nv;
+    s->coopmat = s->coopmat_khr = s->coopmat_bf16 = s->cm_wave32 = 0;
+    if (!sub || !vkdev_f16_arithmetic(s->physical)) return;
+    khr = want_khr ? vkdev_coopmat_khr(s->physical) : 0;
+    nv = want_nv && !(khr & 1) ? vkdev_coopmat_nv(s->physical) : 0;
+    s->coopmat = (khr & 1) || nv;
+    s->coopmat_khr = (khr & 1) != 0;
+    s->coopmat_bf16 = (khr & 2) != 0;
+    s->cm_wave32 = (s->coopmat || s->coopmat_bf16) && sub == 2;
 }
 
 static int vkdev_type_rank(VkPhysicalDeviceType t) {
@@ -272,10 +366,15 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     VkDeviceQueueCreateInfo qi;
     VkPhysicalDeviceVulkan11Features f11;
     VkPhysicalDeviceVulkan12Features f12;
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm_nv;
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm_khr;
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf;
+    VkPhysicalDeviceSubgroupSizeControlFeatures scf;
     VkPhysicalDeviceFeatures2 f2;
     VkDeviceCreateInfo ci;
-    const char *exts[2] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME};
+    const char *exts[5];
+    uint32_t nexts = 0;
+    void **chain;
     VkResult r;
     if (!vkdev_compute_family(s->physical, &s->queue_family))
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the device has no compute queue");
@@ -284,29 +383,61 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     qi.queueFamilyIndex = s->queue_family;
     qi.queueCount = 1;
     qi.pQueuePriorities = &prio;
+    exts[nexts++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     memset(&f11, 0, sizeof f11);
     f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
     f11.storageBuffer16BitAccess = VK_TRUE;
     memset(&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &f11;
-    s->coopmat = !s->force_portable && vkdev_coopmat_supported(s->physical);
-    if (s->coopmat) {
-        memset(&cm, 0, sizeof cm);
-        cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-        cm.cooperativeMatrix = VK_TRUE;
+    chain = &f11.pNext;
+    vkdev_pick_coopmat(s);
+    if (s->coopmat || s->coopmat_bf16) {
         memset(&f12, 0, sizeof f12);
         f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
         f12.shaderFloat16 = VK_TRUE;
-        f12.pNext = &cm;
-        f11.pNext = &f12;
+        f12.vulkanMemoryModel = VK_TRUE;
+        *chain = &f12;
+        chain = &f12.pNext;
+    }
+    if (s->coopmat_khr || s->coopmat_bf16) {
+        memset(&cm_khr, 0, sizeof cm_khr);
+        cm_khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+        cm_khr.cooperativeMatrix = VK_TRUE;
+        *chain = &cm_khr;
+        chain = &cm_khr.pNext;
+        exts[nexts++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (s->coopmat && !s->coopmat_khr) {
+        memset(&cm_nv, 0, sizeof cm_nv);
+        cm_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+        cm_nv.cooperativeMatrix = VK_TRUE;
+        *chain = &cm_nv;
+        chain = &cm_nv.pNext;
+        exts[nexts++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (s->coopmat_bf16) {
+        memset(&bf, 0, sizeof bf);
+        bf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
+        bf.shaderBFloat16Type = VK_TRUE;
+        bf.shaderBFloat16CooperativeMatrix = VK_TRUE;
+        *chain = &bf;
+        chain = &bf.pNext;
+        exts[nexts++] = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
+    }
+    if (s->cm_wave32) {
+        memset(&scf, 0, sizeof scf);
+        scf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+        scf.subgroupSizeControl = VK_TRUE;
+        scf.computeFullSubgroups = VK_TRUE;
+        *chain = &scf;
     }
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     ci.pNext = &f2;
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &qi;
-    ci.enabledExtensionCount = s->coopmat ? 2 : 1;
+    ci.enabledExtensionCount = nexts;
     ci.ppEnabledExtensionNames = exts;
     r = vkCreateDevice(s->physical, &ci, NULL, &s->device);
     if (r != VK_SUCCESS)
@@ -439,7 +570,11 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
     snprintf(ctx->description, sizeof ctx->description,
              "vulkan backend: %s (Vulkan %u.%u, subgroup %u), portable fp32-accumulate kernels%s%s",
              s->props.deviceName, VK_API_VERSION_MAJOR(s->props.apiVersion), VK_API_VERSION_MINOR(s->props.apiVersion),
-             s->subgroup_size, s->coopmat ? " + NV cooperative-matrix f16 conv" : "",
+             s->subgroup_size,
+             !s->coopmat       ? ""
+             : s->coopmat_bf16 ? " + KHR cooperative-matrix f16/bf16 conv and attention"
+             : s->coopmat_khr  ? " + KHR cooperative-matrix f16 conv and attention"
+                               : " + NV cooperative-matrix f16 conv and attention",
              s->messenger ? ", validation messenger on" : "");
     return DK_OK;
 }

@@ -15,6 +15,45 @@
 #define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
 
+/* VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, for headers older than
+ * them (Debian 12's are 1.3.239). */
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR */
+    VkBool32 saturatingAccumulation;
+    int32_t scope;                           /* VkScopeKHR */
+} VkCooperativeMatrixPropertiesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t *,
+                                                                                    VkCooperativeMatrixPropertiesKHR *);
+#endif
+#ifndef VK_KHR_shader_bfloat16
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR ((VkStructureType)1000141000)
+typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 shaderBFloat16Type;
+    VkBool32 shaderBFloat16DotProduct;
+    VkBool32 shaderBFloat16CooperativeMatrix;
+} VkPhysicalDeviceShaderBfloat16FeaturesKHR;
+#endif
+#define DK_VK_COMPONENT_FLOAT16 0
+#define DK_VK_COMPONENT_FLOAT32 1
+#define DK_VK_COMPONENT_BFLOAT16 1000141000
+#define DK_VK_SCOPE_SUBGROUP 3
+
 /* Shaders (index into the embedded SPIR-V table). */
 typedef enum dk_vk_shader {
     DK_VK_SH_CONV2D = 0,
@@ -25,8 +64,13 @@ typedef enum dk_vk_shader {
     DK_VK_SH_GN_NORM,
     DK_VK_SH_LAYER_NORM,
     DK_VK_SH_ATTENTION,
-    DK_VK_SH_CONV2D_NHWC_CM,  /* tensor cores: only when s->coopmat */
-    DK_VK_SH_ATTENTION_CM,    /* tensor cores: only when s->coopmat */
+    DK_VK_SH_CONV2D_NHWC_CM,  /* tensor cores (NV spelling): only when s->coopmat; this and every
+                                 later shader is a tensor-core one (vk_pipeline.c relies on it) */
+    DK_VK_SH_ATTENTION_CM,
+    DK_VK_SH_CONV2D_NHWC_CM_KHR, /* the same as SPV_KHR_cooperative_matrix (shaders/coopmat_khr.py) */
+    DK_VK_SH_ATTENTION_CM_KHR,
+    DK_VK_SH_CONV2D_NHWC_CM_BF16, /* KHR with bf16 A and B: only when s->coopmat_bf16 */
+    DK_VK_SH_ATTENTION_CM_BF16,
     DK_VK_SH_COUNT
 } dk_vk_shader;
 
@@ -130,11 +174,28 @@ typedef struct dk_vk_state {
 
     dk_vk_buf scratch;            /* group_norm statistics */
     int force_portable;
-    int coopmat;                  /* VK_NV_cooperative_matrix 16x16x16 f16->f32 enabled */
+    int coopmat;                  /* f16 tensor cores: a 16x16x16 f16 -> f32 cooperative matrix */
+    int coopmat_khr;              /* ... through VK_KHR_cooperative_matrix (else the NV extension) */
+    int coopmat_bf16;             /* bf16 tensor cores: KHR + VK_KHR_shader_bfloat16 */
+    int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
 } dk_vk_state;
 
 static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }
 static inline dk_vk_buf *dk__vk_buf(const dk_buffer *b) { return (dk_vk_buf *)b->impl; }
+
+/* The tensor-core module for base (DK_VK_SH_CONV2D_NHWC_CM or
+ * DK_VK_SH_ATTENTION_CM) and 16-bit dtype dt: NV or KHR spelling, f16 or bf16. */
+static inline dk_vk_shader dk__vk_cm_shader(const dk_vk_state *s, dk_vk_shader base, dk_dtype dt) {
+    int conv = base == DK_VK_SH_CONV2D_NHWC_CM;
+    if (dt == DK_BF16) return conv ? DK_VK_SH_CONV2D_NHWC_CM_BF16 : DK_VK_SH_ATTENTION_CM_BF16;
+    if (s->coopmat_khr) return conv ? DK_VK_SH_CONV2D_NHWC_CM_KHR : DK_VK_SH_ATTENTION_CM_KHR;
+    return base;
+}
+
+/* Whether the tensor-core shaders take 16-bit dtype dt on this device. */
+static inline int dk__vk_cm_dtype(const dk_vk_state *s, dk_dtype dt) {
+    return (dt == DK_F16 && s->coopmat) || (dt == DK_BF16 && s->coopmat_bf16);
+}
 
 /* vk_device.c */
 extern const dk_backend_ops dk__vulkan_backend;

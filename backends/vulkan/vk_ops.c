@@ -279,7 +279,7 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
                                   int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
     int i;
-    if (!s->coopmat || x->dtype != DK_F16 || y->dtype != DK_F16 || cing % 32 != 0 || coutg % 8 != 0) return 0;
+    if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0 || coutg % 8 != 0) return 0;
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
@@ -315,8 +315,9 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
     spec[DK_VKS_MODE] = mode;
-    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D_NHWC_CM, spec, c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm,
-                           (uint32_t)(((uint64_t)coutg + bn - 1) / bn), 1);
+    return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_CONV2D_NHWC_CM, (dk_dtype)spec[DK_VKS_DT]), spec,
+                           c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm, (uint32_t)(((uint64_t)coutg + bn - 1) / bn),
+                           1);
 }
 
 /* Fused nearest-2x upsample where the conv has stride 1, dilation 1, one group
@@ -892,8 +893,8 @@ static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const 
                                 const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind) {
     static const int vkop_at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
     int i, j;
-    if (!s->coopmat || s->props.limits.maxComputeSharedMemorySize < 48896 || q->dtype != DK_F16 ||
-        k->dtype != DK_F16 || v->dtype != DK_F16 || out->dtype != DK_F16)
+    if (!dk__vk_cm_dtype(s, q->dtype) || s->props.limits.maxComputeSharedMemorySize < 48896 || k->dtype != q->dtype ||
+        v->dtype != q->dtype || out->dtype != q->dtype)
         return 0;
     if (q->shape[2] % 16 || k->shape[2] % 16 || q->shape[3] % 16 || v->shape[3] % 16) return 0;
     for (i = 0; i < 3; i++) {
@@ -944,8 +945,9 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         uint32_t cg = dm <= 64 ? 1 : 8;
         uint64_t br = 256 / cg;
         vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
-        return dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION_CM, spec, bind, p, DK_VKP_SLOT_INTS,
-                               ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
+        return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
+                               DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
+                               (uint32_t)q->shape[0]);
     }
     {
         /* Portable flash attention (shaders/attention.comp): 64 queries per

@@ -28,6 +28,10 @@ static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
     {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
     {dk__vk_spv_conv2d_nhwc_cm, sizeof dk__vk_spv_conv2d_nhwc_cm},
     {dk__vk_spv_attention_cm, sizeof dk__vk_spv_attention_cm},
+    {dk__vk_spv_conv2d_nhwc_cm_khr, sizeof dk__vk_spv_conv2d_nhwc_cm_khr},
+    {dk__vk_spv_attention_cm_khr, sizeof dk__vk_spv_attention_cm_khr},
+    {dk__vk_spv_conv2d_nhwc_cm_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm_khr_bf16},
+    {dk__vk_spv_attention_cm_khr_bf16, sizeof dk__vk_spv_attention_cm_khr_bf16},
 };
 
 /* options->pipeline_cache_path, else $XDG_CACHE_HOME/difkern or ~/.cache/difkern. */
@@ -186,6 +190,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     VkSpecializationMapEntry me[DK_VK_SPEC];
     VkSpecializationInfo si;
     VkComputePipelineCreateInfo ci;
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rs;
     dk_vk_pipeline *p;
     VkResult r;
     uint32_t i;
@@ -226,6 +231,14 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     ci.stage.module = s->modules[shader];
+    if (s->cm_wave32 && shader >= DK_VK_SH_CONV2D_NHWC_CM) {
+        /* tensor-core shaders: 8 subgroups of 32 per workgroup (vk_device.c) */
+        memset(&rs, 0, sizeof rs);
+        rs.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
+        rs.requiredSubgroupSize = 32;
+        ci.stage.pNext = &rs;
+        ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    }
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &si;
     ci.layout = s->pipeline_layout;
