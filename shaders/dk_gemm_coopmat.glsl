@@ -17,11 +17,13 @@
 //   bit 0: BM 256 (else 128)   bit 1: BN 256 (else 128)   bit 2: BK 16 (else 32)
 // Valid: 0 = 128x128x32 (subgroups 32x64), 4 = 128x128x16, 5 = 256x128x16 and
 // 6 = 128x256x16 (subgroups 64x64); shared memory stays under 48 KiB (NVIDIA's
-// Vulkan limit).  Measured on the H100 (conv 3x3 512->512 @128, f16): 0 148
-// TFLOP/s, 4 114, 5 and 6 ~30 (with 16 accumulator fragments per subgroup the
-// driver's code runs 5x slower, as it does when these loops are not unrolled),
-// so the host uses 0.  Every loop over fragments is [[unroll]]: the NVIDIA
-// compiler otherwise keeps the fragment arrays in local memory (5x slower).
+// Vulkan limit).  Measured on the H100 (conv 3x3 512->512 @128, f16): NV
+// module 0 148 TFLOP/s, 4 114; KHR module 0 174, 4 195; 5 and 6 ~30 in both
+// (with 16 accumulator fragments per subgroup the driver's code runs 5x
+// slower, as it does when these loops are not unrolled).  So the host uses 4
+// with the KHR modules, 0 with the NV one.  Every loop over fragments is
+// [[unroll]]: the NVIDIA compiler otherwise keeps the fragment arrays in local
+// memory (5x slower).
 //
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_coopmat.glsl"

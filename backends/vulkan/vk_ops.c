@@ -297,13 +297,18 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
 }
 
 /* One tensor-core GEMM (conv2d, or one stride phase of conv_transpose2d):
- * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape: MODE 0 of
- * shaders/dk_gemm_coopmat.glsl (128x128x32) for every shape; the other shapes
- * measured slower on the H100 (see that file). */
+ * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape (MODE of
+ * shaders/dk_gemm_coopmat.glsl): 128x128 with 16-deep K slices (MODE 4) for
+ * the KHR modules, 32-deep (MODE 0) for the NV one, the faster of each on the
+ * H100 (conv 3x3 f16, KHR: MODE 4 +12-27% over 0; NV: MODE 0 +30% over 4;
+ * 64x64 subgroup tiles, MODE 5 and 6, run 5x slower in both). */
 static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
                                   int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];
-    const uint32_t mode = 0, bm = 128, bn = 128;
+    const char *env = getenv("DIFKERN_VULKAN_CM_TILE"); /* benchmarks: another valid MODE (0, 4, 5 or 6) */
+    const int khr = dk__vk(ctx)->coopmat_khr || c->spec[DK_VKS_DT] == DK_BF16;
+    const uint32_t mode = env && strlen(env) == 1 && strchr("0456", env[0]) ? (uint32_t)(env[0] - '0') : khr ? 4u : 0u;
+    const uint32_t bm = 128u << (mode & 1), bn = 128u << ((mode >> 1) & 1);
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     p[DK_VKP_CV_M] = (int32_t)m;
