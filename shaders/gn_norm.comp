@@ -17,11 +17,17 @@ layout(std430, set = 0, binding = 5) readonly buffer GnCoef { vec4 v[]; } coef;
 
 float gn_apply(float x, vec4 k) { return dk_act((x - k.x) * k.y + k.z); }
 
-// f16: a pair of elements through the hardware conversions (unpack/packHalf2x16);
-// dk_v16_set's exact software rounding made this pass ALU-bound (H100: 25-28%
-// slower).  The result may differ from round-to-nearest-even by one f16 ulp on
-// drivers that pack with round-toward-zero; normalized outputs never overflow.
+// 16-bit dtypes a pair of elements (one word) at a time: dk_v16_get/set's
+// per-element read-modify-write made this pass ALU-bound (H100: f16 25-28%,
+// bf16 ~30% slower).  f16 goes through the hardware conversions
+// (unpack/packHalf2x16): the result may differ from round-to-nearest-even by
+// one f16 ulp on drivers that pack with round-toward-zero; normalized outputs
+// never overflow.  bf16 unpacks by shifts and rounds exactly (dk_f2h).
 uint gn_pair(uint w, vec4 ka, vec4 kb) {
+    if (DT == 3) {
+        float a = gn_apply(uintBitsToFloat(w << 16), ka), b = gn_apply(uintBitsToFloat(w & 0xffff0000u), kb);
+        return dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
+    }
     vec2 h = unpackHalf2x16(w);
     return packHalf2x16(vec2(gn_apply(h.x, ka), gn_apply(h.y, kb)));
 }
@@ -36,7 +42,7 @@ void main() {
         for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {
             uvec4 u = xv.v[xb + i];
             vec4 k = coef.v[cbase + i / hwv];
-            if (DT == 2)
+            if (DT != 1)
                 for (int j = 0; j < 4; j++) u[j] = gn_pair(u[j], k, k);
             else
                 for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k));
@@ -55,7 +61,7 @@ void main() {
         uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col;
         for (uint q = p0 + row; q < p1; q += rows) {
             uvec4 u = xv.v[xo + q * cv];
-            if (DT == 2)
+            if (DT != 1)
                 for (int j = 0; j < 4; j++) u[j] = gn_pair(u[j], k[2 * j], k[2 * j + 1]);
             else
                 for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k[j]));

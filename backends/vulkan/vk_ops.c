@@ -945,9 +945,14 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
          * K and Q staged) even where D < 512 leaves column groups idle in P V:
          * measured on the H100 (f16, b 2, h 10, n 4096), D 128: cg 2 / 4 / 8
          * 6.39 / 5.32 / 3.89 ms; D 256: cg 4 / 8 9.07 / 5.06 ms; D 64: cg 1 / 2 /
-         * 4 / 8 3.02 / 4.09 / 3.40 / 3.31 ms. */
+         * 4 / 8 3.02 / 4.09 / 3.40 / 3.31 ms.  Again with the KHR module (session
+         * 12): D 64 cg 1 / 2 / 4 / 8 1.26 / 3.96 / 2.95 / 2.64 ms; D 128 cg 2 / 4 / 8
+         * 6.60 / 4.57 / 3.16 ms. */
         int64_t dm = dd > v->shape[3] ? dd : v->shape[3];
+        const char *env = getenv("DIFKERN_VULKAN_ATTN_CG"); /* benchmarks: 1, 2, 4 or 8 */
         uint32_t cg = dm <= 64 ? 1 : 8;
+        if (env && strlen(env) == 1 && strchr("1248", env[0]) && (uint32_t)(env[0] - '0') * 64 >= (uint32_t)dm)
+            cg = (uint32_t)(env[0] - '0');
         uint64_t br = 256 / cg;
         vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
         return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
