@@ -370,9 +370,10 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm_khr;
     VkPhysicalDeviceShaderBfloat16FeaturesKHR bf;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
     VkPhysicalDeviceFeatures2 f2;
     VkDeviceCreateInfo ci;
-    const char *exts[5];
+    const char *exts[6];
     uint32_t nexts = 0;
     void **chain;
     VkResult r;
@@ -431,6 +432,16 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         scf.subgroupSizeControl = VK_TRUE;
         scf.computeFullSubgroups = VK_TRUE;
         *chain = &scf;
+        chain = &scf.pNext;
+    }
+    s->pipeline_stats = vkdev_env_flag("DIFKERN_VULKAN_PIPELINE_STATS") &&
+                        vkdev_has_device_ext(s->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    if (s->pipeline_stats) {
+        memset(&pe, 0, sizeof pe);
+        pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+        pe.pipelineExecutableInfo = VK_TRUE;
+        *chain = &pe;
+        exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     }
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;

@@ -178,6 +178,7 @@ typedef struct dk_vk_state {
     int coopmat_khr;              /* ... through VK_KHR_cooperative_matrix (else the NV extension) */
     int coopmat_bf16;             /* bf16 tensor cores: KHR + VK_KHR_shader_bfloat16 */
     int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
+    int pipeline_stats;           /* DIFKERN_VULKAN_PIPELINE_STATS: print each pipeline's statistics */
 } dk_vk_state;
 
 static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }

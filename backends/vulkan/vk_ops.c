@@ -301,7 +301,10 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
  * shaders/dk_gemm_coopmat.glsl): 128x128 with 16-deep K slices (MODE 4) for
  * the KHR modules, 32-deep (MODE 0) for the NV one, the faster of each on the
  * H100 (conv 3x3 f16, KHR: MODE 4 +12-27% over 0; NV: MODE 0 +30% over 4;
- * 64x64 subgroup tiles, MODE 5 and 6, run 5x slower in both). */
+ * 64x64 subgroup tiles, MODE 5 and 6, run 5x slower in both).  What decides
+ * it is the driver's register count (DIFKERN_VULKAN_PIPELINE_STATS=1): KHR
+ * MODE 4 compiles to 128 registers, two workgroups per SM; KHR MODE 0 to 174,
+ * NV MODE 0 to 180 and NV MODE 4 to 146, one workgroup per SM. */
 static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
                                   int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];

@@ -185,6 +185,45 @@ void dk__vk_pipelines_destroy(dk_vk_state *s) {
     if (s->set_layout) s->vk.vkDestroyDescriptorSetLayout(s->device, s->set_layout, NULL);
 }
 
+/* DIFKERN_VULKAN_PIPELINE_STATS=1 (vk_device.c): the driver's statistics of
+ * each new pipeline (registers, shared memory, spills: whatever it reports),
+ * one line on stderr. */
+static void vkpipe_print_stats(dk_vk_state *s, uint32_t shader, const uint32_t *spec, VkPipeline pipeline) {
+    VkPipelineExecutableInfoKHR ei;
+    VkPipelineExecutableStatisticKHR st[32];
+    VkPipelineInfoKHR pi;
+    VkPipelineExecutablePropertiesKHR ep;
+    uint32_t n = 1, i;
+    if (!s->vk.vkGetPipelineExecutablePropertiesKHR || !s->vk.vkGetPipelineExecutableStatisticsKHR) return;
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR;
+    pi.pipeline = pipeline;
+    memset(&ep, 0, sizeof ep);
+    ep.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
+    if (s->vk.vkGetPipelineExecutablePropertiesKHR(s->device, &pi, &n, &ep) < 0 || n == 0) return;
+    memset(&ei, 0, sizeof ei);
+    ei.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR;
+    ei.pipeline = pipeline;
+    ei.executableIndex = 0;
+    memset(st, 0, sizeof st);
+    for (i = 0; i < 32; i++) st[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+    n = 32;
+    if (s->vk.vkGetPipelineExecutableStatisticsKHR(s->device, &ei, &n, st) < 0) return;
+    fprintf(stderr, "difkern vulkan pipeline: shader %u spec (%u, %u, %u):", shader, spec[0], spec[1], spec[2]);
+    for (i = 0; i < n && i < 32; i++) {
+        fprintf(stderr, " %s=", st[i].name);
+        switch (st[i].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, "%u", st[i].value.b32); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, "%lld", (long long)st[i].value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+            fprintf(stderr, "%llu", (unsigned long long)st[i].value.u64);
+            break;
+        default: fprintf(stderr, "%g", st[i].value.f64); break;
+        }
+    }
+    fprintf(stderr, "\n");
+}
+
 dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out) {
     dk_vk_state *s = dk__vk(ctx);
     VkSpecializationMapEntry me[DK_VK_SPEC];
@@ -243,8 +282,10 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     ci.stage.pSpecializationInfo = &si;
     ci.layout = s->pipeline_layout;
     p = &s->pipelines[s->npipelines];
+    if (s->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
     if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateComputePipelines");
+    if (s->pipeline_stats) vkpipe_print_stats(s, shader, spec, p->pipeline);
     p->shader = shader;
     memcpy(p->spec, spec, sizeof p->spec);
     s->npipelines++;
