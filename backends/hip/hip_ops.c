@@ -640,9 +640,12 @@ unsigned dk__hip_attnf_smem(int64_t d) {
 /* Key splits for the fast kernel where its grid fills the multiprocessors
  * badly: the count s <= 8 (at least 128 keys each) that minimizes the time in
  * whole waves, ceil(blocks * s / SMs) / s (one block per SM assumed; ties go
- * to fewer splits).  Measured on the H100 (f16, 1 head, d 512): n 4096 (64
- * blocks) 0.500 -> 0.289 ms with 2 splits (5 splits, 3 waves: 0.375 ms), n 1024
- * 0.135 -> 0.056 ms.  DIFKERN_HIP_ATTN_SPLIT=0 turns it off. */
+ * to fewer splits), if that saves at least 10% over no split: the partials
+ * cost scratch (s x Nq x Dv floats: at n 65536, d 512, five splits for a 2.5%
+ * better wave count took 640 MB, the 2048x2048 VAE decode's largest buffer).
+ * Measured on the H100 (f16, 1 head, d 512): n 4096 (64 blocks) 0.500 ->
+ * 0.289 ms with 2 splits (5 splits, 3 waves: 0.375 ms), n 1024 0.135 ->
+ * 0.056 ms.  DIFKERN_HIP_ATTN_SPLIT=0 turns it off. */
 static int hipops_attn_splits(const dk_hip_state *st, uint64_t blocks, int64_t nkv) {
     const char *env = getenv("DIFKERN_HIP_ATTN_SPLIT");
     const uint64_t sm = (uint64_t)st->sm_count;
@@ -652,7 +655,7 @@ static int hipops_attn_splits(const dk_hip_state *st, uint64_t blocks, int64_t n
     best_cost = (double)((blocks + sm - 1) / sm);
     for (s = 2; s <= 8 && s <= nkv / 128; s++) {
         double cost = (double)((blocks * (uint64_t)s + sm - 1) / sm) / s;
-        if (cost < best_cost - 1e-9) {
+        if (cost < best_cost - 1e-9 && cost <= 0.9 * (double)((blocks + sm - 1) / sm)) {
             best_cost = cost;
             best = s;
         }
