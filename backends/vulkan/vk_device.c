@@ -111,6 +111,20 @@ static const char *vkdev_unusable(VkPhysicalDevice pd) {
     return NULL;
 }
 
+/* Zeroes Vulkan structure f (size bytes) and sets its type. */
+static void vkdev_struct(void *f, size_t size, VkStructureType type) {
+    memset(f, 0, size);
+    ((VkBaseOutStructure *)f)->sType = type;
+}
+
+/* Fills the feature structures chained from first. */
+static void vkdev_features(VkPhysicalDevice pd, void *first) {
+    VkPhysicalDeviceFeatures2 f2;
+    vkdev_struct(&f2, sizeof f2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+    f2.pNext = first;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+}
+
 /* The tensor-core shaders map 8 subgroups of 32 onto a workgroup of 256: the
  * device's subgroups are 32 wide, or (wave64 devices such as RDNA) it can be
  * asked for 32-wide ones in compute (VK_EXT_subgroup_size_control, core in
@@ -121,7 +135,6 @@ static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
     VkPhysicalDeviceSubgroupProperties sg;
     VkPhysicalDeviceSubgroupSizeControlProperties sc;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf;
-    VkPhysicalDeviceFeatures2 f2;
     VkPhysicalDeviceProperties2 p2;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(pd, &props);
@@ -138,49 +151,32 @@ static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
     if (props.apiVersion < VK_API_VERSION_1_3 || sc.minSubgroupSize > 32 || sc.maxSubgroupSize < 32 ||
         !(sc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
         return 0;
-    memset(&scf, 0, sizeof scf);
-    scf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
-    memset(&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &scf;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    vkdev_struct(&scf, sizeof scf, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
+    vkdev_features(pd, &scf);
     return scf.subgroupSizeControl && scf.computeFullSubgroups ? 2 : 0;
 }
 
 /* shaderFloat16 and the Vulkan memory model (the coopmat modules declare it). */
 static int vkdev_f16_arithmetic(VkPhysicalDevice pd) {
     VkPhysicalDeviceVulkan12Features f12;
-    VkPhysicalDeviceFeatures2 f2;
-    memset(&f12, 0, sizeof f12);
-    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-    memset(&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &f12;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    vkdev_struct(&f12, sizeof f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+    vkdev_features(pd, &f12);
     return f12.shaderFloat16 && f12.vulkanMemoryModel;
 }
 
 /* VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 subgroup shape. */
 static int vkdev_coopmat_nv(VkPhysicalDevice pd) {
     VkPhysicalDeviceCooperativeMatrixFeaturesNV cm;
-    VkPhysicalDeviceFeatures2 f2;
     VkCooperativeMatrixPropertiesNV props[32];
     uint32_t n = 32, i;
     int shape = 0;
     if (!vkdev_has_device_ext(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
         !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
         return 0;
-    memset(&cm, 0, sizeof cm);
-    cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-    memset(&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &cm;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    vkdev_struct(&cm, sizeof cm, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+    vkdev_features(pd, &cm);
     if (!cm.cooperativeMatrix) return 0;
-    for (i = 0; i < 32; i++) {
-        memset(&props[i], 0, sizeof props[i]);
-        props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-    }
+    for (i = 0; i < 32; i++) vkdev_struct(&props[i], sizeof props[i], VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV);
     if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) < 0) return 0;
     for (i = 0; i < n && i < 32; i++)
         shape |= props[i].MSize == 16 && props[i].NSize == 16 && props[i].KSize == 16 &&
@@ -196,7 +192,6 @@ static int vkdev_coopmat_khr(VkPhysicalDevice pd) {
     PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get;
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm;
     VkPhysicalDeviceShaderBfloat16FeaturesKHR bf;
-    VkPhysicalDeviceFeatures2 f2;
     VkCooperativeMatrixPropertiesKHR props[64];
     uint32_t n = 64, i;
     int has_bf = vkdev_has_device_ext(pd, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME), found = 0;
@@ -204,20 +199,12 @@ static int vkdev_coopmat_khr(VkPhysicalDevice pd) {
     get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
         volkGetLoadedInstance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
     if (!get) return 0;
-    memset(&bf, 0, sizeof bf);
-    bf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
-    memset(&cm, 0, sizeof cm);
-    cm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    vkdev_struct(&bf, sizeof bf, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR);
+    vkdev_struct(&cm, sizeof cm, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
     cm.pNext = has_bf ? &bf : NULL;
-    memset(&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &cm;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    vkdev_features(pd, &cm);
     if (!cm.cooperativeMatrix) return 0;
-    for (i = 0; i < 64; i++) {
-        memset(&props[i], 0, sizeof props[i]);
-        props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-    }
+    for (i = 0; i < 64; i++) vkdev_struct(&props[i], sizeof props[i], VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
     if (get(pd, &n, props) < 0) return 0;
     for (i = 0; i < n && i < 64; i++) {
         const VkCooperativeMatrixPropertiesKHR *q = &props[i];
@@ -361,6 +348,15 @@ static dk_status vkdev_create_instance(dk_context *ctx, dk_vk_state *s) {
     return DK_OK;
 }
 
+/* Zeroes feature structure f (size bytes), sets its type and appends it to
+ * the pNext chain whose last link is **tail; the caller sets the features. */
+static void vkdev_append(VkBaseOutStructure ***tail, void *f, size_t size, VkStructureType type) {
+    VkBaseOutStructure *b = (VkBaseOutStructure *)f;
+    vkdev_struct(f, size, type);
+    **tail = b;
+    *tail = &b->pNext;
+}
+
 static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qi;
@@ -375,7 +371,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     VkDeviceCreateInfo ci;
     const char *exts[6];
     uint32_t nexts = 0;
-    void **chain;
+    VkBaseOutStructure **chain;
     VkResult r;
     if (!vkdev_compute_family(s->physical, &s->queue_family))
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the device has no compute queue");
@@ -391,56 +387,39 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     memset(&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &f11;
-    chain = &f11.pNext;
+    chain = (VkBaseOutStructure **)&f11.pNext;
     vkdev_pick_coopmat(s);
     if (s->coopmat || s->coopmat_bf16) {
-        memset(&f12, 0, sizeof f12);
-        f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+        vkdev_append(&chain, &f12, sizeof f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
         f12.shaderFloat16 = VK_TRUE;
         f12.vulkanMemoryModel = VK_TRUE;
-        *chain = &f12;
-        chain = &f12.pNext;
     }
     if (s->coopmat_khr || s->coopmat_bf16) {
-        memset(&cm_khr, 0, sizeof cm_khr);
-        cm_khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+        vkdev_append(&chain, &cm_khr, sizeof cm_khr, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
         cm_khr.cooperativeMatrix = VK_TRUE;
-        *chain = &cm_khr;
-        chain = &cm_khr.pNext;
         exts[nexts++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
     if (s->coopmat && !s->coopmat_khr) {
-        memset(&cm_nv, 0, sizeof cm_nv);
-        cm_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+        vkdev_append(&chain, &cm_nv, sizeof cm_nv, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
         cm_nv.cooperativeMatrix = VK_TRUE;
-        *chain = &cm_nv;
-        chain = &cm_nv.pNext;
         exts[nexts++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
     if (s->coopmat_bf16) {
-        memset(&bf, 0, sizeof bf);
-        bf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
+        vkdev_append(&chain, &bf, sizeof bf, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR);
         bf.shaderBFloat16Type = VK_TRUE;
         bf.shaderBFloat16CooperativeMatrix = VK_TRUE;
-        *chain = &bf;
-        chain = &bf.pNext;
         exts[nexts++] = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
     }
     if (s->cm_wave32) {
-        memset(&scf, 0, sizeof scf);
-        scf.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+        vkdev_append(&chain, &scf, sizeof scf, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
         scf.subgroupSizeControl = VK_TRUE;
         scf.computeFullSubgroups = VK_TRUE;
-        *chain = &scf;
-        chain = &scf.pNext;
     }
     s->pipeline_stats = vkdev_env_flag("DIFKERN_VULKAN_PIPELINE_STATS") &&
                         vkdev_has_device_ext(s->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (s->pipeline_stats) {
-        memset(&pe, 0, sizeof pe);
-        pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+        vkdev_append(&chain, &pe, sizeof pe, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
         pe.pipelineExecutableInfo = VK_TRUE;
-        *chain = &pe;
         exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     }
     memset(&ci, 0, sizeof ci);
