@@ -48,8 +48,12 @@ typedef struct dk_backend_ops {
     dk_status (*matmul)(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
                         const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
                         const dk_tensor *y);
-    dk_status (*group_norm)(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
-                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+    /* mode DK__GN_FULL: y = GroupNorm(x) (stats NULL); DK__GN_STATS: stats =
+     * (mean, variance) of x per (image, group) (gamma, beta, y NULL); DK__GN_APPLY:
+     * y from x and the given stats.  stats: f32 [N, groups, 2], dense. */
+    dk_status (*group_norm)(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
+                            const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                            const dk_tensor *y);
     dk_status (*layer_norm)(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
     dk_status (*attention)(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,

@@ -326,6 +326,31 @@ DK_API dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc,
                                const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
                                const dk_tensor *y);
 
+/* Split GroupNorm, for a tensor handled in pieces (bands of rows of an image
+ * too large for the device, tiles): the statistics of each piece, merged on the
+ * host, then each piece normalized with the statistics of the whole.  The
+ * result equals dk_group_norm of the whole tensor (up to fp32 rounding).
+ *
+ * dk_group_norm_stats: stats is an f32 tensor [N, groups, 2], dense row-major,
+ * that receives per image and group the mean and the population (biased)
+ * variance of x's values.  Uses desc->groups; eps and activation are ignored.
+ * stats may not overlap x. */
+DK_API dk_status dk_group_norm_stats(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                                     const dk_tensor *stats);
+
+/* Host helper: a (the statistics of count_a values per group) becomes the
+ * statistics of the union with b (count_b values per group), for ng = N * groups
+ * (mean, variance) pairs each (Chan's formula in double).  count_a may be 0
+ * (a is then overwritten by b). */
+DK_API void dk_group_norm_stats_merge(float *a, double count_a, const float *b, double count_b, int64_t ng);
+
+/* y = act(gamma * (x - mean) / sqrt(var + eps) + beta) with (mean, var) per
+ * image and group read from stats (f32 [N, groups, 2], dense row-major, as
+ * dk_group_norm_stats writes it).  x, y, gamma, beta as in dk_group_norm. */
+DK_API dk_status dk_group_norm_apply(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                                     const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                                     const dk_tensor *y);
+
 /* -------------------------------------------------------------- layer_norm */
 
 typedef struct dk_layer_norm_desc {

@@ -96,6 +96,8 @@
 #define DK_VKP_GN_SCR 23    /* element offset of the partials in the scratch binding */
 #define DK_VKP_GN_COEF 24   /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
 #define DK_VKP_GN_TOTAL 25  /* elements (MODE 0) or 16-byte vectors (MODE 1, 2) to normalize */
+#define DK_VKP_GN_STATS 26  /* split GroupNorm: element offset of (mean, variance) pairs in binding 3;
+                             * FLAGS 4: the finalize pass writes them (no coefficients), 8: reads them */
 /* GroupNorm MODE (specialization constant): 0 any strides; 1 dense NCHW with H*W
  * a multiple of the vector width; 2 dense NHWC with C a multiple of it.  Modes 1
  * and 2 move 16-byte vectors (8 f16/bf16 or 4 f32 elements) of one image. */

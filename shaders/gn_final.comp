@@ -11,6 +11,7 @@ layout(local_size_x = 64) in;
 DK_IO(1, Gamma, DT)
 DK_IO(2, Beta, DT)
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
+layout(std430, set = 0, binding = 3) buffer GnStats { float v[]; } stats; // split GroupNorm (FLAGS 4 / 8)
 
 shared float sh_n[64], sh_mean[64], sh_m2[64];
 
@@ -25,6 +26,12 @@ void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb
 void main() {
     uint t = gl_LocalInvocationID.x, ng = group_x(), chunks = PU(DK_VKP_GN_CHUNKS);
     float cnt = 0.0, mean = 0.0, m2 = 0.0;
+    if ((FLAGS & 8) != 0 && t == 0u) { // statistics given: (mean, variance)
+        cnt = 1.0;
+        mean = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u];
+        m2 = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u];
+    }
+    if ((FLAGS & 8) != 0) chunks = 0u;
     for (uint i = t; i < chunks; i += 64u) {
         uint o = PU(DK_VKP_GN_SCR) + (ng * chunks + i) * 3u;
         gn_merge(cnt, mean, m2, scr.v[o], scr.v[o + 1u], scr.v[o + 2u]);
@@ -38,6 +45,13 @@ void main() {
             sh_n[t] = na; sh_mean[t] = ma; sh_m2[t] = qa;
         }
         barrier();
+    }
+    if ((FLAGS & 4) != 0) {
+        if (t == 0u) {
+            stats.v[PU(DK_VKP_GN_STATS) + ng * 2u] = sh_mean[0];
+            stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u] = sh_m2[0] / sh_n[0];
+        }
+        return;
     }
     uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), cg = C / G, n = ng / G, g = ng % G;
     float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + PF(DK_VKP_GN_EPS));

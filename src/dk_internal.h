@@ -17,6 +17,9 @@
 struct dk_backend_ops;
 struct dk_weight_entry;
 
+/* The three modes of the group_norm backend entry (backends/backend.h). */
+enum { DK__GN_FULL = 0, DK__GN_STATS = 1, DK__GN_APPLY = 2 };
+
 struct dk_buffer {
     uint64_t size;        /* bytes */
     uint64_t id;          /* unique within the context, never reused (cache keys) */

@@ -112,8 +112,39 @@ dk_status dk_linear(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor
 dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
                         const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
     OPS_BEGIN("dk_group_norm");
-    OPS_CALL(dk__validate_group_norm(ctx, desc, x, gamma, beta, y), y,
-             ctx->ops->group_norm(ctx, desc, x, gamma, beta, y));
+    OPS_CALL(dk__validate_group_norm(ctx, "dk_group_norm", DK__GN_FULL, desc, x, NULL, gamma, beta, y), y,
+             ctx->ops->group_norm(ctx, desc, DK__GN_FULL, x, NULL, gamma, beta, y));
+}
+
+dk_status dk_group_norm_stats(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                              const dk_tensor *stats) {
+    OPS_BEGIN("dk_group_norm_stats");
+    OPS_CALL(dk__validate_group_norm(ctx, "dk_group_norm_stats", DK__GN_STATS, desc, x, stats, NULL, NULL, NULL),
+             stats, ctx->ops->group_norm(ctx, desc, DK__GN_STATS, x, stats, NULL, NULL, NULL));
+}
+
+dk_status dk_group_norm_apply(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
+                              const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                              const dk_tensor *y) {
+    OPS_BEGIN("dk_group_norm_apply");
+    OPS_CALL(dk__validate_group_norm(ctx, "dk_group_norm_apply", DK__GN_APPLY, desc, x, stats, gamma, beta, y), y,
+             ctx->ops->group_norm(ctx, desc, DK__GN_APPLY, x, stats, gamma, beta, y));
+}
+
+void dk_group_norm_stats_merge(float *a, double count_a, const float *b, double count_b, int64_t ng) {
+    int64_t i;
+    double tot = count_a + count_b;
+    if (!a || !b || ng <= 0 || count_b <= 0.0) return;
+    if (count_a <= 0.0) {
+        memcpy(a, b, (size_t)ng * 2 * sizeof *a);
+        return;
+    }
+    for (i = 0; i < ng; i++) {
+        double ma = a[2 * i], mb = b[2 * i], d = mb - ma;
+        double m2 = (double)a[2 * i + 1] * count_a + (double)b[2 * i + 1] * count_b + d * d * count_a * count_b / tot;
+        a[2 * i] = (float)(ma + d * count_b / tot);
+        a[2 * i + 1] = (float)(m2 / tot);
+    }
 }
 
 dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,

@@ -504,34 +504,61 @@ static dk_status val_affine(dk_context *ctx, const char *op, const char *name, c
     return val_dim(ctx, op, name, p, 0, what, len);
 }
 
-dk_status dk__validate_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x,
-                                  const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
-    static const char op[] = "dk_group_norm";
+/* stats of the split GroupNorm: f32 [N, groups, 2], dense row-major. */
+static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
+                              int32_t groups) {
+    VAL_TRY(dk__validate_tensor(ctx, op, "stats", stats));
+    if (stats->dtype != DK_F32)
+        return dk__fail(ctx, VAL_BAD, "%s: stats.dtype (=%s) must be f32", op, dk_dtype_name(stats->dtype));
+    VAL_TRY(val_ndim(ctx, op, "stats", stats, 3, "[N, groups, 2]"));
+    VAL_TRY(val_dim(ctx, op, "stats", stats, 0, "N = x.shape[0]", x->shape[0]));
+    VAL_TRY(val_dim(ctx, op, "stats", stats, 1, "desc->groups", groups));
+    VAL_TRY(val_dim(ctx, op, "stats", stats, 2, "2 (mean, variance)", 2));
+    if (stats->strides[2] != 1 || stats->strides[1] != 2 || (stats->shape[0] > 1 && stats->strides[0] != 2 * groups))
+        return dk__fail(ctx, VAL_BAD,
+                        "%s: stats must be dense row-major (strides %lld, 2, 1); got strides (%lld, %lld, %lld)", op,
+                        (long long)(2 * groups), (long long)stats->strides[0], (long long)stats->strides[1],
+                        (long long)stats->strides[2]);
+    return DK_OK;
+}
+
+dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, const dk_group_norm_desc *d,
+                                  const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma,
+                                  const dk_tensor *beta, const dk_tensor *y) {
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
-    VAL_TRY(val_need(ctx, op, "y", y));
+    if (mode != DK__GN_FULL) VAL_TRY(val_need(ctx, op, "stats", stats));
+    if (mode != DK__GN_STATS) VAL_TRY(val_need(ctx, op, "y", y));
     if (!gamma != !beta)
         return dk__fail(ctx, VAL_BAD, "%s: gamma and beta must both be given or both be NULL (gamma %s, beta %s)",
                         op, gamma ? "given" : "NULL", beta ? "given" : "NULL");
     VAL_TRY(val_min(ctx, op, "desc->groups", d->groups, 1));
-    VAL_TRY(val_eps(ctx, op, d->eps));
-    VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    if (mode != DK__GN_STATS) {
+        VAL_TRY(val_eps(ctx, op, d->eps));
+        VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    }
 
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
-    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
     VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, C, H, W]"));
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
     if (x->shape[1] % d->groups)
         return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by desc->groups (=%d)", op,
                         (long long)x->shape[1], (int)d->groups);
+    if (mode != DK__GN_FULL) VAL_TRY(val_gn_stats(ctx, op, stats, x, d->groups));
+    if (mode == DK__GN_STATS) {
+        VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
+        return val_no_alias(ctx, op, "stats", stats, "x", x, 0);
+    }
+    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
+    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
+    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
+    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
     VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x));
     VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "stats", stats, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
     return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
 }

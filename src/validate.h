@@ -28,8 +28,9 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
 dk_status dk__validate_matmul(dk_context *ctx, const char *op, const dk_matmul_desc *desc,
                               const dk_tensor *a, const dk_tensor *b, const dk_tensor *bias,
                               const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__validate_group_norm(dk_context *ctx, const dk_group_norm_desc *desc,
-                                  const dk_tensor *x, const dk_tensor *gamma,
+/* mode: DK__GN_FULL / _STATS / _APPLY (backends/backend.h); op: the public name. */
+dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, const dk_group_norm_desc *desc,
+                                  const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma,
                                   const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc,
                                   const dk_tensor *x, const dk_tensor *gamma,

@@ -144,8 +144,9 @@ dk_status dk__cpu_attention(dk_context *ctx, const dk_attention_desc *desc, cons
 dk_status dk__cpu_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 dk_status dk__cpu_matmul_prepare(dk_context *ctx, const dk_tensor *b);
 /* cpu_norm.c */
-dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
+                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                             const dk_tensor *y);
 dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 /* cpu_elementwise.c */

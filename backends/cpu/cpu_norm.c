@@ -10,7 +10,9 @@
 typedef struct cpunorm_gn_job {
     const dk_tensor *x, *gamma, *beta, *y;
     const dk_group_norm_desc *desc;
-    int64_t cpg; /* channels per group */
+    int64_t cpg;  /* channels per group */
+    int mode;     /* DK__GN_FULL / _STATS / _APPLY */
+    float *stats; /* [N][groups][2] (mean, variance): written (STATS) or read (APPLY) */
 } cpunorm_gn_job;
 
 /* Values are moved through a float buffer of at most CHUNK elements so that
@@ -226,13 +228,14 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
     /* along C: channels per block (nch) and pixels per block (ppc) */
     int64_t nchmax = cpg < CPUNORM_CHUNK ? cpg : CPUNORM_CHUNK, ppc = CPUNORM_CHUNK / nchmax;
     const void *xb = dk__cpu_base(x);
-    void *yb = dk__cpu_base(y);
+    void *yb = y ? dk__cpu_base(y) : NULL;
     double count = (double)(cpg * H * W), var;
     cpunorm_acc acc[2]; /* pass 0: plain sums; pass 1: centred on pass 0's mean */
     float v[CPUNORM_CHUNK], a[CPUNORM_CHUNK], b[CPUNORM_CHUNK], mean, rstd;
+    float *st = job->stats ? job->stats + index * 2 : NULL;
     int64_t o, j0, len, pass, cj, nch, np;
     memset(acc, 0, sizeof acc);
-    for (pass = 0; pass < 2; pass++) {
+    for (pass = 0; pass < 2 && job->mode != DK__GN_APPLY; pass++) {
         float shift = pass == 0 ? 0.0f : (float)(acc[0].sum / count);
         if (along_w) {
             for (o = 0; o < cpg * H; o++) {
@@ -254,10 +257,20 @@ static void cpunorm_gn_task(void *arg, int64_t index) {
         }
         cpunorm_acc_flush(&acc[pass]);
     }
-    mean = (float)(acc[0].sum / count);
-    var = acc[1].sq / count - (acc[1].sum / count) * (acc[1].sum / count);
-    mean = (float)((double)mean + acc[1].sum / count);
-    rstd = (float)(1.0 / sqrt(var + (double)job->desc->eps));
+    if (job->mode == DK__GN_APPLY) {
+        mean = st[0];
+        var = st[1];
+    } else {
+        mean = (float)(acc[0].sum / count);
+        var = acc[1].sq / count - (acc[1].sum / count) * (acc[1].sum / count);
+        mean = (float)((double)mean + acc[1].sum / count);
+    }
+    if (job->mode == DK__GN_STATS) {
+        st[0] = mean;
+        st[1] = (float)var;
+        return;
+    }
+    rstd = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)job->desc->eps));
     if (along_w) {
         int64_t c, i;
         for (c = c0; c < c0 + cpg; c++) {
@@ -422,14 +435,25 @@ static int cpunorm_gn_rows(dk_context *ctx, const cpunorm_gn_job *gn) {
     }
     job.a = job.mean + N * C;
     job.b = job.a + N * C;
-    dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_stats_task, &job);
+    if (gn->mode != DK__GN_APPLY) dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_stats_task, &job);
     for (n = 0; n < N; n++)
         for (g = 0; g < G; g++) {
-            double tot[3] = {0.0, 0.0, 0.0};
-            float rstd;
-            for (t = 0; t < job.ntasks; t++) {
-                const double *u = job.part + ((size_t)(n * job.ntasks + t) * (size_t)G + (size_t)g) * 3;
-                cpunorm_merge(tot, u[0], u[1], u[2]);
+            double tot[3] = {1.0, 0.0, 0.0};
+            float rstd, *st = gn->stats ? gn->stats + (n * G + g) * 2 : NULL;
+            if (gn->mode == DK__GN_APPLY) {
+                tot[1] = st[0];
+                tot[2] = st[1] > 0.0f ? st[1] : 0.0f;
+            } else {
+                tot[0] = 0.0;
+                for (t = 0; t < job.ntasks; t++) {
+                    const double *u = job.part + ((size_t)(n * job.ntasks + t) * (size_t)G + (size_t)g) * 3;
+                    cpunorm_merge(tot, u[0], u[1], u[2]);
+                }
+            }
+            if (gn->mode == DK__GN_STATS) {
+                st[0] = (float)tot[1];
+                st[1] = (float)(tot[2] / tot[0]);
+                continue;
             }
             rstd = (float)(1.0 / sqrt(tot[2] / tot[0] + (double)gn->desc->eps));
             for (c = g * gn->cpg; c < (g + 1) * gn->cpg; c++) {
@@ -440,17 +464,20 @@ static int cpunorm_gn_rows(dk_context *ctx, const cpunorm_gn_job *gn) {
                 job.b[n * C + c] = be;
             }
         }
-    dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_norm_task, &job);
+    if (gn->mode != DK__GN_STATS) dk__cpu_parallel_for(ctx, N * job.ntasks, cpunorm_rows_norm_task, &job);
     free(job.part);
     free(job.mean);
     return 1;
 }
 
-dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
+                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                             const dk_tensor *y) {
     cpunorm_gn_job job;
     job.x = x; job.gamma = gamma; job.beta = beta; job.y = y; job.desc = desc;
     job.cpg = x->shape[1] / desc->groups;
+    job.mode = mode;
+    job.stats = stats ? (float *)dk__cpu_base(stats) : NULL;
     if (x->strides[1] < x->strides[3] && x->shape[1] <= CPUNORM_BLOCK_FLOATS && cpunorm_gn_rows(ctx, &job)) return DK_OK;
     dk__cpu_parallel_for(ctx, x->shape[0] * desc->groups, cpunorm_gn_task, &job);
     return DK_OK;

@@ -127,8 +127,9 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
                                    const dk_tensor *y);
 dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
+                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                             const dk_tensor *y);
 dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,

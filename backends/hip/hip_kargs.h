@@ -164,6 +164,7 @@ typedef struct dkh_elt_args {
 } dkh_elt_args;
 
 /* Group norm in three kernels (dk_group_norm.hip): partial statistics per chunk
+ * (split GroupNorm: stats_mode 1 runs the first two, 2 the last two)
  * (grid: chunks x (mode 2 ? N : N*groups)) at scratch[(ng*chunks + chunk)*3];
  * per-group merge (grid: N*groups) writing per-(n, c) float4 (mean, rstd*gamma,
  * beta, 0) at scratch[coef + (n*C + c)*4]; apply (grid: nblocks; mode 2: the partial grid).  mode 0: any
@@ -171,10 +172,13 @@ typedef struct dkh_elt_args {
  * 2: dense NHWC with C a multiple of it (and C/vector <= 256). */
 typedef struct dkh_gn_args {
     dkh_u64 x, y, gamma, beta, scratch;
+    dkh_u64 stats; /* split GroupNorm: [N*groups][2] (mean, variance) */
     dkh_i64 shape[4], x_s[4], y_s[4];
     dkh_i64 gamma_s, beta_s, groups, chunks, chunk, coef, total, nblocks;
     float eps;
     int mode, act, dt, has_gamma, has_beta;
+    int stats_mode; /* 0: whole GroupNorm; 1: the merge writes stats (no coefficients); 2: it reads them */
+    int pad0;
 } dkh_gn_args;
 
 /* Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */

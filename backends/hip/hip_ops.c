@@ -818,8 +818,9 @@ static int hipops_gn_mode(uint64_t addr, const int64_t *shape, const int64_t *st
     return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
 }
 
-dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,
+                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                             const dk_tensor *y) {
     dk_hip_state *st = dk__hip_state(ctx);
     dkh_gn_args p;
     uint64_t scratch, rows;
@@ -828,6 +829,7 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const
     int i;
     dk_status s;
     memset(&p, 0, sizeof p);
+    if (!y) y = x; /* statistics only: the walk of x alone decides the mode */
     p.x = hipops_addr(x);
     p.y = hipops_addr(y);
     for (i = 0; i < 4; i++) {
@@ -837,6 +839,8 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const
     }
     p.mode = hipops_gn_mode(p.x, x->shape, x->strides, vw);
     if (p.mode != hipops_gn_mode(p.y, y->shape, y->strides, vw)) p.mode = 0;
+    p.stats_mode = gn_mode;
+    if (stats) p.stats = hipops_addr(stats);
     /* Chunks of about 8 K elements per partial block (32 per thread), at most 4096
      * per group (mode 2: per image and all groups at once, in whole pixels, of
      * 32 K elements: a block's merge and coefficient loads are paid per chunk). */
@@ -866,10 +870,12 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const
     p.total = p.mode == 0 ? total : total / vw;
     p.nblocks = (int64_t)hipops_blocks(p.total, DKH_THREADS);
     if (p.nblocks > (1 << 16)) p.nblocks = 1 << 16;
-    s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_partial, (uint64_t)p.chunks, (uint64_t)(p.mode == 2 ? n : ng), 1,
-                       &p);
+    s = DK_OK;
+    if (gn_mode != DK__GN_APPLY)
+        s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_partial, (uint64_t)p.chunks, (uint64_t)(p.mode == 2 ? n : ng),
+                           1, &p);
     if (s == DK_OK) s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_final, (uint64_t)ng, 1, 1, &p);
-    if (s == DK_OK)
+    if (s == DK_OK && gn_mode != DK__GN_STATS)
         s = p.mode == 2 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.chunks, (uint64_t)n, 1, &p)
                         : dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.nblocks, 1, 1, &p);
     return s;

@@ -771,9 +771,10 @@ static uint32_t vkop_gn_mode(const int32_t *ps, const dk_vk_binding *b, const in
     return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
 }
 
-dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
-                            const dk_tensor *beta, const dk_tensor *y) {
-    const char *op = "dk_group_norm";
+dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,
+                            const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    const char *op = gn_mode == DK__GN_STATS ? "dk_group_norm_stats" : gn_mode == DK__GN_APPLY ? "dk_group_norm_apply"
+                                                                                              : "dk_group_norm";
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_binding bind[DK_VK_BINDINGS];
     int32_t p[DK_VKP_SLOT_INTS], t[5];
@@ -791,10 +792,16 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const 
                               p[DK_VKP_GN_GAMMA + 1] = t[4], flags |= 1;
     if (st == DK_OK && beta) st = vkop_bind(ctx, op, "beta", beta, 0, &bind[2], t), p[DK_VKP_GN_BETA] = t[3],
                              p[DK_VKP_GN_BETA + 1] = t[4], flags |= 2;
-    if (st == DK_OK) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_GN_YS]);
+    if (st == DK_OK && y) st = vkop_bind(ctx, op, "y", y, 1, &bind[4], &p[DK_VKP_GN_YS]);
+    if (st == DK_OK && stats) {
+        /* split GroupNorm: the finalize pass writes (4) or reads (8) the statistics */
+        st = vkop_bind(ctx, op, "stats", stats, gn_mode == DK__GN_STATS, &bind[3], t);
+        p[DK_VKP_GN_STATS] = t[4];
+        flags |= gn_mode == DK__GN_STATS ? 4u : 8u;
+    }
     if (st != DK_OK) return st;
     mode = vkop_gn_mode(&p[DK_VKP_GN_XS], &bind[0], x->shape, vw);
-    if (mode != vkop_gn_mode(&p[DK_VKP_GN_YS], &bind[4], y->shape, vw) || (mode == 2 && n > 65535)) mode = 0;
+    if ((y && mode != vkop_gn_mode(&p[DK_VKP_GN_YS], &bind[4], y->shape, vw)) || (mode == 2 && n > 65535)) mode = 0;
     /* Chunks of about 8 K elements per stats workgroup (32 per invocation), at
      * most 4096 per group (mode 2: per image, all groups at once, whole pixels, of
      * 32 K elements: a workgroup's merge is paid per chunk). */
@@ -845,11 +852,12 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const 
         b2[5] = b1[5];
         bind[5] = b1[5];
         bind[5].write = 0;
-        bind[1].buf = bind[2].buf = NULL;
-        st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, p, DK_VKP_SLOT_INTS, chunks,
-                             (uint32_t)(mode == 2 ? (uint64_t)n : ng), 1);
+        bind[1].buf = bind[2].buf = bind[3].buf = NULL;
+        if (gn_mode != DK__GN_APPLY)
+            st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, p, DK_VKP_SLOT_INTS, chunks,
+                                 (uint32_t)(mode == 2 ? (uint64_t)n : ng), 1);
         if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, p, DK_VKP_SLOT_INTS, ng, 1, 1);
-        if (st == DK_OK)
+        if (st == DK_OK && gn_mode != DK__GN_STATS)
             st = mode == 2 ? dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS, chunks, (uint32_t)n, 1)
                            : dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, p, DK_VKP_SLOT_INTS,
                                              (work + 255) / 256 < 65535 ? (work + 255) / 256 : 65535, 1, 1);

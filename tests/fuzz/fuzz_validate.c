@@ -100,6 +100,7 @@ typedef struct fz_call {
     dk_conv_transpose2d_desc convt;
     dk_matmul_desc mm;
     dk_group_norm_desc gn;
+    int gn_mode; /* 0 dk_group_norm, 1 dk_group_norm_stats, 2 dk_group_norm_apply (stats in slot 4) */
     dk_layer_norm_desc ln;
     dk_attention_desc attn;
     dk_activation act;
@@ -230,6 +231,12 @@ static void fz_build(fz_call *c, fz_in *in) {
         }
         if (fz_u8(in) % 3 == 0) { c->t[3] = c->t[0]; c->present[3] = 1; } /* in place */
         else fz_tensor(c, in, 3, dt, 4, sh);
+        c->gn_mode = fz_u8(in) % 3;
+        if (c->gn_mode) {
+            int64_t ss[4];
+            fz_shape(ss, sh[0], g, 2, 1);
+            fz_tensor(c, in, 4, DK_F32, 3, ss);
+        }
         break;
     case FZ_LN:
         dk_layer_norm_desc_init(&c->ln);
@@ -442,7 +449,10 @@ static dk_status fz_run(fz_call *c) {
     case FZ_CONVT: return dk_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk_matmul(ctx, c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
     case FZ_LINEAR: return dk_linear(ctx, c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
-    case FZ_GN: return dk_group_norm(ctx, c->desc_null ? NULL : &c->gn, a0, a1, a2, a3);
+    case FZ_GN:
+        if (c->gn_mode == 1) return dk_group_norm_stats(ctx, c->desc_null ? NULL : &c->gn, a0, a4);
+        if (c->gn_mode == 2) return dk_group_norm_apply(ctx, c->desc_null ? NULL : &c->gn, a0, a4, a1, a2, a3);
+        return dk_group_norm(ctx, c->desc_null ? NULL : &c->gn, a0, a1, a2, a3);
     case FZ_LN: return dk_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
     case FZ_ATTN: return dk_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
     case FZ_ACT: return dk_activation_forward(ctx, c->act, a0, a1);
@@ -472,7 +482,12 @@ static dk_status fz_validate_only(fz_call *c) {
             return dk__validate_matmul(ctx, "dk_linear", c->desc_null ? NULL : &c->mm, a0, &wt, a2, a3, a4);
         }
         return fz_run(c); /* dk_linear rejects it before validation */
-    case FZ_GN: return dk__validate_group_norm(ctx, c->desc_null ? NULL : &c->gn, a0, a1, a2, a3);
+    case FZ_GN: {
+        static const char *const names[3] = {"dk_group_norm", "dk_group_norm_stats", "dk_group_norm_apply"};
+        return dk__validate_group_norm(ctx, names[c->gn_mode], c->gn_mode, c->desc_null ? NULL : &c->gn, a0,
+                                       c->gn_mode ? a4 : NULL, c->gn_mode == 1 ? NULL : a1, c->gn_mode == 1 ? NULL : a2,
+                                       c->gn_mode == 1 ? NULL : a3);
+    }
     case FZ_LN: return dk__validate_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
     case FZ_ATTN: return dk__validate_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
     case FZ_ACT: return dk__validate_activation(ctx, c->act, a0, a1);

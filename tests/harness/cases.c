@@ -189,6 +189,11 @@ static const hcb_norm hcb_group_norm[] = {
     {"c512_g32_24x20_mean4", 0, {.shape = {1, 512, 24, 20}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f}},
     {"b2_c96_g32_9x11", 0, {.shape = {2, 96, 9, 11}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1}},
     {"g_eq_c512_instance_6x5", 0, {.shape = {1, 512, 6, 5}, .groups = 512, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    /* split GroupNorm (statistics per band of rows, merged, applied per band) */
+    {"split_b2_g4_c16_9x7_silu", Q, {.shape = {2, 16, 9, 7}, .groups = 4, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .split = 1}},
+    {"split_no_affine_g3_c12_5x4", 0, {.shape = {1, 12, 5, 4}, .groups = 3, .eps = 1e-5f, .split = 1}},
+    {"split_inplace_g32_c128_20x24_mean4", 0, {.shape = {1, 128, 20, 24}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f, .inplace = 1, .split = 1}},
+    {"split_chunks_g32_c256_64x72_mean8", 0, {.shape = {1, 256, 64, 72}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 8.0f, .split = 1}},
 };
 
 /* -------------------------------------------------------------- layer_norm */

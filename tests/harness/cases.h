@@ -61,6 +61,9 @@ typedef struct hc_norm {
     dk_activation act;
     int inplace;
     float mean;            /* input values are mean + 2 * U(-1, 1); 0: 0.5 */
+    int split;             /* group_norm: split GroupNorm over two bands of rows
+                            * (dk_group_norm_stats per band, merged on the host,
+                            * dk_group_norm_apply per band); the result is the whole one */
 } hc_norm;
 
 /* Storage of q/k/v/out for attention. */

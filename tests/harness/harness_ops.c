@@ -238,6 +238,45 @@ void ho_setup(const hc_case *c, ho_plan *p) {
 
 /* ------------------------------------------------------------------- run */
 
+/* Rows [r0, r0 + rows) of a 4-D image view. */
+static dk_tensor ho_rows(const dk_tensor *t, int64_t r0, int64_t rows) {
+    dk_tensor b = *t;
+    b.offset += (uint64_t)(r0 * t->strides[2]) * dk_dtype_size(t->dtype);
+    b.shape[2] = rows;
+    return b;
+}
+
+/* Split GroupNorm as a tiled runtime does it: statistics of two bands of rows
+ * (into one buffer, the second at an offset), merged on the host, uploaded, and
+ * each band normalized with them. */
+static dk_status ho_split_group_norm(dk_context *ctx, const dk_group_norm_desc *d, const dk_tensor *x,
+                                     const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    int64_t ng = x->shape[0] * d->groups, h = x->shape[2], h1 = h / 3 > 0 ? h / 3 : 1;
+    int64_t sshape[3] = {x->shape[0], d->groups, 2};
+    uint64_t sbytes = (uint64_t)ng * 2 * sizeof(float);
+    double cpg_hw = (double)(x->shape[1] / d->groups) * (double)x->shape[3];
+    float *host = (float *)malloc((size_t)sbytes * 2);
+    dk_buffer *b = NULL;
+    dk_tensor s0, s1, x0 = ho_rows(x, 0, h1), x1 = ho_rows(x, h1, h - h1), y0 = ho_rows(y, 0, h1), y1 = ho_rows(y, h1, h - h1);
+    dk_status st = host ? dk_buffer_create(ctx, 2 * sbytes + 64, &b) : DK_ERR_OUT_OF_MEMORY;
+    s0 = dk_tensor_contiguous(b, 0, DK_F32, 3, sshape);
+    s1 = dk_tensor_contiguous(b, sbytes + 64, DK_F32, 3, sshape);
+    if (st == DK_OK) st = dk_group_norm_stats(ctx, d, &x0, &s0);
+    if (st == DK_OK) st = dk_group_norm_stats(ctx, d, &x1, &s1);
+    if (st == DK_OK) st = dk_buffer_download(ctx, b, 0, host, sbytes);
+    if (st == DK_OK) st = dk_buffer_download(ctx, b, sbytes + 64, host + ng * 2, sbytes);
+    if (st == DK_OK) {
+        dk_group_norm_stats_merge(host, cpg_hw * (double)h1, host + ng * 2, cpg_hw * (double)(h - h1), ng);
+        st = dk_buffer_upload(ctx, b, sbytes + 64, host, sbytes);
+    }
+    if (st == DK_OK) st = dk_group_norm_apply(ctx, d, &x0, &s1, gamma, beta, &y0);
+    if (st == DK_OK) st = dk_group_norm_apply(ctx, d, &x1, &s1, gamma, beta, &y1);
+    if (st == DK_OK) st = dk_sync(ctx);
+    dk_buffer_destroy(ctx, b);
+    free(host);
+    return st;
+}
+
 static const dk_tensor *ho_opt(ho_plan *p, int slot) { return p->set.t[slot].used ? &p->set.t[slot].t : NULL; }
 
 /* dk_linear's weight [N, K] seen as matmul's b [K, N]. */
@@ -307,6 +346,9 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.groups = c->norm.groups;
         d.eps = c->norm.eps;
         d.activation = c->norm.act;
+        if (c->norm.split)
+            return ho_split_group_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA),
+                                       ho_opt(p, HO_NY));
         return dk_group_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA), ho_opt(p, HO_NY));
     }
     case HC_LAYER_NORM: {

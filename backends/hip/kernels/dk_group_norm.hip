@@ -218,15 +218,23 @@ DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
     int t = dkp_tid();
     dkh_i64 ng = dkp_bid_x(), n = ng / p.groups, g = ng % p.groups, C = p.shape[1], cg = C / p.groups;
     float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
-    for (dkh_i64 i = t; i < p.chunks; i += DKH_THREADS) {
+    if (p.stats_mode == 2 && t == 0) { /* statistics given: (mean, variance) */
+        const float *st = (const float *)p.stats + ng * 2;
+        sh[0] = 1.0f;
+        sh[DKH_THREADS] = st[0];
+        sh[2 * DKH_THREADS] = st[1];
+    }
+    for (dkh_i64 i = t; i < p.chunks && p.stats_mode != 2; i += DKH_THREADS) {
         const float *o = (const float *)p.scratch + (ng * p.chunks + i) * 3;
         dkn_merge(cnt, mean, m2, o[0], o[1], o[2]);
     }
-    sh[t] = cnt;
-    sh[DKH_THREADS + t] = mean;
-    sh[2 * DKH_THREADS + t] = m2;
+    if (p.stats_mode != 2) {
+        sh[t] = cnt;
+        sh[DKH_THREADS + t] = mean;
+        sh[2 * DKH_THREADS + t] = m2;
+    }
     dkp_sync();
-    for (int s = DKH_THREADS / 2; s > 0; s >>= 1) {
+    for (int s = DKH_THREADS / 2; s > 0 && p.stats_mode != 2; s >>= 1) {
         if (t < s) {
             float na = sh[t], ma = sh[DKH_THREADS + t], qa = sh[2 * DKH_THREADS + t];
             dkn_merge(na, ma, qa, sh[t + s], sh[DKH_THREADS + t + s], sh[2 * DKH_THREADS + t + s]);
@@ -235,6 +243,14 @@ DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
             sh[2 * DKH_THREADS + t] = qa;
         }
         dkp_sync();
+    }
+    if (p.stats_mode == 1) {
+        if (t == 0) {
+            float *st = (float *)p.stats + ng * 2;
+            st[0] = sh[DKH_THREADS];
+            st[1] = sh[2 * DKH_THREADS] / sh[0];
+        }
+        return;
     }
     {
         float var = sh[2 * DKH_THREADS] / sh[0], rstd = 1.0f / dkp_sqrt((var > 0.0f ? var : 0.0f) + p.eps);
