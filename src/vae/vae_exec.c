@@ -144,6 +144,10 @@ void dk__vae_exec_free(dk__vae_exec *e) {
     int32_t i;
     vaex_prof_print(e);
     for (i = 0; i < 3; i++) dk_buffer_destroy(e->vae->ctx, e->band[i]);
+    dk_buffer_destroy(e->vae->ctx, e->gn_stats);
+    e->gn_stats = NULL;
+    free(e->act_stats);
+    e->act_stats = NULL;
     for (i = 0; i < e->nacts; i++) dk__vae_host_put(e->vae, e->act_host[i], e->act_bytes[i]);
     dk__vae_host_put(e->vae, e->stage, e->stage_bytes);
     e->arena = NULL;
@@ -153,7 +157,7 @@ void dk__vae_exec_free(dk__vae_exec *e) {
 }
 
 uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e) {
-    if (e->banded) return e->band_bytes[0] + e->band_bytes[1] + e->band_bytes[2] + e->attn_bytes;
+    if (e->banded) return e->band_bytes[0] + e->band_bytes[1] + e->band_bytes[2] + e->attn_bytes + e->gn_stats_bytes;
     if (!e->planned) vaex_assign(e);
     return e->arena_bytes;
 }
@@ -176,6 +180,7 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     }
     id = e->nacts++;
     if (!e->planned) e->act_bytes[id] = bytes;
+    e->act_count[id] = 0.0;
     if (e->banded) {
         if (!e->dry) {
             e->act_host[id] = dk__vae_host_get(e->vae, bytes, e->pin);
@@ -335,15 +340,20 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
 
 /* ------------------------------------------------------------ untiled (device) */
 
-static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
-                            dk__vae_act y) {
+static dk_group_norm_desc vaex_gn_desc(const dk__vae_exec *e, dk_activation act) {
     dk_group_norm_desc d;
-    dk_tensor tx, ty, tg, tb;
-    if (e->st != DK_OK || e->dry) return;
     dk_group_norm_desc_init(&d);
     d.groups = VAEX_GROUPS;
     d.eps = VAEX_EPS * e->s * e->s; /* GroupNorm of s*x equals that of x with eps scaled by s^2 */
     d.activation = act;
+    return d;
+}
+
+static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
+                            dk__vae_act y) {
+    dk_group_norm_desc d = vaex_gn_desc(e, act);
+    dk_tensor tx, ty, tg, tb;
+    if (e->st != DK_OK || e->dry) return;
     tx = vaex_t(e, x);
     ty = vaex_t(e, y);
     tg = dk__vae_weight(e->ws, &e->vae->arch, gamma);
@@ -386,60 +396,29 @@ static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_a
 
 /* ------------------------------------------------------------ banded */
 
-/* y = act(GroupNorm(x)) over the whole host tensor (exact statistics), through
- * the CPU backend on host memory; y may be x's own storage (in place). */
-static void vaex_host_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
-                                 void *y) {
-    dk_context *hc = vaex_host_ctx(e);
-    dk_external_memory m;
-    dk_buffer *bx = NULL, *by = NULL, *bp = NULL;
-    size_t ds = dk_dtype_size(e->dtype);
-    uint64_t bytes = e->act_bytes[x.id];
-    dk_group_norm_desc d;
-    dk_status st;
-    unsigned char *p = NULL;
-    int32_t c;
-    if (e->st != DK_OK || !hc) return;
-    memset(&m, 0, sizeof m);
-    m.kind = DK_EXTERNAL_HOST_POINTER;
-    m.size = bytes;
-    m.pointer = e->act_host[x.id];
-    st = dk_buffer_wrap(hc, &m, &bx);
-    m.pointer = y;
-    if (st == DK_OK) st = dk_buffer_wrap(hc, &m, &by);
-    /* gamma and beta in the activation dtype, as on the device */
-    if (st == DK_OK) {
-        const float *g = e->vae->arch.p[gamma].host, *b = e->vae->arch.p[beta].host;
-        p = (unsigned char *)malloc((size_t)x.c * 2 * ds);
-        if (!p) {
-            vaex_fail_oom(e, "GroupNorm parameters", (uint64_t)x.c * 2 * ds);
-            dk_buffer_destroy(hc, by);
-            dk_buffer_destroy(hc, bx);
-            return;
+/* The device buffer of the split GroupNorm's statistics: at least bytes. */
+static dk_buffer *vaex_gn_stats_buf(dk__vae_exec *e, uint64_t bytes) {
+    if (bytes > e->gn_stats_bytes) e->gn_stats_bytes = bytes;
+    if (e->dry) return NULL;
+    if (!e->act_stats) {
+        e->act_stats = (float *)malloc((size_t)DK__VAE_MAX_ACTS * DK__VAE_GN_FLOATS * sizeof(float));
+        if (!e->act_stats) {
+            vaex_fail_oom(e, "GroupNorm statistics", (uint64_t)DK__VAE_MAX_ACTS * DK__VAE_GN_FLOATS * sizeof(float));
+            return NULL;
         }
-        for (c = 0; c < x.c; c++) {
-            vaex_store(p, e->dtype, c, g[c]);
-            vaex_store(p, e->dtype, x.c + c, b[c]);
-        }
-        m.pointer = p;
-        m.size = (uint64_t)x.c * 2 * ds;
-        st = dk_buffer_wrap(hc, &m, &bp);
     }
-    if (st == DK_OK) {
-        dk_tensor tx = dk_tensor_nhwc(bx, 0, e->dtype, 1, x.c, x.h, x.w), ty = dk_tensor_nhwc(by, 0, e->dtype, 1, x.c, x.h, x.w);
-        int64_t n = x.c;
-        dk_tensor tg = dk_tensor_contiguous(bp, 0, e->dtype, 1, &n), tb = dk_tensor_contiguous(bp, (uint64_t)n * ds, e->dtype, 1, &n);
-        dk_group_norm_desc_init(&d);
-        d.groups = VAEX_GROUPS;
-        d.eps = VAEX_EPS * e->s * e->s;
-        d.activation = act;
-        st = dk_group_norm(hc, &d, &tx, &tg, &tb, &ty);
+    if (!e->gn_stats || dk_buffer_size(e->gn_stats) < bytes) {
+        dk_buffer_destroy(e->vae->ctx, e->gn_stats);
+        e->gn_stats = NULL;
+        e->st = dk_buffer_create(e->vae->ctx, e->gn_stats_bytes, &e->gn_stats);
     }
-    if (st != DK_OK) e->st = dk__fail(e->vae->ctx, st, "sdxl_vae: banded GroupNorm on the host: %s", dk_last_error(hc));
-    dk_buffer_destroy(hc, bp);
-    dk_buffer_destroy(hc, by);
-    dk_buffer_destroy(hc, bx);
-    free(p);
+    return e->st == DK_OK ? e->gn_stats : NULL;
+}
+
+/* Statistics slot i of the device buffer as the [1, 32, 2] f32 tensor of the API. */
+static dk_tensor vaex_gn_slot(dk__vae_exec *e, int64_t i) {
+    const int64_t shape[3] = {1, VAEX_GROUPS, 2};
+    return dk_tensor_contiguous(e->gn_stats, (uint64_t)i * DK__VAE_GN_FLOATS * sizeof(float), DK_F32, 3, shape);
 }
 
 /* Upload rows [r0, r1) of the host tensor src (x's shape) to buffer b at 0:
@@ -477,33 +456,73 @@ static dk_buffer *vaex_band(dk__vae_exec *e, int32_t i, uint64_t bytes) {
 
 static int64_t vaex_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+/* The rows [r0, r1) of a band buffer b that holds rows [b0, ...) of an NHWC
+ * activation with c channels and width w. */
+static dk_tensor vaex_band_rows(const dk__vae_exec *e, dk_buffer *b, int64_t b0, int64_t r0, int64_t r1, int64_t c,
+                                int64_t w) {
+    uint64_t row = (uint64_t)(w * c) * dk_dtype_size(e->dtype);
+    return dk_tensor_nhwc(b, (uint64_t)(r0 - b0) * row, e->dtype, 1, c, r1 - r0, w);
+}
+
+/* GroupNorm+SiLU of the input rows [r0, r1) in band buffer bi (rows from i0), in
+ * place, with the input's merged statistics (statistics slot 0); the zero halo
+ * rows outside the tensor stay zero, as the conv's padding. */
+static void vaex_band_gn(dk__vae_exec *e, const dk__vae_conv_args *a, dk_buffer *bi, int64_t i0, int64_t r0,
+                         int64_t r1) {
+    dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_SILU);
+    dk_tensor v = vaex_band_rows(e, bi, i0, r0, r1, a->in.c, a->in.w), st = vaex_gn_slot(e, 0);
+    dk_tensor tg = dk__vae_weight(e->ws, &e->vae->arch, a->gn_gamma), tb = dk__vae_weight(e->ws, &e->vae->arch, a->gn_beta);
+    vaex_prof_begin(e);
+    if (e->st == DK_OK) e->st = dk_group_norm_apply(e->vae->ctx, &d, &v, &st, &tg, &tb, &v);
+    vaex_prof_end(e, "group_norm+silu C%d (bands, device)", (int)a->in.c);
+}
+
+/* The statistics of the output's bands (slots 1..nb) downloaded and merged into
+ * the activation's host statistics. */
+static void vaex_band_stats_merge(dk__vae_exec *e, dk__vae_act out, int64_t band, int64_t nb) {
+    float *host = (float *)malloc((size_t)nb * DK__VAE_GN_FLOATS * sizeof(float)), *acc;
+    int64_t b;
+    if (!host) {
+        vaex_fail_oom(e, "GroupNorm statistics", (uint64_t)nb * DK__VAE_GN_FLOATS * sizeof(float));
+        return;
+    }
+    e->st = dk_buffer_download(e->vae->ctx, e->gn_stats, DK__VAE_GN_FLOATS * sizeof(float), host,
+                               (uint64_t)nb * DK__VAE_GN_FLOATS * sizeof(float));
+    acc = e->act_stats + (size_t)out.id * DK__VAE_GN_FLOATS;
+    e->act_count[out.id] = 0.0;
+    for (b = 0; b < nb && e->st == DK_OK; b++) {
+        int64_t rows = out.h - b * band < band ? out.h - b * band : band;
+        double count = (double)(out.c / VAEX_GROUPS) * (double)rows * (double)out.w;
+        dk_group_norm_stats_merge(acc, e->act_count[out.id], host + b * DK__VAE_GN_FLOATS, count, VAEX_GROUPS);
+        e->act_count[out.id] += count;
+    }
+    free(host);
+}
+
+/* A conv in bands of output rows: each band's input rows (with the halo) are
+ * uploaded from the host activation, normalized on the device with the whole
+ * tensor's statistics when the conv has a GroupNorm, convolved, and the band's
+ * rows downloaded, their statistics taken for the next GroupNorm (32 groups). */
 static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
     dk__vae_act x = a->in;
-    int64_t u = a->upsample, p = a->k / 2, ow = out.w, band, o0;
+    int64_t u = a->upsample, p = a->k / 2, ow = out.w, band, o0, nb, b;
     size_t ds = dk_dtype_size(e->dtype);
-    uint64_t orow = (uint64_t)ow * out.c * ds;
-    void *src = NULL, *tmp = NULL; /* the conv's input on the host (normalized) */
+    uint64_t orow = (uint64_t)ow * out.c * ds, slot = DK__VAE_GN_FLOATS * sizeof(float);
+    int gn = a->gn_gamma >= 0, want = out.c % VAEX_GROUPS == 0;
     if (e->st != DK_OK) return;
     /* Bands scale with the resolution: band_rows latent rows. */
     band = (int64_t)e->band_rows * (out.h / e->lat_h);
     if (band < 1) band = 1;
-    if (!e->dry) {
-        src = e->act_host[x.id];
-        if (a->gn_gamma >= 0) {
-            /* GroupNorm+SiLU of the whole tensor first: in place when x dies here */
-            if (!a->consume) {
-                src = tmp = dk__vae_host_get(e->vae, e->act_bytes[x.id], e->pin);
-                if (!tmp) {
-                    vaex_fail_oom(e, "a normalized activation", e->act_bytes[x.id]);
-                    return;
-                }
-            }
-            vaex_prof_begin(e);
-            vaex_host_group_norm(e, x, a->gn_gamma, a->gn_beta, DK_ACT_SILU, src);
-            vaex_prof_end(e, "group_norm+silu C%d %dx%d (host)", (int)x.c, (int)x.h, (int)x.w);
+    nb = (out.h + band - 1) / band;
+    if (gn || want) vaex_gn_stats_buf(e, (uint64_t)(nb + 1) * slot);
+    if (gn && !e->dry && e->st == DK_OK) {
+        if (e->act_count[x.id] <= 0.0) {
+            e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: no GroupNorm statistics for a banded input");
+            return;
         }
+        e->st = dk_buffer_upload(e->vae->ctx, e->gn_stats, 0, e->act_stats + (size_t)x.id * DK__VAE_GN_FLOATS, slot);
     }
-    for (o0 = 0; o0 < out.h && e->st == DK_OK; o0 += band) {
+    for (o0 = 0, b = 0; o0 < out.h && e->st == DK_OK; o0 += band, b++) {
         int64_t o1 = o0 + band < out.h ? o0 + band : out.h;
         /* Input rows whose (upsampled) rows cover output rows [o0-p, o1+p). */
         int64_t i0 = vaex_floordiv(o0 - p, u), i1 = vaex_floordiv(o1 + p + u - 1, u);
@@ -514,15 +533,23 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         bo = vaex_band(e, 2, out_bytes);
         if (e->dry || e->st != DK_OK) continue;
         vaex_prof_begin(e);
-        vaex_upload_rows(e, x, src, i0, i1, bi);
+        vaex_upload_rows(e, x, e->act_host[x.id], i0, i1, bi);
         if (e->st == DK_OK && br) vaex_upload_rows(e, a->resid, e->act_host[a->resid.id], ob0, ob1, br);
         vaex_prof_end(e, "band uploads");
+        if (gn) vaex_band_gn(e, a, bi, i0, i0 > 0 ? i0 : 0, i1 < x.h ? i1 : x.h);
         if (e->st == DK_OK) {
             dk_tensor tx = dk_tensor_nhwc(bi, 0, e->dtype, 1, x.c, i1 - i0, x.w);
             dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
             dk_tensor tr;
             if (br) tr = dk_tensor_nhwc(br, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
             vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty);
+        }
+        if (want && e->st == DK_OK) {
+            dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);
+            dk_tensor v = vaex_band_rows(e, bo, ob0, o0, o1, out.c, ow), st = vaex_gn_slot(e, 1 + b);
+            vaex_prof_begin(e);
+            if (e->st == DK_OK) e->st = dk_group_norm_stats(e->vae->ctx, &d, &v, &st);
+            vaex_prof_end(e, "group_norm statistics (bands, device)");
         }
         vaex_prof_begin(e);
         if (e->st == DK_OK)
@@ -531,7 +558,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
                                        (uint64_t)(o1 - o0) * orow);
         vaex_prof_end(e, "band downloads");
     }
-    dk__vae_host_put(e->vae, tmp, e->act_bytes[x.id]);
+    if (want && !e->dry && e->st == DK_OK) vaex_band_stats_merge(e, out, band, nb);
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -605,26 +632,39 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
         return out;
     }
     /* Banded: the attention is global, so it runs whole at latent resolution in
-     * five device buffers (n/a share one, q/out share one), GroupNorm on the host. */
+     * five device buffers (n/a share one, q/out share one), its GroupNorm too;
+     * the output's statistics are kept for the next (banded) GroupNorm. */
     out = vaex_alloc(e, x.c, x.h, x.w);
     {
         uint64_t bytes = vaex_bytes(e, x.c, x.h, x.w);
         dk_buffer *b[5] = {NULL, NULL, NULL, NULL, NULL};
         int32_t i;
         if (5 * bytes > e->attn_bytes) e->attn_bytes = 5 * bytes;
+        vaex_gn_stats_buf(e, DK__VAE_GN_FLOATS * sizeof(float));
         if (e->st == DK_OK && !e->dry) {
-            void *st = vaex_stage(e, bytes);
             for (i = 0; i < 5 && e->st == DK_OK; i++) e->st = dk_buffer_create(e->vae->ctx, bytes, &b[i]);
-            if (e->st == DK_OK && st) {
-                vaex_host_group_norm(e, x, t->ng, t->nb, DK_ACT_NONE, st);
-                if (e->st == DK_OK) e->st = dk_buffer_upload(e->vae->ctx, b[0], 0, st, bytes);
-            }
             if (e->st == DK_OK) e->st = dk_buffer_upload(e->vae->ctx, b[4], 0, e->act_host[x.id], bytes);
+            if (e->st == DK_OK) {
+                dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);
+                dk_tensor tx = dk_tensor_nhwc(b[4], 0, e->dtype, 1, x.c, x.h, x.w);
+                dk_tensor tn = dk_tensor_nhwc(b[0], 0, e->dtype, 1, x.c, x.h, x.w);
+                dk_tensor tg = dk__vae_weight(e->ws, &e->vae->arch, t->ng), tb = dk__vae_weight(e->ws, &e->vae->arch, t->nb);
+                e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &tn);
+            }
             if (e->st == DK_OK) {
                 const int32_t which[7] = {0, 1, 2, 3, 0, 4, 1}; /* n/a share b[0], q/out b[1] */
                 dk_tensor tok[7];
                 for (i = 0; i < 7; i++) tok[i] = vaex_tokens(b[which[i]], 0, e->dtype, n, x.c);
                 vaex_attn_ops(e, tok);
+            }
+            if (e->st == DK_OK && x.c % VAEX_GROUPS == 0) {
+                dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);
+                dk_tensor to = dk_tensor_nhwc(b[1], 0, e->dtype, 1, x.c, x.h, x.w), st = vaex_gn_slot(e, 0);
+                e->st = dk_group_norm_stats(e->vae->ctx, &d, &to, &st);
+                if (e->st == DK_OK)
+                    e->st = dk_buffer_download(e->vae->ctx, e->gn_stats, 0, e->act_stats + (size_t)out.id * DK__VAE_GN_FLOATS,
+                                               DK__VAE_GN_FLOATS * sizeof(float));
+                e->act_count[out.id] = (double)(x.c / VAEX_GROUPS) * (double)n;
             }
             if (e->st == DK_OK) e->st = dk_buffer_download(e->vae->ctx, b[1], 0, e->act_host[out.id], bytes);
             for (i = 0; i < 5; i++) dk_buffer_destroy(e->vae->ctx, b[i]);

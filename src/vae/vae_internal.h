@@ -121,6 +121,7 @@ dk_status dk__vae_rescale(dk_sdxl_vae *vae, float act_scale);
  *           the whole tensor (bounded device memory).
  * An activation is [1, C, H, W] stored NHWC in the executor's dtype. */
 #define DK__VAE_MAX_ACTS 256
+#define DK__VAE_GN_FLOATS 64 /* 32 groups x (mean, variance) */
 
 typedef struct dk__vae_act {
     int32_t c, h, w, id; /* id < 0: none */
@@ -154,6 +155,13 @@ typedef struct dk__vae_exec {
     uint64_t attn_bytes;
     void *stage;             /* BANDED: host staging of one band */
     uint64_t stage_bytes;
+    /* BANDED: split GroupNorm.  Each conv output's band statistics (device, one
+     * slot of DK__VAE_GN_FLOATS per band after the input's merged slot) merged on
+     * the host per activation (act_count: values per group so far, 0: none). */
+    dk_buffer *gn_stats;
+    uint64_t gn_stats_bytes;
+    float *act_stats;        /* [DK__VAE_MAX_ACTS][DK__VAE_GN_FLOATS], malloc'd when needed */
+    double act_count[DK__VAE_MAX_ACTS];
     /* BANDED on a GPU: host blocks pinned (vae_hostmem.c) unless DIFKERN_VAE_PINNED=0 */
     int32_t pin;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and

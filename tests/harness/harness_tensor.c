@@ -140,6 +140,8 @@ static void ht_fill_values(ht_set *set, ht_tensor *x, ht_rng *rng) {
     int64_t i;
     for (i = 0; i < x->numel; i++) {
         double v = x->shift + x->scale * ht_rng_uniform(rng);
+        if (x->row_ramp != 0.0 && x->t.ndim == 4)
+            v += x->row_ramp * (double)((i / x->t.shape[3]) % x->t.shape[2]) / (double)x->t.shape[2];
         if (x->grid > 0.0) v = floor(v / x->grid + 0.5) * x->grid;
         x->val[i] = ht_round(x->t.dtype, v);
         if (img) ht_encode(x->t.dtype, x->val[i], img + ht_byte_of(x, i));

@@ -30,6 +30,7 @@ typedef struct ht_tensor {
     int64_t elem_offset;  /* elements after the store's leading guard */
     double scale, shift;  /* inputs: values are shift + scale * U(-1, 1), dtype-rounded */
     double grid;          /* > 0: values are first rounded to multiples of grid */
+    double row_ramp;      /* 4-D inputs: + row_ramp * h / H (rows differ in mean) */
     double *val;          /* logical dense values (inputs: generated; outputs: downloaded) */
     int64_t numel;
 } ht_tensor;
