@@ -97,6 +97,9 @@ static void vaex_prof_print(dk__vae_exec *e) {
         fprintf(stderr, "  %9.3f ms %5.1f%% %3dx  %s\n", e->prof[i].ms, 100.0 * e->prof[i].ms / total,
                 (int)e->prof[i].count, e->prof[i].label);
     }
+    if (e->nprof)
+        fprintf(stderr, "  host blocks allocated since the decoder was made: %d (%.1f MiB)\n", (int)e->vae->hostmem.allocs,
+                (double)e->vae->hostmem.alloc_bytes / 1048576.0);
     e->nprof = 0;
 }
 
@@ -183,7 +186,9 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     e->act_count[id] = 0.0;
     if (e->banded) {
         if (!e->dry) {
+            vaex_prof_begin(e);
             e->act_host[id] = dk__vae_host_get(e->vae, bytes, e->pin);
+            vaex_prof_end(e, "host activation blocks");
             if (!e->act_host[id]) {
                 vaex_fail_oom(e, "an activation", bytes);
                 return a;
@@ -558,7 +563,11 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
                                        (uint64_t)(o1 - o0) * orow);
         vaex_prof_end(e, "band downloads");
     }
-    if (want && !e->dry && e->st == DK_OK) vaex_band_stats_merge(e, out, band, nb);
+    if (want && !e->dry && e->st == DK_OK) {
+        vaex_prof_begin(e);
+        vaex_band_stats_merge(e, out, band, nb);
+        vaex_prof_end(e, "group_norm statistics download and merge");
+    }
 }
 
 /* ------------------------------------------------------------ primitives */

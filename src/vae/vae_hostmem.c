@@ -35,14 +35,31 @@ static void vaeh_free(dk_sdxl_vae *vae, void *p) {
     free(p);
 }
 
+/* Remembers the real size of a block handed out (when the table is full the
+ * block is simply put back under the size its user asked for). */
+static void vaeh_give(dk__vae_hostmem *h, void *p, uint64_t bytes) {
+    if (!p || h->ngiven >= (int32_t)(sizeof h->given / sizeof h->given[0])) return;
+    h->given[h->ngiven] = p;
+    h->given_bytes[h->ngiven++] = bytes;
+}
+
 void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i, best = -1;
     void *p;
     for (i = 0; i < h->nspare; i++)
         if (h->spare_bytes[i] >= bytes && (best < 0 || h->spare_bytes[i] < h->spare_bytes[best])) best = i;
-    if (best < 0) return vaeh_new(vae, bytes, pin);
+    if (best < 0) {
+        p = vaeh_new(vae, bytes, pin);
+        if (p) {
+            h->allocs++;
+            h->alloc_bytes += bytes;
+        }
+        vaeh_give(h, p, bytes);
+        return p;
+    }
     p = h->spare[best];
+    vaeh_give(h, p, h->spare_bytes[best]);
     h->nspare--;
     h->spare[best] = h->spare[h->nspare];
     h->spare_bytes[best] = h->spare_bytes[h->nspare];
@@ -54,6 +71,13 @@ void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i, small = 0;
     if (!p) return;
+    for (i = 0; i < h->ngiven; i++)
+        if (h->given[i] == p) {
+            bytes = h->given_bytes[i];
+            h->given[i] = h->given[--h->ngiven];
+            h->given_bytes[i] = h->given_bytes[h->ngiven];
+            break;
+        }
     if (h->nspare < (int32_t)(sizeof h->spare / sizeof h->spare[0])) {
         h->spare[h->nspare] = p;
         h->spare_bytes[h->nspare++] = bytes;

@@ -66,6 +66,11 @@ typedef struct dk__vae_hostmem {
     int32_t nspare;
     void *pinned[64]; /* the live blocks that came from dk_host_alloc */
     int32_t npinned, pin_failed;
+    void *given[64];  /* blocks handed out, with their real sizes (a block reused */
+    uint64_t given_bytes[64]; /* for a smaller activation keeps its size when put back) */
+    int32_t ngiven;
+    int32_t allocs;   /* new blocks so far (DIFKERN_VAE_PROFILE prints them) */
+    uint64_t alloc_bytes;
 } dk__vae_hostmem;
 
 struct dk_sdxl_vae {
