@@ -51,28 +51,31 @@
  * Bounded memory (tiled decode): with tile_rows or max_device_bytes the
  * decoder runs layer by layer over bands of full-width rows: every full-size
  * activation lives in host memory, each conv uploads its band plus exact halo
- * rows (zero rows only at the image border), and each GroupNorm(+SiLU) runs
- * over the whole host tensor with its exact statistics, on a CPU context the
- * decoder creates for this (all cores; DIFKERN_THREADS), before the conv's
- * bands are staged, so the result equals the untiled one within the dtype's
- * rounding.  Device memory is then the weights + three band buffers +
- * the mid-block attention, which is global and runs whole at latent resolution
- * (5 buffers of 512*h*w elements).  This mode trades host<->device copies for
- * memory: use it when the untiled plan does not fit (H100, 2048x2048 in bands
- * of 32 latent rows: 5.0-5.7 s, 739 MiB, against 0.37 s and 16.9 GB untiled in
- * PyTorch; difkern untiled there: 0.26 s on HIP with a 3.7 GB plan).  On a GPU
- * the host activations are pinned (dk_host_alloc: the band copies go by DMA;
- * DIFKERN_VAE_PINNED=0 uses malloc) and kept in the decoder for the next
- * decode until dk_sdxl_vae_destroy (pinning is slow: ~2 s per 2048x2048
- * decode); where pinning fails, ordinary memory is used.  What remains is
- * bound by the host GroupNorms and the band copies.
+ * rows (zero rows only at the image border).  GroupNorm uses the split API of
+ * difkern.h: each conv takes the statistics of its output bands on the device
+ * (dk_group_norm_stats), the decoder merges them on the host
+ * (dk_group_norm_stats_merge), and the next conv normalizes each uploaded band
+ * on the device with the whole tensor's statistics (dk_group_norm_apply, only
+ * the rows inside the tensor: the zero halo stays the conv's padding), so the
+ * result equals the untiled one within the dtype's rounding.  Device memory is
+ * then the weights + three band buffers + the mid-block attention, which is
+ * global and runs whole at latent resolution (5 buffers of 512*h*w elements).
+ * This mode trades host<->device copies for memory: use it when the untiled
+ * plan does not fit (H100, 2048x2048 in bands of 32 latent rows: 0.93 s on HIP,
+ * 1.31 s on Vulkan, 739-803 MiB, against 0.37 s and 16.9 GB untiled in
+ * PyTorch; difkern untiled there: 0.14 s on HIP with a 3.7 GB plan), bound by
+ * the band copies.  On a GPU the host activations are pinned (dk_host_alloc:
+ * the band copies go by DMA; DIFKERN_VAE_PINNED=0 uses malloc) and kept in the
+ * decoder for the next decode until dk_sdxl_vae_destroy: pinning is slow, so
+ * the first banded decode pays it (~6 GB at 2048x2048: 4.7 s on HIP, 7.7 s on
+ * Vulkan with its pipeline builds); where pinning fails, ordinary memory is used.
  *
  * Profiling: with the environment variable DIFKERN_VAE_PROFILE=1 each decode
  * syncs around every primitive (conv, GroupNorm, linear, attention, band
- * transfers, host GroupNorms, the output conversion) and prints the summed
- * wall time per kind to stderr.  The syncs make the decode itself slower.
+ * transfers, statistics merges, host blocks, the output conversion) and prints
+ * the summed wall time per kind to stderr.  The syncs make the decode slower.
  *
- * The same CPU context (made on first use, freed with the decoder) converts the
+ * A CPU context (made on first use, freed with the decoder) converts the
  * decoded image to float NCHW on the host in both modes.
  */
 #ifndef DIFKERN_SDXL_VAE_H
