@@ -311,11 +311,12 @@ static int decode_files(const sdxl_args *a) {
             fprintf(stderr, "sdxl_decode: %s\n", dk_last_error(ctx));
             goto done;
         }
-        printf("plan for a %dx%d latent (%dx%d image): %s, activations %.1f MiB + weights %.1f MiB = %.1f MiB\n",
+        printf("plan for a %dx%d latent (%dx%d image): %s, activations %.1f MiB + weights %.1f MiB = %.1f MiB "
+               "(--max-memory also keeps %.1f MiB for backend scratch)\n",
                (int)a->plan_size, (int)a->plan_size, (int)a->plan_size * 8, (int)a->plan_size * 8,
                info.banded ? "banded" : "untiled", info.plan_device_bytes / 1048576.0,
                info.weight_device_bytes / 1048576.0,
-               (info.plan_device_bytes + info.weight_device_bytes) / 1048576.0);
+               (info.plan_device_bytes + info.weight_device_bytes) / 1048576.0, info.scratch_reserve_bytes / 1048576.0);
         ok = 1;
         goto done;
     }

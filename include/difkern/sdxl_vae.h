@@ -33,7 +33,8 @@
  * dk_memory_usage's peak equals the plan plus backend scratch: the HIP
  * backend's D-512 attention on Hopper takes 2 x tokens x 512 bytes, 16 MiB
  * here, 1007 MiB in all); use max_device_bytes or tile_rows to stay below
- * another budget (the plan does not reserve the scratch).
+ * another budget (max_device_bytes keeps room for that scratch: one more
+ * tokens x 512 matrix).
  *
  * Precision: DK_F32, DK_F16, DK_BF16 (fp32 accumulation in every op).  The SDXL
  * VAE's residual stream exceeds the fp16 range (65504) on real weights, which
@@ -101,7 +102,8 @@ typedef struct dk_sdxl_vae_options {
     float scaling_factor;          /* latents are divided by it first; init 0.13025 (SDXL) */
     int32_t tile_rows;             /* > 0: decode in bands of this many latent rows; 0: none */
     uint64_t max_device_bytes;     /* > 0: band the decode when the untiled plan (weights +
-                                      activations) exceeds it, with the largest bands that fit */
+                                      activations + room for the attention's backend scratch)
+                                      exceeds it, with the largest bands that fit */
     float fp16_activation_scale;   /* DK_F16 only: power of two in (0, 1]; init 2^-8 */
     int32_t fp16_fallback;         /* DK_F16: redo a non-finite result in fp32 (init 1) */
     dk_sdxl_vae_progress_fn progress; /* may be NULL */
@@ -117,6 +119,7 @@ typedef struct dk_sdxl_vae_info {
     int32_t fp16_fallback;        /* 1: the fp16 result had NaN/Inf and was redone in fp32 */
     uint64_t plan_device_bytes;   /* activation + band buffers the plan allocated */
     uint64_t weight_device_bytes; /* device bytes of the uploaded weights */
+    uint64_t scratch_reserve_bytes; /* kept for backend scratch when max_device_bytes decides */
     uint64_t peak_device_bytes;   /* dk_memory_usage peak of ctx during the decode (the
                                      decode resets ctx's peak when it starts) */
     double elapsed_ms;            /* host wall time of the decode */

@@ -291,11 +291,13 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
 
 typedef struct vaed_mode {
     int32_t banded, band_rows;
-    uint64_t plan_bytes;
+    uint64_t plan_bytes;   /* what the plan allocates besides the weights */
+    uint64_t budget_bytes; /* that plus room for backend scratch */
 } vaed_mode;
 
+/* The plan's bytes; *budget: what a budget must hold (plus backend scratch). */
 static uint64_t vaed_dry(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
-                         int32_t w) {
+                         int32_t w, uint64_t *budget) {
     dk__vae_exec e;
     vaed_run r;
     uint64_t n;
@@ -304,6 +306,7 @@ static uint64_t vaed_dry(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t ba
     dk__vae_exec_init(&e, vae, ws, 1, banded, band, h);
     vaed_forward(&e, &r, NULL, h, w, NULL);
     n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
+    *budget = e.st == DK_OK ? dk__vae_exec_budget_bytes(&e) : UINT64_MAX;
     dk__vae_exec_free(&e);
     return n;
 }
@@ -318,29 +321,34 @@ static dk_status vaed_choose(dk_sdxl_vae *vae, const char *fn, int32_t h, int32_
     int32_t t;
     m->banded = 0;
     m->band_rows = h;
-    m->plan_bytes = vaed_dry(vae, &vae->w, 0, h, h, w);
+    m->plan_bytes = vaed_dry(vae, &vae->w, 0, h, h, w, &m->budget_bytes);
     if (o->tile_rows > 0) {
         m->banded = 1;
         m->band_rows = o->tile_rows < h ? o->tile_rows : h;
-        m->plan_bytes = vaed_dry(vae, &vae->w, 1, m->band_rows, h, w);
+        m->plan_bytes = vaed_dry(vae, &vae->w, 1, m->band_rows, h, w, &m->budget_bytes);
         return DK_OK;
     }
-    if (o->max_device_bytes == 0 || m->plan_bytes + wb <= o->max_device_bytes) return DK_OK;
+    if (o->max_device_bytes == 0 || m->budget_bytes + wb <= o->max_device_bytes) return DK_OK;
     for (t = h;; t = (t + 1) / 2) { /* halve the band until it fits */
-        uint64_t n = vaed_dry(vae, &vae->w, 1, t, h, w);
-        if (n + wb <= o->max_device_bytes) {
+        uint64_t budget, n = vaed_dry(vae, &vae->w, 1, t, h, w, &budget);
+        if (budget + wb <= o->max_device_bytes) {
             m->banded = 1;
             m->band_rows = t;
             m->plan_bytes = n;
+            m->budget_bytes = budget;
             return DK_OK;
         }
         if (t == 1) break;
     }
-    return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
-                    "%s: options->max_device_bytes %llu is below what a %dx%d latent needs even in bands of one "
-                    "row (%llu bytes of weights + %llu)",
-                    fn, (unsigned long long)o->max_device_bytes, (int)h, (int)w, (unsigned long long)wb,
-                    (unsigned long long)vaed_dry(vae, &vae->w, 1, 1, h, w));
+    {
+        uint64_t budget;
+        (void)vaed_dry(vae, &vae->w, 1, 1, h, w, &budget);
+        return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
+                        "%s: options->max_device_bytes %llu is below what a %dx%d latent needs even in bands of one "
+                        "row (%llu bytes of weights + %llu, backend scratch included)",
+                        fn, (unsigned long long)o->max_device_bytes, (int)h, (int)w, (unsigned long long)wb,
+                        (unsigned long long)budget);
+    }
 }
 
 static dk_status vaed_check_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch,
@@ -437,6 +445,7 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     inf.band_rows = m.band_rows;
     inf.plan_device_bytes = m.plan_bytes;
     inf.weight_device_bytes = vaed_weight_bytes(vae);
+    inf.scratch_reserve_bytes = m.budget_bytes - m.plan_bytes;
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
     inf.elapsed_ms = vaed_now_ms() - r.t0;
     if (info) *info = inf;
@@ -486,5 +495,6 @@ dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_i
     info->band_rows = m.band_rows;
     info->plan_device_bytes = m.plan_bytes;
     info->weight_device_bytes = vaed_weight_bytes(vae);
+    info->scratch_reserve_bytes = m.budget_bytes - m.plan_bytes;
     return DK_OK;
 }

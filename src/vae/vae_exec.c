@@ -165,6 +165,11 @@ uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e) {
     return e->arena_bytes;
 }
 
+uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e) {
+    uint64_t n = dk__vae_exec_plan_bytes(e);
+    return n > UINT64_MAX - e->scratch_reserve ? UINT64_MAX : n + e->scratch_reserve;
+}
+
 /* ------------------------------------------------------------ activations */
 
 static uint64_t vaex_bytes(const dk__vae_exec *e, int64_t c, int64_t h, int64_t w) {
@@ -616,6 +621,9 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
     const dk__vae_attn *t = &e->vae->arch.attn;
     int64_t n = (int64_t)x.h * x.w;
     dk__vae_act out;
+    /* a backend may need one more tokens x C matrix for the attention (HIP's
+     * wgmma kernel: V transposed), outside the plan */
+    if (vaex_bytes(e, x.c, x.h, x.w) > e->scratch_reserve) e->scratch_reserve = vaex_bytes(e, x.c, x.h, x.w);
     if (!e->banded) {
         /* Untiled: buffers from the plan; a reuses n's entry once q, k, v exist. */
         dk__vae_act an = vaex_alloc(e, x.c, x.h, x.w), aq, ak, av, aa;

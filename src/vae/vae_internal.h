@@ -158,6 +158,7 @@ typedef struct dk__vae_exec {
     dk_buffer *band[3];
     uint64_t band_bytes[3];
     uint64_t attn_bytes;
+    uint64_t scratch_reserve; /* room kept for backend scratch outside the plan (HIP's V^T) */
     void *stage;             /* BANDED: host staging of one band */
     uint64_t stage_bytes;
     /* BANDED: split GroupNorm.  Each conv output's band statistics (device, one
@@ -198,6 +199,8 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
 void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena);
 void dk__vae_exec_free(dk__vae_exec *e);
 uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e); /* arena, or bands + attention bytes */
+/* What a budget must hold besides the weights: the plan plus scratch_reserve. */
+uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e);
 dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul);
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out); /* NCHW floats, frees a */
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
