@@ -57,6 +57,8 @@ static const bench_opdef bench_ops[] = {
  * cpu: the same families scaled to a 2-core machine. */
 static const char *const bench_suite_h100[] = {
     "conv_transpose2d cin=512,cout=256,h=128,w=128",
+    /* the seed conv_transpose's equal-FLOP conv: same channels, 3x3 on its 128x128 input */
+    "conv2d cin=512,cout=256,h=128,w=128,p=1",
     "conv2d cin=512,cout=512,h=128,w=128,p=1",
     "conv2d cin=512,cout=512,h=256,w=256,p=1",
     "conv2d cin=512,cout=512,h=512,w=512,p=1",
