@@ -397,6 +397,50 @@ def group_norm_cases(gen):
     return cases
 
 
+def group_norm_split_cases(gen):
+    """The split GroupNorm: dk_group_norm_stats against torch.var_mean, and
+    dk_group_norm_apply with given (mean, variance) against the formula."""
+    specs = [
+        # name, N, C, H, W, groups, affine, act, mean of x
+        ("g8", 2, 32, 5, 6, 8, True, "silu", 0.5),
+        ("large_mean_g4", 1, 16, 6, 6, 4, False, "none", 300.0),
+    ]
+    cases = []
+    for name, n, ch, h, w, groups, affine, act, mean in specs:
+        for dt in DTYPES:
+            for lay in IMG_LAYOUTS:
+                x = rnd(gen.randn([n, ch, h, w], dt, 2.0) + mean, dt)
+                var, mu = torch.var_mean(x.reshape(n, groups, -1), dim=2, unbiased=False)
+                c = Case("group_norm_stats", name, dt, lay, dict(groups=groups))
+                c.input("x", x)
+                c.output("stats", [n, groups, 2], "contig", "f32")
+                c.ref = torch.stack([mu, var], dim=2)
+                c.k = ch // groups * h * w
+                c.cond = max(1.0, abs(mean) / 2.0)
+                cases.append(c)
+                # apply: statistics of a shifted copy, so a kernel that ignores them fails
+                c = Case("group_norm_apply", name, dt, lay, dict(groups=groups, eps=1e-5, act=ACT[act]))
+                st = torch.stack([mu + 0.25, var * 1.5], dim=2).to(torch.float32).to(torch.float64)
+                gamma = gen.randn([ch], dt) if affine else None
+                beta = gen.randn([ch], dt) if affine else None
+                c.input("x", x)
+                c.input("stats", st, "contig", "f32")
+                if affine:
+                    c.input("gamma", gamma, "contig")
+                    c.input("beta", beta, "contig")
+                c.output("y", x.shape)
+                cpg = ch // groups
+                m4 = st[:, :, 0].repeat_interleave(cpg, dim=1).reshape(n, ch, 1, 1)
+                v4 = st[:, :, 1].repeat_interleave(cpg, dim=1).reshape(n, ch, 1, 1)
+                y = (x - m4) / torch.sqrt(v4 + f32(1e-5))
+                if affine:
+                    y = y * gamma.reshape(1, ch, 1, 1) + beta.reshape(1, ch, 1, 1)
+                c.ref = act_ref(act, y)
+                c.cond = max(1.0, abs(mean) / 2.0)
+                cases.append(c)
+    return cases
+
+
 def layer_norm_cases(gen):
     specs = [
         # name, shape, gamma, beta, act, eps, in_place
@@ -742,7 +786,7 @@ def convert_cases(gen):
     return cases
 
 
-ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, layer_norm_cases, attention_cases,
+ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, attention_cases,
            linear_cases, matmul_cases, activation_cases, add_cases, upsample_cases, convert_cases]
 
 

@@ -4,7 +4,8 @@
  *
  * MANIFEST is text, one case per block (tokens separated by blanks):
  *   case NAME OP                      OP: conv2d conv_transpose2d matmul linear group_norm
- *                                         layer_norm attention activation add upsample convert
+ *                                         group_norm_stats group_norm_apply layer_norm attention
+ *                                         activation add upsample convert
  *   p KEY VALUE                       a numeric parameter (stride_h, act, eps, ...)
  *   t ROLE DTYPE NDIM SHAPE.. STRIDES.. OFFSET BUFELEMS BLOBOFF
  *                                     an input: a buffer of BUFELEMS elements whose bytes are
@@ -202,6 +203,16 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         d.eps = (float)orc_param(c, "eps", 1e-5);
         d.activation = orc_act(c);
         return dk_group_norm(ctx, &d, orc_find(c, "x"), orc_find(c, "gamma"), orc_find(c, "beta"), y);
+    }
+    if (strcmp(op, "group_norm_stats") == 0 || strcmp(op, "group_norm_apply") == 0) {
+        dk_group_norm_desc d;
+        dk_group_norm_desc_init(&d);
+        d.groups = orc_iparam(c, "groups", 32);
+        d.eps = (float)orc_param(c, "eps", 1e-5);
+        d.activation = orc_act(c);
+        if (strcmp(op, "group_norm_stats") == 0) return dk_group_norm_stats(ctx, &d, orc_find(c, "x"), y);
+        return dk_group_norm_apply(ctx, &d, orc_find(c, "x"), orc_find(c, "stats"), orc_find(c, "gamma"),
+                                   orc_find(c, "beta"), y);
     }
     if (strcmp(op, "layer_norm") == 0) {
         dk_layer_norm_desc d;

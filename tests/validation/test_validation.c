@@ -17,12 +17,12 @@
 
 typedef enum tv_op {
     TV_CONV2D, TV_CONVT, TV_MATMUL, TV_LINEAR, TV_GN, TV_LN, TV_ATTN,
-    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP
+    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY
 } tv_op;
 
 /* Argument slots per op (the order of the op's tensor arguments). */
 enum { X = 0, W = 1, BIAS = 2, RES = 3, Y = 4 };        /* conv, conv_transpose, matmul, linear */
-enum { GAMMA = 1, BETA = 2, NY = 3 };                   /* group_norm, layer_norm: x, gamma, beta, y */
+enum { GAMMA = 1, BETA = 2, NY = 3, STATS = 4 };       /* group_norm, layer_norm: x, gamma, beta, y; split: stats */
 enum { Q = 0, K = 1, V = 2, O = 3 };                    /* attention */
 enum { AY = 1 };                                        /* activation, upsample, convert: x, y */
 enum { A = 0, B = 1, DY = 2 };                          /* add */
@@ -162,6 +162,18 @@ static void tv_base(tv_call *c, dk_context *ctx, tv_op op) {
         tv_tensor(c, NY, DK_F32, 4, 2, 4, 3, 3);
         c->out = NY;
         break;
+    case TV_GN_STATS: /* x [2,4,3,3], 2 groups -> stats [2,2,2] */
+    case TV_GN_APPLY: /* the same, normalized with given stats into y */
+        c->gn.groups = 2;
+        tv_tensor(c, X, DK_F32, 4, 2, 4, 3, 3);
+        tv_tensor(c, STATS, DK_F32, 3, 2, 2, 2, 1);
+        c->out = STATS;
+        if (op == TV_GN_STATS) break;
+        tv_tensor(c, GAMMA, DK_F32, 1, 4, 1, 1, 1);
+        tv_tensor(c, BETA, DK_F32, 1, 4, 1, 1, 1);
+        tv_tensor(c, NY, DK_F32, 4, 2, 4, 3, 3);
+        c->out = NY;
+        break;
     case TV_LN: /* x [2,3,8] over D = 8 */
         tv_tensor(c, X, DK_F32, 3, 2, 3, 8, 1);
         tv_tensor(c, GAMMA, DK_F32, 1, 8, 1, 1, 1);
@@ -229,6 +241,8 @@ static dk_status tv_run(const tv_call *c, dk_context *ctx) {
     case TV_UPS: return dk_upsample_nearest(ctx, t0, t1);
     case TV_CONVERT: return dk_convert(ctx, t0, t1);
     case TV_PREP: return dk_prepare_weight(ctx, c->use, t0);
+    case TV_GN_STATS: return dk_group_norm_stats(ctx, c->desc_null ? NULL : &c->gn, t0, t4);
+    case TV_GN_APPLY: return dk_group_norm_apply(ctx, c->desc_null ? NULL : &c->gn, t0, t4, t1, t2, t3);
     }
     return DK_ERR_INTERNAL;
 }
@@ -236,7 +250,8 @@ static dk_status tv_run(const tv_call *c, dk_context *ctx) {
 static const char *tv_op_name(tv_op op) {
     static const char *names[] = {"dk_conv2d", "dk_conv_transpose2d", "dk_matmul", "dk_linear",
                                   "dk_group_norm", "dk_layer_norm", "dk_attention", "dk_activation_forward",
-                                  "dk_add", "dk_upsample_nearest", "dk_convert", "dk_prepare_weight"};
+                                  "dk_add", "dk_upsample_nearest", "dk_convert", "dk_prepare_weight",
+                                  "dk_group_norm_stats", "dk_group_norm_apply"};
     return names[op];
 }
 
@@ -408,6 +423,17 @@ MUT(m_gn_inplace, c->t[NY] = c->t[X])
 MUT(m_gn_inplace_nhwc, tv_nhwc(c, X); c->t[NY] = c->t[X])
 MUT(m_gn_partial, c->t[NY] = c->t[X]; c->t[NY].offset = 4)
 MUT(m_gn_other_strides, c->t[NY] = c->t[X]; tv_nhwc(c, NY))
+/* split group_norm: stats [N, groups, 2] f32, dense */
+MUT(m_gs_null, c->present[STATS] = 0)
+MUT(m_gs_dtype, c->t[STATS].dtype = DK_F16)
+MUT(m_gs_ndim, c->t[STATS].ndim = 2)
+MUT(m_gs_groups, c->t[STATS].shape[1] = 4)
+MUT(m_gs_pair, c->t[STATS].shape[2] = 3)
+MUT(m_gs_strided, c->t[STATS].strides[0] = 8)
+MUT(m_gs_on_x, c->t[STATS].buffer = c->t[X].buffer)
+MUT(m_gs_eps_ignored, c->gn.eps = 0.0f; c->gn.activation = (dk_activation)99)
+MUT(m_gs_y_on_stats, c->t[NY].buffer = c->t[STATS].buffer)
+MUT(m_gs_inplace, c->t[NY] = c->t[X])
 MUT(m_gn_y_on_gamma, c->t[NY].buffer = c->t[GAMMA].buffer)
 MUT(m_gn_y_self, c->t[NY].strides[1] = 0)
 /* layer_norm */
@@ -749,6 +775,31 @@ static const tv_case tv_cases[] = {
     {TV_GN, m_gn_y_on_gamma, INV, "dk_group_norm: y (bytes 0..287) overlaps gamma (bytes 0..15)"},
     {TV_GN, m_gn_y_self, INV, "dk_group_norm: y overlaps itself: strides[1] (=0) must be > 0"},
 
+    /* split group_norm */
+    {TV_GN_STATS, m_none, OK, ""},
+    {TV_GN_STATS, m_gs_eps_ignored, OK, ""},
+    {TV_GN_STATS, m_desc_null, INV, "dk_group_norm_stats: desc must not be NULL"},
+    {TV_GN_STATS, m_x_null, INV, "dk_group_norm_stats: x must not be NULL"},
+    {TV_GN_STATS, m_gs_null, INV, "dk_group_norm_stats: stats must not be NULL"},
+    {TV_GN_STATS, m_gn_groups3, INV, "dk_group_norm_stats: x.shape[1] (=4) must be divisible by desc->groups (=3)"},
+    {TV_GN_STATS, m_gs_dtype, INV, "dk_group_norm_stats: stats.dtype (=f16) must be f32"},
+    {TV_GN_STATS, m_gs_ndim, INV, "dk_group_norm_stats: stats.ndim (=2) must be 3 ([N, groups, 2])"},
+    {TV_GN_STATS, m_gs_groups, INV, "dk_group_norm_stats: stats.shape[1] (=4) must equal desc->groups (=2)"},
+    {TV_GN_STATS, m_gs_pair, INV, "dk_group_norm_stats: stats.shape[2] (=3) must equal 2 (mean, variance)"},
+    {TV_GN_STATS, m_gs_strided, INV, "dk_group_norm_stats: stats must be dense row-major (strides 4, 2, 1); got strides (8, 2, 1)"},
+    {TV_GN_STATS, m_gs_on_x, INV, "dk_group_norm_stats: stats (bytes 0..31) overlaps x (bytes 0..287)"},
+    {TV_GN_APPLY, m_none, OK, ""},
+    {TV_GN_APPLY, m_gs_inplace, OK, ""},
+    {TV_GN_APPLY, m_gn_no_affine, OK, ""},
+    {TV_GN_APPLY, m_gs_null, INV, "dk_group_norm_apply: stats must not be NULL"},
+    {TV_GN_APPLY, m_slot3_null, INV, "dk_group_norm_apply: y must not be NULL"},
+    {TV_GN_APPLY, m_gn_eps0, INV, "dk_group_norm_apply: desc->eps (=0) must be finite and > 0"},
+    {TV_GN_APPLY, m_gs_dtype, INV, "dk_group_norm_apply: stats.dtype (=f16) must be f32"},
+    {TV_GN_APPLY, m_gs_groups, INV, "dk_group_norm_apply: stats.shape[1] (=4) must equal desc->groups (=2)"},
+    {TV_GN_APPLY, m_gs_y_on_stats, INV, "dk_group_norm_apply: y (bytes 0..287) overlaps stats (bytes 0..31)"},
+    {TV_GN_APPLY, m_gn_partial, INV, "dk_group_norm_apply: y (bytes 4..291) overlaps x (bytes 0..287) in the same buffer"},
+    {TV_GN_APPLY, m_gn_gamma_len, INV, "dk_group_norm_apply: gamma.shape[0] (=2) must equal C = x.shape[1] (=4)"},
+
     /* layer_norm */
     {TV_LN, m_ln_eps0, INV, "dk_layer_norm: desc->eps (=0) must be finite and > 0"},
     {TV_LN, m_ln_eps_nan, INV, "dk_layer_norm: desc->eps (=nan) must be finite and > 0"},
@@ -881,7 +932,7 @@ static void tv_run_case(dk_context *ctx, size_t idx) {
 /* A NULL ctx: INVALID_ARGUMENT and the message in the thread's slot. */
 static void tv_null_ctx(dk_context *ctx) {
     int op;
-    for (op = TV_CONV2D; op <= TV_PREP; op++) {
+    for (op = TV_CONV2D; op <= TV_GN_APPLY; op++) {
         tv_call c;
         char want[96];
         dk_status st;
