@@ -42,6 +42,11 @@ struct dk_context {
     uint32_t nhost, caphost;
 };
 
+/* Large host blocks for a runtime to pin (src/host_pages.c): 2 MiB-aligned,
+ * huge pages where Linux gives them, already faulted in.  NULL when out of memory. */
+void *dk__host_pages_alloc(uint64_t size);
+void dk__host_pages_free(void *p);
+
 /* A dk_host_alloc block: handle is the backend's (pinned) or NULL (malloc). */
 typedef struct dk_host_block {
     void *ptr, *handle;

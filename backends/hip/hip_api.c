@@ -50,6 +50,8 @@ static const hipapi_entry hipapi_hip[] = {
     {HIPAPI_AT(hip_error_string), {"hipGetErrorString", NULL}, 0},
     {HIPAPI_AT(hip_host_malloc), {"hipHostMalloc", NULL}, 0},
     {HIPAPI_AT(host_free), {"hipHostFree", NULL}, 0},
+    {HIPAPI_AT(host_register), {"hipHostRegister", NULL}, 0},
+    {HIPAPI_AT(host_unregister), {"hipHostUnregister", NULL}, 0},
 };
 
 static const hipapi_entry hipapi_cuda[] = {
@@ -85,6 +87,8 @@ static const hipapi_entry hipapi_cuda[] = {
     {HIPAPI_AT(cu_tensor_map_encode_tiled), {"cuTensorMapEncodeTiled", NULL}, 0},
     {HIPAPI_AT(cu_mem_alloc_host), {"cuMemAllocHost_v2", NULL}, 0},
     {HIPAPI_AT(host_free), {"cuMemFreeHost", NULL}, 0},
+    {HIPAPI_AT(host_register), {"cuMemHostRegister_v2", "cuMemHostRegister"}, 0},
+    {HIPAPI_AT(host_unregister), {"cuMemHostUnregister", NULL}, 0},
 };
 
 #ifdef HIPAPI_HAVE_DL

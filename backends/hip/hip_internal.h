@@ -44,6 +44,9 @@ typedef struct dk_hip_api {
     int (*hip_get_properties)(void *props, int device);
     const char *(*hip_error_string)(int status);
     int (*hip_host_malloc)(void **ptr, size_t size, unsigned flags); /* optional */
+    /* optional: pin (register) / unpin memory the caller allocated */
+    int (*host_register)(void *ptr, size_t size, unsigned flags);
+    int (*host_unregister)(void *ptr);
     /* CUDA */
     int (*cu_primary_retain)(void **context, int device);
     int (*cu_primary_release)(int device);

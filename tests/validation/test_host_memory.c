@@ -48,8 +48,7 @@ static void th_bad_arguments(dk_context *ctx) {
     TH_CHECK(dk_host_free(NULL, NULL) == DK_ERR_INVALID_ARGUMENT, "free with a NULL ctx");
 }
 
-static void th_transfers(dk_context *ctx) {
-    const size_t n = (size_t)3 << 20 | 3; /* larger than one staging chunk, odd */
+static void th_transfers(dk_context *ctx, size_t n) {
     unsigned char *a = NULL, *b = NULL, *plain = (unsigned char *)malloc(n);
     dk_buffer *buf = NULL;
     dk_status st;
@@ -117,7 +116,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     th_bad_arguments(ctx);
-    th_transfers(ctx);
+    th_transfers(ctx, (size_t)3 << 20 | 3); /* larger than one staging chunk, odd */
+    th_transfers(ctx, (size_t)9 << 20 | 5); /* HIP: a block difkern allocates and registers */
     TH_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
     dk_context_destroy(ctx);
     printf("host memory on %s: %d failures\n", name, th_failures);

@@ -16,6 +16,7 @@
 // wave32); -DDKP_SIM_CDNA = the CDNA configuration (MFMA 32x32 / 16x16, wave64).
 #include "../../../backends/hip/kernels/dk_kernels.hip"
 
+#include <set>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,14 @@ SIM_API int cuMemAllocHost_v2(void **p, size_t n) {
     return *p ? 0 : 2;
 }
 SIM_API int cuMemFreeHost(void *p) { free(p); return 0; }
+// Registering host memory: nothing to pin on the host; unregistering an
+// address that was never registered is an error, as in the driver.
+static std::set<void *> g_registered;
+SIM_API int cuMemHostRegister_v2(void *p, size_t n, unsigned) {
+    if (!p || !n || !g_registered.insert(p).second) return 1;  // CUDA_ERROR_INVALID_VALUE
+    return 0;
+}
+SIM_API int cuMemHostUnregister(void *p) { return g_registered.erase(p) ? 0 : 713; }  // ..._NOT_REGISTERED
 SIM_API int cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *) {
     memcpy((void *)(uintptr_t)d, s, n);
     return 0;
