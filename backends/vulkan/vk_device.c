@@ -369,7 +369,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
     VkPhysicalDeviceFeatures2 f2;
     VkDeviceCreateInfo ci;
-    const char *exts[6];
+    const char *exts[8];
     uint32_t nexts = 0;
     VkBaseOutStructure **chain;
     VkResult r;
@@ -421,6 +421,20 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         vkdev_append(&chain, &pe, sizeof pe, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
         pe.pipelineExecutableInfo = VK_TRUE;
         exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    }
+    /* dk_host_alloc imports difkern's own host blocks (pinning them is several
+     * times faster than allocating host-visible memory); DIFKERN_VULKAN_HOST_IMPORT=0: off */
+    s->host_import_align = 0;
+    if (vkdev_has_device_ext(s->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+        !(getenv("DIFKERN_VULKAN_HOST_IMPORT") && getenv("DIFKERN_VULKAN_HOST_IMPORT")[0] == '0')) {
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp;
+        VkPhysicalDeviceProperties2 p2;
+        vkdev_struct(&hp, sizeof hp, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
+        vkdev_struct(&p2, sizeof p2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+        p2.pNext = &hp;
+        vkGetPhysicalDeviceProperties2(s->physical, &p2);
+        s->host_import_align = hp.minImportedHostPointerAlignment;
+        if (s->host_import_align) exts[nexts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     }
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;

@@ -82,6 +82,7 @@ typedef struct dk_vk_block {
     VkBuffer buffer;
     uint64_t size;
     void *mapped;                 /* host-visible blocks only */
+    void *host_pages;             /* imported host memory (dk__host_pages_alloc), freed with the block */
     dk_vk_range *free;            /* sorted by offset, coalesced */
     uint32_t nfree, capfree;
     int dedicated;                /* one allocation only: freed when it is released */
@@ -179,6 +180,7 @@ typedef struct dk_vk_state {
     int coopmat_bf16;             /* bf16 tensor cores: KHR + VK_KHR_shader_bfloat16 */
     int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
     int pipeline_stats;           /* DIFKERN_VULKAN_PIPELINE_STATS: print each pipeline's statistics */
+    uint64_t host_import_align;   /* VK_EXT_external_memory_host enabled: its pointer alignment; 0: off */
 } dk_vk_state;
 
 static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }

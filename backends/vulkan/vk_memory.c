@@ -57,8 +57,84 @@ void dk__vk_free_block(dk_vk_state *s, dk_vk_block *blk) {
     if (!blk) return;
     if (blk->buffer) s->vk.vkDestroyBuffer(s->device, blk->buffer, NULL);
     if (blk->memory) s->vk.vkFreeMemory(s->device, blk->memory, NULL);
+    dk__host_pages_free(blk->host_pages); /* after the memory that imported it */
     free(blk->free);
     free(blk);
+}
+
+/* A dk_host_alloc block of difkern's own host memory (huge pages, already
+ * faulted in: src/host_pages.c) imported through VK_EXT_external_memory_host:
+ * on the H100 (NVIDIA 580) allocating host-visible memory of the device pinned
+ * at ~0.5 s per GiB, as cuMemAllocHost does.  NULL (nothing to report) when
+ * the import is not possible; the caller then allocates device memory. */
+static dk_vk_block *vkmem_import_block(dk_vk_state *s, uint64_t size) {
+    const uint64_t page = (uint64_t)2 << 20, a = s->host_import_align;
+    uint64_t n = (size + a - 1) / a * a;
+    VkMemoryHostPointerPropertiesEXT hp;
+    VkExternalMemoryBufferCreateInfo eb;
+    VkImportMemoryHostPointerInfoEXT im;
+    VkBufferCreateInfo bi;
+    VkMemoryRequirements req;
+    VkMemoryAllocateInfo ai;
+    dk_vk_block *blk;
+    uint32_t i, bits, type = UINT32_MAX;
+    if (!a || page % a != 0 || !s->vk.vkGetMemoryHostPointerPropertiesEXT) return NULL;
+    blk = (dk_vk_block *)calloc(1, sizeof *blk);
+    if (!blk) return NULL;
+    blk->host_pages = dk__host_pages_alloc(size); /* 2 MiB-aligned and -rounded: covers n */
+    memset(&hp, 0, sizeof hp);
+    hp.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;
+    if (!blk->host_pages || s->vk.vkGetMemoryHostPointerPropertiesEXT(s->device,
+            VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, blk->host_pages, &hp) != VK_SUCCESS) {
+        dk__vk_free_block(s, blk);
+        return NULL;
+    }
+    memset(&eb, 0, sizeof eb);
+    eb.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    eb.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bi.pNext = &eb;
+    bi.size = n;
+    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (s->vk.vkCreateBuffer(s->device, &bi, NULL, &blk->buffer) != VK_SUCCESS) {
+        blk->buffer = VK_NULL_HANDLE;
+        dk__vk_free_block(s, blk);
+        return NULL;
+    }
+    s->vk.vkGetBufferMemoryRequirements(s->device, blk->buffer, &req);
+    /* host-coherent, as the staging type: copies are waited for, never flushed */
+    bits = hp.memoryTypeBits & req.memoryTypeBits;
+    for (i = 0; i < s->memprops.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = s->memprops.memoryTypes[i].propertyFlags;
+        if (!(bits & (1u << i)) || !(f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) continue;
+        if (type == UINT32_MAX || (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) type = i;
+    }
+    if (type == UINT32_MAX || req.size > n) {
+        dk__vk_free_block(s, blk);
+        return NULL;
+    }
+    memset(&im, 0, sizeof im);
+    im.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+    im.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    im.pHostPointer = blk->host_pages;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.pNext = &im;
+    ai.allocationSize = n;
+    ai.memoryTypeIndex = type;
+    if (s->vk.vkAllocateMemory(s->device, &ai, NULL, &blk->memory) != VK_SUCCESS) {
+        blk->memory = VK_NULL_HANDLE;
+        dk__vk_free_block(s, blk);
+        return NULL;
+    }
+    if (s->vk.vkBindBufferMemory(s->device, blk->buffer, blk->memory, 0) != VK_SUCCESS) {
+        dk__vk_free_block(s, blk);
+        return NULL;
+    }
+    blk->mapped = blk->host_pages;
+    blk->size = size;
+    return blk;
 }
 
 dk_status dk__vk_host_block(dk_context *ctx, uint64_t size, VkBufferUsageFlags usage, dk_vk_block **out) {
@@ -272,11 +348,14 @@ static dk_status vkmem_staging(dk_context *ctx, uint64_t want, uint64_t *off, ui
 }
 
 /* dk_host_alloc: a mapped block of the staging memory type (host-visible,
- * coherent, cached where the device has it) that copies use directly. */
+ * coherent, cached where the device has it) that copies use directly; from
+ * 8 MiB on, imported host memory where the device can (vkmem_import_block). */
 dk_status dk__vk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle) {
-    dk_vk_block *blk = NULL;
-    dk_status st = vkmem_new_block(ctx, size, dk__vk(ctx)->host_type_index,
-                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, &blk);
+    dk_vk_block *blk = size >= ((uint64_t)8 << 20) ? vkmem_import_block(dk__vk(ctx), size) : NULL;
+    dk_status st = DK_OK;
+    if (!blk)
+        st = vkmem_new_block(ctx, size, dk__vk(ctx)->host_type_index,
+                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, &blk);
     if (st != DK_OK) return st;
     *ptr = blk->mapped;
     *handle = blk;

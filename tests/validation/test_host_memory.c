@@ -95,6 +95,8 @@ static void th_transfers(dk_context *ctx, size_t n) {
     TH_CHECK(st == DK_ERR_INVALID_ARGUMENT, "double free: %s", dk_status_name(st));
     st = dk_host_free(ctx, b + 64);
     TH_CHECK(st == DK_ERR_INVALID_ARGUMENT, "free of an interior pointer: %s", dk_status_name(st));
+    /* Vulkan with the validation layer: its messages come back from dk_sync */
+    TH_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
     dk_buffer_destroy(ctx, buf);
     free(plain);
 }
