@@ -137,7 +137,9 @@ DK_API dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *buffer, uint64_t off
 
 /* Host memory for large transfers: page-locked ("pinned") where the backend
  * has it (HIP: hipHostMalloc / cuMemAllocHost; Vulkan: mapped host-visible
- * memory of the device), so that dk_buffer_upload and dk_buffer_download from
+ * memory of the device; from 8 MiB on, difkern's own huge-page memory that the
+ * runtime registers or the Vulkan device imports, several times faster to
+ * pin), so that dk_buffer_upload and dk_buffer_download from
  * or into any range of it go by DMA, without a staging copy: several times
  * faster for large transfers on discrete GPUs.  Uploads and downloads keep
  * their meaning (the source may be reused, the destination read, as soon as

@@ -67,9 +67,9 @@
  * PyTorch; difkern untiled there: 0.14 s on HIP with a 3.7 GB plan), bound by
  * the band copies.  On a GPU the host activations are pinned (dk_host_alloc:
  * the band copies go by DMA; DIFKERN_VAE_PINNED=0 uses malloc) and kept in the
- * decoder for the next decode until dk_sdxl_vae_destroy: pinning is slow, so
- * the first banded decode pays it (~6 GB at 2048x2048: 4.7 s on HIP, 7.7 s on
- * Vulkan with its pipeline builds); where pinning fails, ordinary memory is used.
+ * decoder for the next decode until dk_sdxl_vae_destroy: pinning takes time,
+ * so the first banded decode pays it (~6 GB at 2048x2048: 1.4 s on HIP, 1.9 s
+ * on Vulkan in all for that decode); where pinning fails, ordinary memory is used.
  *
  * Profiling: with the environment variable DIFKERN_VAE_PROFILE=1 each decode
  * syncs around every primitive (conv, GroupNorm, linear, attention, band
