@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // GroupNorm pass 3: y = act((x - mean) * (rstd * gamma[c]) + beta[c]) with the
 // per-(n, c) coefficients of pass 2.  MODE 0: one element per step, any strides;
 // MODE 1 / 2 (x and y dense in the same layout): 16-byte vectors; MODE 2 runs
@@ -58,8 +59,25 @@ void main() {
         if (row >= rows) return;
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
-        uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col;
-        for (uint q = p0 + row; q < p1; q += rows) {
+        uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col, q = p0 + row;
+        // two pixels per step: both loads in flight before either is used
+        for (; q + rows < p1; q += 2u * rows) {
+            uvec4 u0 = xv.v[xo + q * cv], u1 = xv.v[xo + (q + rows) * cv];
+            if (DT != 1) {
+                [[unroll]] for (int j = 0; j < 4; j++) {
+                    u0[j] = gn_pair(u0[j], k[2 * j], k[2 * j + 1]);
+                    u1[j] = gn_pair(u1[j], k[2 * j], k[2 * j + 1]);
+                }
+            } else {
+                [[unroll]] for (int j = 0; j < DK_VW; j++) {
+                    dk_v16_set(u0, j, gn_apply(dk_v16_get(u0, j), k[j]));
+                    dk_v16_set(u1, j, gn_apply(dk_v16_get(u1, j), k[j]));
+                }
+            }
+            yv.v[yo + q * cv] = u0;
+            yv.v[yo + (q + rows) * cv] = u1;
+        }
+        if (q < p1) {
             uvec4 u = xv.v[xo + q * cv];
             if (DT != 1)
                 for (int j = 0; j < 4; j++) u[j] = gn_pair(u[j], k[2 * j], k[2 * j + 1]);

@@ -120,8 +120,18 @@ void stats_nhwc() {
         uvec4 u = xv.v[base + p * cv];
         for (int j = 0; j < DK_VW; j++) k[j] = dk_v16_get(u, j);
     }
-    if (row < rows)
-        for (; p < p1; p += rows) {
+    if (row < rows) {
+        // two pixels per step: both loads in flight before either is used
+        for (; p + rows < p1; p += 2u * rows) {
+            uvec4 u0 = xv.v[base + p * cv], u1 = xv.v[base + (p + rows) * cv];
+            for (int j = 0; j < DK_VW; j++) {
+                float d0 = dk_v16_get(u0, j) - k[j], d1 = dk_v16_get(u1, j) - k[j];
+                s1[j] += d0 + d1;
+                s2[j] += d0 * d0 + d1 * d1;
+            }
+            cnt += 2.0;
+        }
+        if (p < p1) {
             uvec4 u = xv.v[base + p * cv];
             for (int j = 0; j < DK_VW; j++) {
                 float d = dk_v16_get(u, j) - k[j];
@@ -130,6 +140,7 @@ void stats_nhwc() {
             }
             cnt += 1.0;
         }
+    }
     // Entry (invocation t, channel j of its vector) at slot j*256 + t: conflict-free stores.
     for (int j = 0; j < DK_VW; j++) {
         float mean, m2;
