@@ -4,7 +4,8 @@
 // strides come permuted into y's memory order (dk__elt_order), the last fastest.
 // MODE 0: y = act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
 // MODE 1: y = act(alpha * a + beta * b)
-// MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]
+// MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]; with FLAT set,
+//   integer factors in 16-byte vectors (up_vec_main)
 // MODE 3: MODE 0 where a's unit-stride dim (walk position KPOS) is not y's (a
 //   layout change): 32 x 32 tiles through shared memory
 // MODE bits 2-3 / 4-5: the walk positions of h and w (upsample), or KPOS (3),
@@ -103,6 +104,73 @@ uint up_src(int k, uint i, uint s) {
     return i;
 }
 
+uint up_fac(int k) {
+    if (k == HPOS) return PU(DK_VKP_EW_SHAPE + k) / PU(DK_VKP_EW_SRCH);
+    if (k == WPOS) return PU(DK_VKP_EW_SHAPE + k) / PU(DK_VKP_EW_SRCW);
+    return 1u;
+}
+
+// 16-bit element e of the 8 in u
+uint up_half(uvec4 u, uint e) { return (u[e >> 1] >> (16u * (e & 1u))) & 0xffffu; }
+uint up_dup(uint h) { return h | (h << 16); }
+
+// MODE 2 with FLAT set (vkop_upsample_vec): integer factors, walk dim 3 unit-stride
+// in a and y with a's rows in whole 16-byte vectors of 8 elements, every other
+// stride a multiple of 8 elements.  An invocation loads 8 elements of a once and
+// stores the f3 vectors they expand to (each element repeated f3 times) in each of
+// the f0*f1*f2 output rows they repeat into; the generic walk spends most of its
+// time in per-element index divisions.  Raw bits are copied.
+void up_vec_main() {
+    uint f0 = up_fac(0), f1 = up_fac(1), f2 = up_fac(2), f3 = up_fac(3);
+    uint a1 = PU(DK_VKP_EW_SHAPE + 1) / f1, a2 = PU(DK_VKP_EW_SHAPE + 2) / f2, v3 = PU(DK_VKP_EW_SHAPE + 3) / f3 / 8u;
+    uint nv = PU(DK_VKP_EW_SHAPE) / f0 * a1 * a2 * v3, step = gl_NumWorkGroups.x * 256u;
+    uint ys0 = PU(DK_VKP_EW_YS), ys1 = PU(DK_VKP_EW_YS + 1), ys2 = PU(DK_VKP_EW_YS + 2), vw = DT == 1 ? 4u : 8u;
+    for (uint g = group_x() * 256u + gl_LocalInvocationID.x; g < nv; g += step) {
+        uint r = g;
+        uint i3 = r % v3; r /= v3;
+        uint i2 = r % a2; r /= a2;
+        uint i1 = r % a1, i0 = r / a1;
+        uint ao = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS) + i1 * PU(DK_VKP_EW_AS + 1) + i2 * PU(DK_VKP_EW_AS + 2) + i3 * 8u;
+        uint yb = PU(DK_VKP_EW_YS + 4) + i0 * f0 * ys0 + i1 * f1 * ys1 + i2 * f2 * ys2 + i3 * 8u * f3;
+        uvec4 u0 = av.v[ao / vw], u1 = DT == 1 ? av.v[ao / vw + 1u] : uvec4(0u);
+        for (uint d0 = 0u; d0 < f0; d0++)
+            for (uint d1 = 0u; d1 < f1; d1++)
+                for (uint d2 = 0u; d2 < f2; d2++) {
+                    uint yq = (yb + d0 * ys0 + d1 * ys1 + d2 * ys2) / vw;
+                    if (f3 == 1u) {
+                        yv.v[yq] = u0;
+                        if (DT == 1) yv.v[yq + 1u] = u1;
+                    } else if (f3 == 2u && DT == 1) {
+                        yv.v[yq] = u0.xxyy;
+                        yv.v[yq + 1u] = u0.zzww;
+                        yv.v[yq + 2u] = u1.xxyy;
+                        yv.v[yq + 3u] = u1.zzww;
+                    } else if (f3 == 2u) {
+                        yv.v[yq] = uvec4(up_dup(u0.x & 0xffffu), up_dup(u0.x >> 16), up_dup(u0.y & 0xffffu), up_dup(u0.y >> 16));
+                        yv.v[yq + 1u] = uvec4(up_dup(u0.z & 0xffffu), up_dup(u0.z >> 16), up_dup(u0.w & 0xffffu), up_dup(u0.w >> 16));
+                    } else {
+                        // output vector q holds elements (8q + j) / f3 of the 8
+                        for (uint q = 0u; q < f3; q++) {
+                            uvec4 o0 = uvec4(0u), o1 = uvec4(0u);
+                            for (uint j = 0u; j < 8u; j++) {
+                                uint e = (8u * q + j) / f3;
+                                if (DT == 1) {
+                                    uint v = e < 4u ? u0[e] : u1[e - 4u];
+                                    if (j < 4u) o0[j] = v;
+                                    else o1[j - 4u] = v;
+                                } else {
+                                    uint h = up_half(u0, e);
+                                    o0[j >> 1] = (j & 1u) == 0u ? h : o0[j >> 1] | (h << 16);
+                                }
+                            }
+                            yv.v[yq + (DT == 1 ? 2u : 1u) * q] = o0;
+                            if (DT == 1) yv.v[yq + 2u * q + 1u] = o1;
+                        }
+                    }
+                }
+    }
+}
+
 void main() {
     uint s1 = PU(DK_VKP_EW_SHAPE + 1), s2 = PU(DK_VKP_EW_SHAPE + 2), s3 = PU(DK_VKP_EW_SHAPE + 3);
     uint total = PU(DK_VKP_EW_TOTAL);
@@ -111,8 +179,9 @@ void main() {
         transpose_main();
         return;
     }
-    if (OP != 2 && PU(DK_VKP_EW_FLAT) != 0u) {
-        flat_main(total);
+    if (PU(DK_VKP_EW_FLAT) != 0u) {
+        if (OP == 2) up_vec_main();
+        else flat_main(total);
         return;
     }
     for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {

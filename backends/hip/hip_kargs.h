@@ -159,7 +159,9 @@ typedef struct dkh_elt_args {
     int hw_pos;           /* the walk order (dk__elt_order) permutes every dim: H at bits 0-1, W at 2-3 */
     int flat;             /* every operand dense in the walk order, 16-byte aligned (not UPSAMPLE) */
     int up32;             /* UPSAMPLE: h * a_h and w * a_w fit 32 bits (32-bit division is several times faster) */
-    int tpos, pad0;       /* ACT / CONVERT: 1 + the walk position of a's unit-stride dim when it is not the last (tiled transpose) */
+    int tpos;             /* ACT / CONVERT: 1 + the walk position of a's unit-stride dim when it is not the last (tiled transpose) */
+    int upv;              /* UPSAMPLE by the integer factors fac[] (y's size over a's per walk dim) in 16-byte vectors */
+    int fac[4];
     float alpha, beta;
 } dkh_elt_args;
 

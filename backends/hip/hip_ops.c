@@ -924,6 +924,28 @@ static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t
     return addr % 16 == 0;
 }
 
+/* Whether an upsample takes dke_upsample_vec (setting e->fac): integer factors
+ * (at most 64 output vectors per input vector), walk dim 3 unit-stride in a and y
+ * with a's rows in whole 16-byte vectors of 8 elements, every other stride a
+ * multiple of 8 elements (where its size is not 1).  DIFKERN_HIP_UPSAMPLE_VEC=0
+ * keeps the generic walk (A/B timing). */
+static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
+    const char *env = getenv("DIFKERN_HIP_UPSAMPLE_VEC");
+    int64_t a3 = 0, prod = 1;
+    int k;
+    if (env && env[0] == '0') return 0;
+    for (k = 0; k < 4; k++) {
+        int64_t ak = ord[k] == 2 ? e->a_h : ord[k] == 3 ? e->a_w : e->shape[k];
+        if (ak <= 0 || e->shape[k] % ak != 0) return 0;
+        e->fac[k] = (int)(e->shape[k] / ak);
+        prod *= e->fac[k];
+        if (prod > 64) return 0;
+        if (k < 3 && ((ak > 1 && e->a_s[k] % 8 != 0) || (e->shape[k] > 1 && e->y_s[k] % 8 != 0))) return 0;
+        a3 = ak;
+    }
+    return e->a_s[3] == 1 && e->y_s[3] == 1 && a3 % 8 == 0 && e->a % 16 == 0 && e->y % 16 == 0;
+}
+
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
                                     const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     dkh_elt_args e;
@@ -961,12 +983,15 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
          * fewer than 32 channels the strided walk was as fast or faster on the H100) */
         for (i = 0; (kind == DKH_ELT_ACT || kind == DKH_ELT_CONVERT) && e.shape[3] >= 32 && e.a_s[3] != 1 && i < 3; i++)
             if (e.shape[i] >= 32 && e.a_s[i] == 1) e.tpos = i + 1;
+        e.upv = kind == DKH_ELT_UPSAMPLE && hipops_upsample_vec(&e, ord);
         e.flat = kind != DKH_ELT_UPSAMPLE && hipops_dense_walk(&e, e.a_s, e.a) && hipops_dense_walk(&e, e.y_s, e.y) &&
                  (!b || hipops_dense_walk(&e, e.b_s, e.b));
     }
     e.total = e.shape[0] * e.shape[1] * e.shape[2] * e.shape[3];
     /* the flat path takes eight elements per thread, the transpose a tile per block */
     e.nblocks = (int64_t)hipops_blocks(e.flat ? (e.total + 7) / 8 : e.total, DKH_THREADS);
+    if (e.upv) /* a thread per 8 input elements */
+        e.nblocks = (int64_t)hipops_blocks(e.total / (e.fac[0] * e.fac[1] * e.fac[2] * e.fac[3]) / 8, DKH_THREADS);
     if (e.tpos) {
         int k = e.tpos - 1;
         e.nblocks = (int64_t)(hipops_blocks(e.shape[3], 32) * hipops_blocks(e.shape[k], 32)) * e.shape[k == 0 ? 1 : 0] *

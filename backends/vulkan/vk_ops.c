@@ -660,6 +660,32 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
     return b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0;
 }
 
+/* Whether an upsample takes eltwise.comp's vector path (p in the walk order, a's
+ * H and W at p[DK_VKP_EW_SRCH/SRCW], ord the walk's dims): integer factors (at
+ * most 64 output vectors per input vector), walk dim 3 unit-stride in a and y
+ * with a's rows in whole 16-byte vectors of 8 elements, every other stride a
+ * multiple of 8 elements (where its size is not 1), 16-byte aligned starts.
+ * DIFKERN_VULKAN_UPSAMPLE_VEC=0 keeps the generic walk (A/B timing). */
+static int vkop_upsample_vec(const int32_t *p, const int32_t ord[4], const dk_vk_binding *ba,
+                             const dk_vk_binding *by, dk_dtype dt) {
+    const char *env = getenv("DIFKERN_VULKAN_UPSAMPLE_VEC");
+    int64_t prod = 1, ak = 1, f;
+    int k;
+    if (env && env[0] == '0') return 0;
+    for (k = 0; k < 4; k++) {
+        int64_t yk = p[DK_VKP_EW_SHAPE + k];
+        ak = ord[k] == 2 ? p[DK_VKP_EW_SRCH] : ord[k] == 3 ? p[DK_VKP_EW_SRCW] : yk;
+        if (ak <= 0 || yk % ak != 0) return 0;
+        f = yk / ak;
+        prod *= f;
+        if (prod > 64) return 0;
+        if (k < 3 && ((ak > 1 && p[DK_VKP_EW_AS + k] % 8 != 0) || (yk > 1 && p[DK_VKP_EW_YS + k] % 8 != 0))) return 0;
+    }
+    return p[DK_VKP_EW_AS + 3] == 1 && p[DK_VKP_EW_YS + 3] == 1 && ak % 8 == 0 && ba->offset % 16 == 0 &&
+           by->offset % 16 == 0 && ((uint64_t)p[DK_VKP_EW_AS + 4] * dk_dtype_size(dt)) % 16 == 0 &&
+           ((uint64_t)p[DK_VKP_EW_YS + 4] * dk_dtype_size(dt)) % 16 == 0;
+}
+
 static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
                               const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     dk_vk_binding bind[DK_VK_BINDINGS];
@@ -710,14 +736,21 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
                 tiles = (uint64_t)((p[DK_VKP_EW_SHAPE + 3] + 31) / 32) * (uint64_t)((p[DK_VKP_EW_SHAPE + i] + 31) / 32) *
                         (uint64_t)p[DK_VKP_EW_SHAPE + (i == 0 ? 1 : 0)] * (uint64_t)p[DK_VKP_EW_SHAPE + (i == 2 ? 1 : 2)];
             }
-        p[DK_VKP_EW_FLAT] = mode != 2 && vkop_dense_walk(p, DK_VKP_EW_AS, &bind[0], a->dtype) &&
-                            vkop_dense_walk(p, DK_VKP_EW_YS, &bind[4], y->dtype) &&
-                            (!b || vkop_dense_walk(p, DK_VKP_EW_BS, &bind[1], b->dtype));
+        if (mode == 2) {
+            p[DK_VKP_EW_FLAT] = vkop_upsample_vec(p, ord, &bind[0], &bind[4], a->dtype);
+            /* an invocation per 8 input elements */
+            if (p[DK_VKP_EW_FLAT])
+                total = total / (uint64_t)(shape[2] / ashape[2] * (shape[3] / ashape[3])) / 8;
+        } else {
+            p[DK_VKP_EW_FLAT] = vkop_dense_walk(p, DK_VKP_EW_AS, &bind[0], a->dtype) &&
+                                vkop_dense_walk(p, DK_VKP_EW_YS, &bind[4], y->dtype) &&
+                                (!b || vkop_dense_walk(p, DK_VKP_EW_BS, &bind[1], b->dtype));
+        }
     }
     vkop_spec(spec, p, a->dtype, act, 0, y->dtype, spec_mode);
     /* The flat path takes eight elements per invocation; a grid-stride loop covers
      * what 65535 workgroups do not. */
-    groups = tiles ? tiles : ((p[DK_VKP_EW_FLAT] ? (total + 7) / 8 : total) + 255) / 256;
+    groups = tiles ? tiles : ((p[DK_VKP_EW_FLAT] && mode != 2 ? (total + 7) / 8 : total) + 255) / 256;
     return dk__vk_dispatch(ctx, DK_VK_SH_ELTWISE, spec, bind, p, DK_VKP_SLOT_INTS, groups < 65535 ? groups : 65535,
                            1, 1);
 }

@@ -89,7 +89,7 @@ typedef struct hc_elementwise {
     dk_activation act;
     float alpha, beta;     /* add */
     int inplace;           /* add: 1 y is a, 2 y is b; activation: 1 y is x */
-    int misalign;          /* add: b, activation: y starts one element past a 16-byte
+    int misalign;          /* add: b, activation and upsample: y starts one element past a 16-byte
                             * boundary (dense, but off the backends' vector paths) */
     dk_dtype src_dtype;    /* convert: the input's dtype (output: the case dtype) */
     hc_layout src_layout;  /* convert: the input's layout (output: the case layout) */

@@ -213,7 +213,7 @@ static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
         break;
     case HC_UPSAMPLE_NEAREST:
         ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
-        ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->oh, q->ow, gap, 1, 0, 0);
+        ho_image_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->oh, q->ow, gap, q->misalign, 1, 0, 0);
         p->exact = 1;
         break;
     default: /* HC_CONVERT */

@@ -75,6 +75,15 @@ static const char *const bench_suite_h100[] = {
     "attention n=16384,d=512",
     "attention b=2,h=10,n=4096,d=64",
     NULL};
+/* memory: the memory-bound ops a runtime calls outside the fused paths (a VAE's
+ * upsample convs fuse the upsample) */
+static const char *const bench_suite_memory[] = {
+    "add c=256,h=512,w=512",
+    "convert c=256,h=512,w=512,to=bf16,tl=same",
+    "convert c=256,h=512,w=512,to=f32,tl=other",
+    "upsample c=256,h=512,w=512",
+    "upsample c=512,h=256,w=256",
+    NULL};
 static const char *const bench_suite_cpu[] = {
     "conv2d cin=256,cout=256,h=32,w=32,p=1",
     "conv2d cin=512,cout=512,h=16,w=16,p=1",
@@ -480,7 +489,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
 
 static void bench_usage(void) {
     printf("usage: dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16[,..]] [--layout nchw|nhwc[,..]]\n"
-           "                [--op OP --shape k=v,...] [--suite cpu|h100] [--list] [--warmup N] [--iters N]\n"
+           "                [--op OP --shape k=v,...] [--suite cpu|h100|memory] [--list] [--warmup N] [--iters N]\n"
            "                [--warmup-ms MS (default 500: see the source)] [--json FILE]\n");
 }
 
@@ -524,8 +533,9 @@ int main(int argc, char **argv) {
         lines = single;
     } else if (!suite || !strcmp(suite, "cpu")) lines = bench_suite_cpu;
     else if (!strcmp(suite, "h100")) lines = bench_suite_h100;
+    else if (!strcmp(suite, "memory")) lines = bench_suite_memory;
     else {
-        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100)\n", suite);
+        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100, memory)\n", suite);
         return 2;
     }
     if (list) {

@@ -110,10 +110,81 @@ DKP_DEV void dke_transpose(const dkh_elt_args &p) {
     }
 }
 
+/* The F output vectors (F == 0: f3 at run time) that the 8 elements in u expand
+ * to along the unit-stride dim, each element repeated F times: vector q holds
+ * elements (8q + j) / F.  With F fixed the indices fold to registers. */
+template <int F>
+DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
+    const int n = F ? F : f3, nw = f32 ? 2 : 1;
+    for (int q = 0; q < n; q++) {
+        dke_v16 o[2];
+        for (int j = 0; j < 8; j++) {
+            const int e = (8 * q + j) / n;
+            if (f32) {
+                o[j / 4].w[j % 4] = u[e / 4].w[e % 4];
+            } else {
+                const dkp_u32 h = (u[0].w[e / 2] >> (16 * (e % 2))) & 0xffffu;
+                o[0].w[j / 2] = j % 2 ? o[0].w[j / 2] | h << 16 : h;
+            }
+        }
+        dst[nw * q] = o[0];
+        if (f32) dst[nw * q + 1] = o[1];
+    }
+}
+
+/* UPSAMPLE by integer factors where walk dim 3 is unit-stride in a and y and a's
+ * rows split into 16-byte vectors of 8 elements (hipops_upsample_vec): each
+ * thread loads 8 elements of a once and stores fac[0]*fac[1]*fac[2] copies of the
+ * fac[3] output vectors they expand to.  The generic walk spends most of its time
+ * in per-element index divisions.  Raw bits are copied (no conversion). */
+DKP_DEV void dke_upsample_vec(const dkh_elt_args &p) {
+    const int f0 = p.fac[0], f1 = p.fac[1], f2 = p.fac[2], f3 = p.fac[3], f32 = p.dt_a == 1;
+    const dkh_i64 a1 = p.shape[1] / f1, a2 = p.shape[2] / f2, v3 = p.shape[3] / f3 / 8;
+    const dkh_i64 nv = p.shape[0] / f0 * a1 * a2 * v3, step = p.nblocks * DKH_THREADS;
+    for (dkh_i64 g = dkp_bid_x() * DKH_THREADS + dkp_tid(); g < nv; g += step) {
+        dkh_i64 i0, i1, i2, i3;
+        if (nv < ((dkh_i64)1 << 31)) { /* 32-bit divisions where they fit (dke_split) */
+            unsigned r = (unsigned)g;
+            i3 = r % (unsigned)v3, r /= (unsigned)v3;
+            i2 = r % (unsigned)a2, r /= (unsigned)a2;
+            i1 = r % (unsigned)a1, i0 = r / (unsigned)a1;
+        } else {
+            dkh_i64 r = g / v3;
+            i3 = g % v3;
+            i2 = r % a2, r /= a2;
+            i1 = r % a1, i0 = r / a1;
+        }
+        const dkh_i64 ao = i0 * p.a_s[0] + i1 * p.a_s[1] + i2 * p.a_s[2] + i3 * 8;
+        const dkh_i64 yb = i0 * f0 * p.y_s[0] + i1 * f1 * p.y_s[1] + i2 * f2 * p.y_s[2] + i3 * 8 * f3;
+        const dke_v16 *src = (const dke_v16 *)p.a + ao / (f32 ? 4 : 8);
+        dke_v16 u[2];
+        u[0] = src[0];
+        if (f32) u[1] = src[1];
+        for (int d0 = 0; d0 < f0; d0++)
+            for (int d1 = 0; d1 < f1; d1++)
+                for (int d2 = 0; d2 < f2; d2++) {
+                    dkh_i64 yo = yb + d0 * p.y_s[0] + d1 * p.y_s[1] + d2 * p.y_s[2];
+                    dke_v16 *dst = (dke_v16 *)p.y + yo / (f32 ? 4 : 8);
+                    if (f3 == 1) {
+                        dst[0] = u[0];
+                        if (f32) dst[1] = u[1];
+                    } else if (f3 == 2) {
+                        dke_up_row<2>(dst, u, f32, 2);
+                    } else {
+                        dke_up_row<0>(dst, u, f32, f3);
+                    }
+                }
+    }
+}
+
 DKP_KERNEL(DKH_THREADS) dkk_elementwise(dkh_elt_args p) {
     dkh_i64 i = dkp_bid_x() * DKH_THREADS + dkp_tid(), step = p.nblocks * DKH_THREADS;
     if (p.tpos) {
         dke_transpose(p);
+        return;
+    }
+    if (p.upv) {
+        dke_upsample_vec(p);
         return;
     }
     if (p.flat) {
