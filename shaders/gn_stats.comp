@@ -1,6 +1,5 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
 // GroupNorm pass 1: partial fp32 statistics (count, mean, M2) of one chunk,
 // combined with Chan's formula in shared memory and written to the scratch
 // binding 5 at ((n * G + g) * chunks + chunk) * 3.
@@ -91,17 +90,7 @@ void stats_nchw() {
     float cnt = 0.0, k = 0.0, s1 = 0.0, s2 = 0.0;
     uint v = v0 + gl_LocalInvocationID.x;
     if (v < v1) k = dk_v16_get(xv.v[base + v], 0);
-    // two vectors per step: both loads in flight before either is used (as in stats_nhwc)
-    for (; v + 256u < v1; v += 512u) {
-        uvec4 u0 = xv.v[base + v], u1 = xv.v[base + v + 256u];
-        [[unroll]] for (int j = 0; j < DK_VW; j++) {
-            float d0 = dk_v16_get(u0, j) - k, d1 = dk_v16_get(u1, j) - k;
-            s1 += d0 + d1;
-            s2 += d0 * d0 + d1 * d1;
-        }
-        cnt += float(2 * DK_VW);
-    }
-    if (v < v1) {
+    for (; v < v1; v += 256u) {
         uvec4 u = xv.v[base + v];
         for (int j = 0; j < DK_VW; j++) {
             float d = dk_v16_get(u, j) - k;
