@@ -998,7 +998,8 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
                     e.shape[k == 2 ? 1 : 2];
     }
     if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
-    return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.elementwise, (uint64_t)e.nblocks, 1, 1, &e);
+    return dk__hip_launch(ctx, op, e.upv ? dk__hip_state(ctx)->k.upsample_vec : dk__hip_state(ctx)->k.elementwise,
+                          (uint64_t)e.nblocks, 1, 1, &e);
 }
 
 dk_status dk__hip_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {

@@ -110,6 +110,17 @@ DKP_DEV void dke_transpose(const dkh_elt_args &p) {
     }
 }
 
+/* Raw bits of element e (0..7) of the 8 in u: f32 words, or 16-bit halves.  A
+ * select over constant indices: indexing u with a run-time e put it in local
+ * memory (a stack frame). */
+DKP_DEV dkp_u32 dke_raw(const dke_v16 *u, int f32, int e) {
+    dkp_u32 r = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k == e) r = f32 ? u[k / 4].w[k % 4] : (u[0].w[k / 2] >> (16 * (k % 2))) & 0xffffu;
+    return r;
+}
+
 /* The F output vectors (F == 0: f3 at run time) that the 8 elements in u expand
  * to along the unit-stride dim, each element repeated F times: vector q holds
  * elements (8q + j) / F.  With F fixed the indices fold to registers. */
@@ -118,14 +129,11 @@ DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
     const int n = F ? F : f3, nw = f32 ? 2 : 1;
     for (int q = 0; q < n; q++) {
         dke_v16 o[2];
+#pragma unroll
         for (int j = 0; j < 8; j++) {
-            const int e = (8 * q + j) / n;
-            if (f32) {
-                o[j / 4].w[j % 4] = u[e / 4].w[e % 4];
-            } else {
-                const dkp_u32 h = (u[0].w[e / 2] >> (16 * (e % 2))) & 0xffffu;
-                o[0].w[j / 2] = j % 2 ? o[0].w[j / 2] | h << 16 : h;
-            }
+            const dkp_u32 v = dke_raw(u, f32, (8 * q + j) / n);
+            if (f32) o[j / 4].w[j % 4] = v;
+            else o[0].w[j / 2] = j % 2 ? o[0].w[j / 2] | v << 16 : v;
         }
         dst[nw * q] = o[0];
         if (f32) dst[nw * q + 1] = o[1];
@@ -136,8 +144,10 @@ DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
  * rows split into 16-byte vectors of 8 elements (hipops_upsample_vec): each
  * thread loads 8 elements of a once and stores fac[0]*fac[1]*fac[2] copies of the
  * fac[3] output vectors they expand to.  The generic walk spends most of its time
- * in per-element index divisions.  Raw bits are copied (no conversion). */
-DKP_DEV void dke_upsample_vec(const dkh_elt_args &p) {
+ * in per-element index divisions.  Raw bits are copied (no conversion).  A kernel
+ * of its own: inside dkk_elementwise it raised that kernel from 40 to 64
+ * registers (sm_90a), halving the occupancy of add and convert. */
+DKP_KERNEL(DKH_THREADS) dkk_upsample_vec(dkh_elt_args p) {
     const int f0 = p.fac[0], f1 = p.fac[1], f2 = p.fac[2], f3 = p.fac[3], f32 = p.dt_a == 1;
     const dkh_i64 a1 = p.shape[1] / f1, a2 = p.shape[2] / f2, v3 = p.shape[3] / f3 / 8;
     const dkh_i64 nv = p.shape[0] / f0 * a1 * a2 * v3, step = p.nblocks * DKH_THREADS;
@@ -181,10 +191,6 @@ DKP_KERNEL(DKH_THREADS) dkk_elementwise(dkh_elt_args p) {
     dkh_i64 i = dkp_bid_x() * DKH_THREADS + dkp_tid(), step = p.nblocks * DKH_THREADS;
     if (p.tpos) {
         dke_transpose(p);
-        return;
-    }
-    if (p.upv) {
-        dke_upsample_vec(p);
         return;
     }
     if (p.flat) {
