@@ -1,81 +1,134 @@
 /* CPU backend: activation, add, nearest upsample and dtype/layout conversion.
- * Every tensor is seen as 4-D (missing leading dims have size 1); work is split
- * over rows of the last dimension. */
+ * Every tensor is seen as 4-D (missing leading dims have size 1) and walked in
+ * y's memory order (dk__elt_order), with the inner dims merged where every
+ * operand steps through them as one run; a task is a chunk of the innermost
+ * dim, loaded and stored through the vectorizable row helpers of cpu_norm.c
+ * (the dtype switch outside the loops).  Walking NHWC tensors in logical order,
+ * element by element, made add 1.7x and upsample 30x slower than in NCHW. */
 #include "cpu_internal.h"
+
+#define CPUEW_CHUNK 2048
 
 typedef enum cpuew_kind { CPUEW_ACT, CPUEW_ADD, CPUEW_UPSAMPLE, CPUEW_CONVERT } cpuew_kind;
 
-typedef struct cpuew_view {
-    const dk_tensor *t;
-    int64_t shape[4], strides[4];
-} cpuew_view;
-
 typedef struct cpuew_job {
     cpuew_kind kind;
-    cpuew_view x, b, y; /* b: second input of add */
+    const dk_tensor *x, *b, *y; /* b: second input of add */
+    int64_t shape[4], xshape[4]; /* y's and x's sizes in walk order (they differ for upsample) */
+    int64_t xs[4], bs[4], ys[4]; /* strides in walk order */
+    int64_t chunks;              /* tasks per row of the innermost dim */
     dk_activation act;
     float alpha, beta;
 } cpuew_job;
 
-static void cpuew_view_init(cpuew_view *v, const dk_tensor *t) {
+static void cpuew_view(const dk_tensor *t, int64_t shape[4], int64_t strides[4]) {
     int i;
-    v->t = t;
-    if (!t) return;
     for (i = 0; i < 4; i++) {
-        int src = t->ndim - 4 + i;
-        v->shape[i] = src >= 0 ? t->shape[src] : 1;
-        v->strides[i] = src >= 0 ? t->strides[src] : 0;
+        int src = t ? t->ndim - 4 + i : -1;
+        shape[i] = src >= 0 ? t->shape[src] : 1;
+        strides[i] = src >= 0 ? t->strides[src] : 0;
     }
 }
 
-static int64_t cpuew_at(const cpuew_view *v, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-    return i0 * v->strides[0] + i1 * v->strides[1] + i2 * v->strides[2] + i3 * v->strides[3];
+/* Whether walk dims 2 and 3 form one run in every operand (an upsample's
+ * resized dims never do). */
+static int cpuew_mergeable(const cpuew_job *j) {
+    if (j->shape[2] == 1 && j->xshape[2] == 1) return 1;
+    if (j->xshape[2] != j->shape[2] || j->xshape[3] != j->shape[3]) return 0;
+    return j->ys[2] == j->ys[3] * j->shape[3] && j->xs[2] == j->xs[3] * j->shape[3] &&
+           (!j->b || j->bs[2] == j->bs[3] * j->shape[3]);
 }
 
-static void cpuew_row(void *arg, int64_t row) {
-    const cpuew_job *job = (const cpuew_job *)arg;
-    const cpuew_view *y = &job->y, *x = &job->x;
-    int64_t i2 = row % y->shape[2], i1 = row / y->shape[2] % y->shape[1], i0 = row / y->shape[2] / y->shape[1];
-    const void *xb = dk__cpu_base(x->t);
-    void *yb = dk__cpu_base(y->t);
+/* Folds walk dim 2 into dim 3 (dims 0, 1 move in), while it can. */
+static void cpuew_merge(cpuew_job *j) {
+    int pass, k;
+    for (pass = 0; pass < 3 && cpuew_mergeable(j); pass++) {
+        j->shape[3] *= j->shape[2];
+        j->xshape[3] *= j->xshape[2];
+        for (k = 2; k > 0; k--) {
+            j->shape[k] = j->shape[k - 1];
+            j->xshape[k] = j->xshape[k - 1];
+            j->xs[k] = j->xs[k - 1];
+            j->bs[k] = j->bs[k - 1];
+            j->ys[k] = j->ys[k - 1];
+        }
+        j->shape[0] = j->xshape[0] = 1;
+        j->xs[0] = j->bs[0] = j->ys[0] = 0;
+    }
+}
+
+/* v[j] = x[off + idx[j]] as floats (an upsample's resized innermost dim). */
+static void cpuew_gather(const void *base, dk_dtype t, int64_t off, const int64_t *idx, int64_t n, float *v) {
     int64_t j;
-    for (j = 0; j < y->shape[3]; j++) {
-        float v;
-        switch (job->kind) {
-        case CPUEW_ACT:
-            v = dk__act_f32(job->act, dk__cpu_load(xb, x->t->dtype, cpuew_at(x, i0, i1, i2, j)));
-            break;
-        case CPUEW_ADD:
-            v = dk__act_f32(job->act, job->alpha * dk__cpu_load(xb, x->t->dtype, cpuew_at(x, i0, i1, i2, j)) +
-                                          job->beta * dk__cpu_load(dk__cpu_base(job->b.t), job->b.t->dtype,
-                                                                   cpuew_at(&job->b, i0, i1, i2, j)));
-            break;
-        case CPUEW_UPSAMPLE: {
-            /* Exact integer nearest index: floor(i * in / out). */
-            int64_t si = i2 * x->shape[2] / y->shape[2], sj = j * x->shape[3] / y->shape[3];
-            v = dk__cpu_load(xb, x->t->dtype, cpuew_at(x, i0, i1, si, sj));
-            break;
-        }
-        default:
-            v = dk__cpu_load(xb, x->t->dtype, cpuew_at(x, i0, i1, i2, j));
-            break;
-        }
-        dk__cpu_store(yb, y->t->dtype, cpuew_at(y, i0, i1, i2, j), v);
+    switch (t) {
+    case DK_F32: for (j = 0; j < n; j++) v[j] = ((const float *)base)[off + idx[j]]; break;
+    case DK_F16: for (j = 0; j < n; j++) v[j] = dk__f16_to_f32(((const uint16_t *)base)[off + idx[j]]); break;
+    case DK_BF16: for (j = 0; j < n; j++) v[j] = dk__bf16_to_f32(((const uint16_t *)base)[off + idx[j]]); break;
     }
 }
 
-/* Every entry point: fill the job, split over rows, run. */
+static void cpuew_task(void *arg, int64_t task) {
+    const cpuew_job *jb = (const cpuew_job *)arg;
+    const int64_t *s = jb->shape;
+    int64_t row = task / jb->chunks, j0 = task % jb->chunks * CPUEW_CHUNK, n = s[3] - j0, j;
+    int64_t i2 = row % s[2], i1 = row / s[2] % s[1], i0 = row / s[2] / s[1];
+    int64_t yo = i0 * jb->ys[0] + i1 * jb->ys[1] + i2 * jb->ys[2] + j0 * jb->ys[3];
+    float v[CPUEW_CHUNK], w[CPUEW_CHUNK];
+    if (n > CPUEW_CHUNK) n = CPUEW_CHUNK;
+    if (jb->kind == CPUEW_UPSAMPLE) {
+        /* exact integer nearest index along each dim: floor(i * in / out) */
+        const int64_t *xh = jb->xshape;
+        int64_t xo = i0 * xh[0] / s[0] * jb->xs[0] + i1 * xh[1] / s[1] * jb->xs[1] + i2 * xh[2] / s[2] * jb->xs[2];
+        if (xh[3] == s[3]) {
+            dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype, xo + j0 * jb->xs[3], jb->xs[3], n, v);
+        } else {
+            /* floor((j0 + j) * xh / s) stepped without a division per element */
+            int64_t idx[CPUEW_CHUNK], q = j0 * xh[3] / s[3], r = j0 * xh[3] % s[3];
+            for (j = 0; j < n; j++) {
+                idx[j] = q * jb->xs[3];
+                for (r += xh[3]; r >= s[3]; r -= s[3]) q++;
+            }
+            cpuew_gather(dk__cpu_base(jb->x), jb->x->dtype, xo, idx, n, v);
+        }
+    } else {
+        dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype,
+                             i0 * jb->xs[0] + i1 * jb->xs[1] + i2 * jb->xs[2] + j0 * jb->xs[3], jb->xs[3], n, v);
+        if (jb->kind == CPUEW_ADD) {
+            dk__cpu_load_strided(dk__cpu_base(jb->b), jb->b->dtype,
+                                 i0 * jb->bs[0] + i1 * jb->bs[1] + i2 * jb->bs[2] + j0 * jb->bs[3], jb->bs[3], n, w);
+            for (j = 0; j < n; j++) v[j] = jb->alpha * v[j] + jb->beta * w[j];
+        }
+        if (jb->act != DK_ACT_NONE)
+            for (j = 0; j < n; j++) v[j] = dk__act_f32(jb->act, v[j]);
+    }
+    dk__cpu_store_strided(dk__cpu_base(jb->y), jb->y->dtype, yo, jb->ys[3], n, v);
+}
+
+/* Every entry point: fill the job, order and merge the walk, split it, run. */
 static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation act, float alpha,
                               const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
     cpuew_job job;
+    int64_t bshape[4];
+    int32_t ord[4];
     job.kind = kind;
     job.act = act;
     job.alpha = alpha;
     job.beta = beta;
-    cpuew_view_init(&job.x, a);
-    cpuew_view_init(&job.b, b);
-    cpuew_view_init(&job.y, y);
-    dk__cpu_parallel_for(ctx, job.y.shape[0] * job.y.shape[1] * job.y.shape[2], cpuew_row, &job);
+    job.x = a;
+    job.b = b;
+    job.y = y;
+    cpuew_view(y, job.shape, job.ys);
+    cpuew_view(a, job.xshape, job.xs);
+    cpuew_view(b, bshape, job.bs); /* b has y's shape */
+    dk__elt_order(job.shape, job.ys, ord);
+    dk__permute4(job.shape, ord);
+    dk__permute4(job.xshape, ord);
+    dk__permute4(job.xs, ord);
+    dk__permute4(job.bs, ord);
+    dk__permute4(job.ys, ord);
+    cpuew_merge(&job);
+    job.chunks = (job.shape[3] + CPUEW_CHUNK - 1) / CPUEW_CHUNK;
+    dk__cpu_parallel_for(ctx, job.shape[0] * job.shape[1] * job.shape[2] * job.chunks, cpuew_task, &job);
     return DK_OK;
 }
 

@@ -53,6 +53,8 @@ static inline void dk__cpu_store(void *base, dk_dtype t, int64_t i, float v) {
 /* v[j] = element off + j * stride of base (any dtype) as float, j < n; the
  * dtype switch sits outside the loop (cpu_norm.c). */
 void dk__cpu_load_strided(const void *base, dk_dtype t, int64_t off, int64_t stride, int64_t n, float *v);
+/* element off + j * stride of base = v[j] (rounded to nearest even), j < n. */
+void dk__cpu_store_strided(void *base, dk_dtype t, int64_t off, int64_t stride, int64_t n, const float *v);
 
 /* ---- vectorizable math for the row loops (softmax, SiLU) ----
  * GCC if-converts (and so vectorizes) the clamps in dk__cpu_exp only without

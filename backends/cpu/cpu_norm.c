@@ -129,6 +129,11 @@ static void cpunorm_store(void *base, dk_dtype t, int64_t off, int64_t s, int64_
     }
 }
 
+/* Declared in cpu_internal.h (elementwise ops use it too); see dk__cpu_load_strided. */
+void dk__cpu_store_strided(void *base, dk_dtype t, int64_t off, int64_t s, int64_t n, const float *v) {
+    cpunorm_store(base, t, off, s, n, v);
+}
+
 /* Running sums of (x - shift) and (x - shift)^2 over a group: lanes of float
  * partial sums keep the loop vectorizable (a double accumulator chain ran at
  * one add per 4 cycles); the lanes go to double every FLUSH values, so each
