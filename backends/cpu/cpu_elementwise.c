@@ -17,6 +17,8 @@ typedef struct cpuew_job {
     int64_t shape[4], xshape[4]; /* y's and x's sizes in walk order (they differ for upsample) */
     int64_t xs[4], bs[4], ys[4]; /* strides in walk order */
     int64_t chunks;              /* tasks per row of the innermost dim */
+    int tpos;                    /* >= 0: the walk dim where x is unit-stride (not 3): tiled transpose */
+    int64_t tk, t3;              /* tiled transpose: tiles along dims tpos and 3 */
     dk_activation act;
     float alpha, beta;
 } cpuew_job;
@@ -67,6 +69,36 @@ static void cpuew_gather(const void *base, dk_dtype t, int64_t off, const int64_
     }
 }
 
+/* ACT / CONVERT where x's unit-stride dim is not y's (a layout change, e.g.
+ * NCHW -> NHWC): reading x along y's order would stride through memory (by
+ * H*W floats: every load in one cache set).  A task reads a tile of
+ * CPUEW_TK x CPUEW_T3 elements of x in runs along its unit-stride dim, then
+ * writes it in y's runs. */
+#define CPUEW_TK 32
+#define CPUEW_T3 64
+static void cpuew_transpose_task(void *arg, int64_t task) {
+    const cpuew_job *jb = (const cpuew_job *)arg;
+    const int k = jb->tpos, o0 = k == 0 ? 1 : 0, o1 = k == 2 ? 1 : 2;
+    const int64_t *s = jb->shape;
+    int64_t c0 = task % jb->t3 * CPUEW_T3, r = task / jb->t3, k0 = r % jb->tk * CPUEW_TK, i1, i0, kk, c;
+    int64_t nc = s[3] - c0 < CPUEW_T3 ? s[3] - c0 : CPUEW_T3, nk = s[k] - k0 < CPUEW_TK ? s[k] - k0 : CPUEW_TK;
+    int64_t xo, yo;
+    float tile[CPUEW_T3 * CPUEW_TK], v[CPUEW_T3];
+    r /= jb->tk;
+    i1 = r % s[o1];
+    i0 = r / s[o1];
+    xo = i0 * jb->xs[o0] + i1 * jb->xs[o1] + k0 * jb->xs[k] + c0 * jb->xs[3];
+    yo = i0 * jb->ys[o0] + i1 * jb->ys[o1] + k0 * jb->ys[k] + c0 * jb->ys[3];
+    for (c = 0; c < nc; c++)
+        dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype, xo + c * jb->xs[3], jb->xs[k], nk, tile + c * CPUEW_TK);
+    for (kk = 0; kk < nk; kk++) {
+        for (c = 0; c < nc; c++) v[c] = tile[c * CPUEW_TK + kk];
+        if (jb->act != DK_ACT_NONE)
+            for (c = 0; c < nc; c++) v[c] = dk__act_f32(jb->act, v[c]);
+        dk__cpu_store_strided(dk__cpu_base(jb->y), jb->y->dtype, yo + kk * jb->ys[k], jb->ys[3], nc, v);
+    }
+}
+
 static void cpuew_task(void *arg, int64_t task) {
     const cpuew_job *jb = (const cpuew_job *)arg;
     const int64_t *s = jb->shape;
@@ -81,6 +113,16 @@ static void cpuew_task(void *arg, int64_t task) {
         int64_t xo = i0 * xh[0] / s[0] * jb->xs[0] + i1 * xh[1] / s[1] * jb->xs[1] + i2 * xh[2] / s[2] * jb->xs[2];
         if (xh[3] == s[3]) {
             dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype, xo + j0 * jb->xs[3], jb->xs[3], n, v);
+        } else if (s[3] % xh[3] == 0) {
+            /* an integer factor f: the source run once, each element repeated f times */
+            int64_t f = s[3] / xh[3], a0 = j0 / f, m = (j0 + n - 1) / f - a0 + 1;
+            dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype, xo + a0 * jb->xs[3], jb->xs[3], m, w);
+            if (f == 2 && j0 % 2 == 0) {
+                for (j = 0; j < n / 2; j++) v[2 * j] = v[2 * j + 1] = w[j];
+                if (n % 2) v[n - 1] = w[n / 2];
+            } else {
+                for (j = 0; j < n; j++) v[j] = w[(j0 + j) / f - a0];
+            }
         } else {
             /* floor((j0 + j) * xh / s) stepped without a division per element */
             int64_t idx[CPUEW_CHUNK], q = j0 * xh[3] / s[3], r = j0 * xh[3] % s[3];
@@ -110,6 +152,7 @@ static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation ac
     cpuew_job job;
     int64_t bshape[4];
     int32_t ord[4];
+    int k;
     job.kind = kind;
     job.act = act;
     job.alpha = alpha;
@@ -128,6 +171,17 @@ static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation ac
     dk__permute4(job.ys, ord);
     cpuew_merge(&job);
     job.chunks = (job.shape[3] + CPUEW_CHUNK - 1) / CPUEW_CHUNK;
+    job.tpos = -1;
+    for (k = 0; (kind == CPUEW_ACT || kind == CPUEW_CONVERT) && job.xs[3] != 1 && k < 3; k++)
+        if (job.xs[k] == 1 && job.shape[k] >= 8 && job.shape[3] >= 8) job.tpos = k;
+    if (job.tpos >= 0) {
+        k = job.tpos;
+        job.tk = (job.shape[k] + CPUEW_TK - 1) / CPUEW_TK;
+        job.t3 = (job.shape[3] + CPUEW_T3 - 1) / CPUEW_T3;
+        dk__cpu_parallel_for(ctx, job.shape[k == 0 ? 1 : 0] * job.shape[k == 2 ? 1 : 2] * job.tk * job.t3,
+                             cpuew_transpose_task, &job);
+        return DK_OK;
+    }
     dk__cpu_parallel_for(ctx, job.shape[0] * job.shape[1] * job.shape[2] * job.chunks, cpuew_task, &job);
     return DK_OK;
 }
