@@ -202,3 +202,7 @@ dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk
 dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
     return cpuew_launch(ctx, CPUEW_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
 }
+
+#undef CPUEW_CHUNK
+#undef CPUEW_TK
+#undef CPUEW_T3
