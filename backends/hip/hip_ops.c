@@ -927,7 +927,8 @@ static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t
 /* Whether an upsample takes dke_upsample_vec (setting e->fac): integer factors
  * (at most 64 output vectors per input vector), walk dim 3 unit-stride in a and y
  * with a's rows in whole 16-byte vectors of 8 elements, every other stride a
- * multiple of 8 elements (where its size is not 1).  DIFKERN_HIP_UPSAMPLE_VEC=0
+ * multiple of 8 elements (where its size is not 1), fewer than 2^31 input
+ * vectors.  DIFKERN_HIP_UPSAMPLE_VEC=0
  * keeps the generic walk (A/B timing). */
 static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
     const char *env = getenv("DIFKERN_HIP_UPSAMPLE_VEC");
@@ -943,6 +944,8 @@ static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
         if (k < 3 && ((ak > 1 && e->a_s[k] % 8 != 0) || (e->shape[k] > 1 && e->y_s[k] % 8 != 0))) return 0;
         a3 = ak;
     }
+    /* the kernel splits the vector index in 32 bits */
+    if ((e->shape[0] * e->shape[1] * e->shape[2] * e->shape[3]) / prod / 8 >= ((int64_t)1 << 31)) return 0;
     return e->a_s[3] == 1 && e->y_s[3] == 1 && a3 % 8 == 0 && e->a % 16 == 0 && e->y % 16 == 0;
 }
 

@@ -283,9 +283,10 @@ static const hcb_ew hcb_upsample[] = {
     {"1x1_to_3x5", 0, {.n = 1, .c = 6, .h = 1, .w = 1, .oh = 3, .ow = 5}},
     /* the GPU vector paths (integer factors, rows of whole 16-byte vectors along
      * the unit-stride dim): C in NHWC, W in NCHW (each element repeated f times),
-     * the factor 2 specialized, others generic; a misaligned y takes the walk */
+     * the factors 2 and 4 specialized, others generic; a misaligned y takes the walk */
     {"2x_c16_5x3", Q, {.n = 2, .c = 16, .h = 5, .w = 3, .oh = 10, .ow = 6}},
     {"3x2_c8_3x16", 0, {.n = 1, .c = 8, .h = 3, .w = 16, .oh = 9, .ow = 32}},
+    {"2x4_c8_3x8", 0, {.n = 1, .c = 8, .h = 3, .w = 8, .oh = 6, .ow = 32}},
     {"1x3_c24_2x8", 0, {.n = 2, .c = 24, .h = 2, .w = 8, .oh = 2, .ow = 24}},
     {"2x_misaligned_y_c16_4x8", 0, {.n = 1, .c = 16, .h = 4, .w = 8, .oh = 8, .ow = 16, .misalign = 1}},
 };

@@ -110,33 +110,42 @@ DKP_DEV void dke_transpose(const dkh_elt_args &p) {
     }
 }
 
-/* Raw bits of element e (0..7) of the 8 in u: f32 words, or 16-bit halves.  A
- * select over constant indices: indexing u with a run-time e put it in local
- * memory (a stack frame). */
+/* Raw bits of element e (0..7, a compile-time constant after unrolling: indexing
+ * u with a run-time e puts it in local memory) of the 8 in u: f32 words, or
+ * 16-bit halves. */
 DKP_DEV dkp_u32 dke_raw(const dke_v16 *u, int f32, int e) {
-    dkp_u32 r = 0;
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        if (k == e) r = f32 ? u[k / 4].w[k % 4] : (u[0].w[k / 2] >> (16 * (k % 2))) & 0xffffu;
-    return r;
+    return f32 ? u[e / 4].w[e % 4] : (u[0].w[e / 2] >> (16 * (e % 2))) & 0xffffu;
 }
 
-/* The F output vectors (F == 0: f3 at run time) that the 8 elements in u expand
- * to along the unit-stride dim, each element repeated F times: vector q holds
- * elements (8q + j) / F.  With F fixed the indices fold to registers. */
+/* The F output vectors that the 8 elements in u expand to along the unit-stride
+ * dim, each element repeated F times: vector q holds elements (8q + j) / F. */
 template <int F>
-DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
-    const int n = F ? F : f3, nw = f32 ? 2 : 1;
-    for (int q = 0; q < n; q++) {
+DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32) {
+    const int nw = f32 ? 2 : 1;
+#pragma unroll
+    for (int q = 0; q < F; q++) {
         dke_v16 o[2];
 #pragma unroll
         for (int j = 0; j < 8; j++) {
-            const dkp_u32 v = dke_raw(u, f32, (8 * q + j) / n);
+            const dkp_u32 v = dke_raw(u, f32, (8 * q + j) / F);
             if (f32) o[j / 4].w[j % 4] = v;
             else o[0].w[j / 2] = j % 2 ? o[0].w[j / 2] | v << 16 : v;
         }
         dst[nw * q] = o[0];
         if (f32) dst[nw * q + 1] = o[1];
+    }
+}
+
+/* Any other factor f3: each element stored f3 times one by one (rare; vectors
+ * built for a run-time f3 took the kernel from 55 to 76 registers). */
+DKP_DEV void dke_up_row_any(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        const dkp_u32 v = dke_raw(u, f32, e);
+        for (int k = 0; k < f3; k++) {
+            if (f32) ((dkp_u32 *)dst)[e * f3 + k] = v;
+            else ((unsigned short *)dst)[e * f3 + k] = (unsigned short)v;
+        }
     }
 }
 
@@ -146,44 +155,49 @@ DKP_DEV void dke_up_row(dke_v16 *dst, const dke_v16 *u, int f32, int f3) {
  * fac[3] output vectors they expand to.  The generic walk spends most of its time
  * in per-element index divisions.  Raw bits are copied (no conversion).  A kernel
  * of its own: inside dkk_elementwise it raised that kernel from 40 to 64
- * registers (sm_90a), halving the occupancy of add and convert. */
+ * registers (sm_90a), halving the occupancy of add and convert.  Keep it at 64 or
+ * fewer (four blocks per SM): at 70 the NCHW factor-2 case ran 34% slower. */
 DKP_KERNEL(DKH_THREADS) dkk_upsample_vec(dkh_elt_args p) {
-    const int f0 = p.fac[0], f1 = p.fac[1], f2 = p.fac[2], f3 = p.fac[3], f32 = p.dt_a == 1;
+    const int f0 = p.fac[0], f1 = p.fac[1], f2 = p.fac[2], f3 = p.fac[3], f32 = p.dt_a == 1, nw = f32 ? 2 : 1;
     const dkh_i64 a1 = p.shape[1] / f1, a2 = p.shape[2] / f2, v3 = p.shape[3] / f3 / 8;
     const dkh_i64 nv = p.shape[0] / f0 * a1 * a2 * v3, step = p.nblocks * DKH_THREADS;
+    /* strides in 16-byte vectors (the host checked they are whole vectors) */
+    const int epv = f32 ? 4 : 8;
+    const dkh_i64 ys0 = p.y_s[0] / epv, ys1 = p.y_s[1] / epv, ys2 = p.y_s[2] / epv;
     for (dkh_i64 g = dkp_bid_x() * DKH_THREADS + dkp_tid(); g < nv; g += step) {
-        dkh_i64 i0, i1, i2, i3;
-        if (nv < ((dkh_i64)1 << 31)) { /* 32-bit divisions where they fit (dke_split) */
-            unsigned r = (unsigned)g;
-            i3 = r % (unsigned)v3, r /= (unsigned)v3;
-            i2 = r % (unsigned)a2, r /= (unsigned)a2;
-            i1 = r % (unsigned)a1, i0 = r / (unsigned)a1;
-        } else {
-            dkh_i64 r = g / v3;
-            i3 = g % v3;
-            i2 = r % a2, r /= a2;
-            i1 = r % a1, i0 = r / a1;
-        }
-        const dkh_i64 ao = i0 * p.a_s[0] + i1 * p.a_s[1] + i2 * p.a_s[2] + i3 * 8;
-        const dkh_i64 yb = i0 * f0 * p.y_s[0] + i1 * f1 * p.y_s[1] + i2 * f2 * p.y_s[2] + i3 * 8 * f3;
-        const dke_v16 *src = (const dke_v16 *)p.a + ao / (f32 ? 4 : 8);
+        /* 32-bit divisions: the host takes this kernel for fewer than 2^31 vectors */
+        unsigned r = (unsigned)g;
+        const unsigned i3 = r % (unsigned)v3;
+        r /= (unsigned)v3;
+        const unsigned i2 = r % (unsigned)a2;
+        r /= (unsigned)a2;
+        const unsigned i1 = r % (unsigned)a1, i0 = r / (unsigned)a1;
+        const dke_v16 *src = (const dke_v16 *)p.a + (i0 * p.a_s[0] + i1 * p.a_s[1] + i2 * p.a_s[2]) / epv + i3 * nw;
+        dke_v16 *y0 = (dke_v16 *)p.y + i0 * f0 * ys0 + i1 * f1 * ys1 + i2 * f2 * ys2 + i3 * f3 * nw;
         dke_v16 u[2];
         u[0] = src[0];
         if (f32) u[1] = src[1];
-        for (int d0 = 0; d0 < f0; d0++)
-            for (int d1 = 0; d1 < f1; d1++)
-                for (int d2 = 0; d2 < f2; d2++) {
-                    dkh_i64 yo = yb + d0 * p.y_s[0] + d1 * p.y_s[1] + d2 * p.y_s[2];
-                    dke_v16 *dst = (dke_v16 *)p.y + yo / (f32 ? 4 : 8);
+#pragma unroll 1
+        for (int d0 = 0; d0 < f0; d0++, y0 += ys0) {
+            dke_v16 *y1 = y0;
+#pragma unroll 1
+            for (int d1 = 0; d1 < f1; d1++, y1 += ys1) {
+                dke_v16 *dst = y1;
+#pragma unroll 1
+                for (int d2 = 0; d2 < f2; d2++, dst += ys2) {
                     if (f3 == 1) {
                         dst[0] = u[0];
                         if (f32) dst[1] = u[1];
                     } else if (f3 == 2) {
-                        dke_up_row<2>(dst, u, f32, 2);
+                        dke_up_row<2>(dst, u, f32);
+                    } else if (f3 == 4) {
+                        dke_up_row<4>(dst, u, f32);
                     } else {
-                        dke_up_row<0>(dst, u, f32, f3);
+                        dke_up_row_any(dst, u, f32, f3);
                     }
                 }
+            }
+        }
     }
 }
 
