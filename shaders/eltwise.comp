@@ -110,8 +110,6 @@ uint up_fac(int k) {
     return 1u;
 }
 
-// 16-bit element e of the 8 in u
-uint up_half(uvec4 u, uint e) { return (u[e >> 1] >> (16u * (e & 1u))) & 0xffffu; }
 uint up_dup(uint h) { return h | (h << 16); }
 
 // MODE 2 with FLAT set (vkop_upsample_vec): integer factors, walk dim 3 unit-stride
@@ -149,23 +147,14 @@ void up_vec_main() {
                         yv.v[yq] = uvec4(up_dup(u0.x & 0xffffu), up_dup(u0.x >> 16), up_dup(u0.y & 0xffffu), up_dup(u0.y >> 16));
                         yv.v[yq + 1u] = uvec4(up_dup(u0.z & 0xffffu), up_dup(u0.z >> 16), up_dup(u0.w & 0xffffu), up_dup(u0.w >> 16));
                     } else {
-                        // output vector q holds elements (8q + j) / f3 of the 8
-                        for (uint q = 0u; q < f3; q++) {
-                            uvec4 o0 = uvec4(0u), o1 = uvec4(0u);
-                            for (uint j = 0u; j < 8u; j++) {
-                                uint e = (8u * q + j) / f3;
-                                if (DT == 1) {
-                                    uint v = e < 4u ? u0[e] : u1[e - 4u];
-                                    if (j < 4u) o0[j] = v;
-                                    else o1[j - 4u] = v;
-                                } else {
-                                    uint h = up_half(u0, e);
-                                    o0[j >> 1] = (j & 1u) == 0u ? h : o0[j >> 1] | (h << 16);
-                                }
-                            }
-                            yv.v[yq + (DT == 1 ? 2u : 1u) * q] = o0;
-                            if (DT == 1) yv.v[yq + 2u * q + 1u] = o1;
-                        }
+                        // any other factor: each element stored f3 times one by
+                        // one (rare; vectors built with run-time indices need
+                        // local memory, a cost every path of the pipeline pays)
+                        float v[8];
+                        ew_get8(DT, u0, u1, v);
+                        uint eo = yb + d0 * ys0 + d1 * ys1 + d2 * ys2;
+                        for (int e = 0; e < 8; e++)
+                            for (uint k = 0u; k < f3; k++) Y_st(eo + uint(e) * f3 + k, v[e]);
                     }
                 }
     }
