@@ -6,12 +6,11 @@
 // row start 16-byte aligned (attention.comp covers everything else).
 //
 // A workgroup = 8 subgroups of 32, arranged as RG row groups x CG column
-// groups (CG = MODE: 1, 2, 4 or 8, chosen by the host from max(D, Dv): 64
-// output columns per subgroup).  Each row group owns 32 query rows, so a workgroup
+// groups (CG = MODE: 2, 4 or 8, chosen by the host from max(D, Dv): 64
+// output columns per subgroup; D, Dv <= 64 run in attention_cm_rows.comp).  Each row group owns 32 query rows, so a workgroup
 // owns BR = 32 * RG rows and streams keys in blocks of BC = 16 * CG:
 //   S = Q K^T: subgroup (rg, cg) computes rows rg*32 .. +32, keys cg*16 .. +16
 //     of the block.  Where Q and K fragments come from depends on CG:
-//     CG 1 (D <= 64): Q in registers, K straight from global memory;
 //     CG 2: both straight from global memory (Q re-read from L1 per block);
 //     CG 4: K staged through shared memory (subgroup-private 16 x 64 slices,
 //       16-byte loads), Q from global memory;
@@ -60,21 +59,12 @@ shared float at_alpha[BR], at_l[BR];
 // memory.  Only where shared memory allows (CG >= 4).
 const int SV = 9;                // staged row in 16-byte vectors (+1: banks)
 const bool STG = CG >= 4;
-const bool QREG = CG == 1;
 // CG 8 (one row group of 32): the workgroup stages Q 64 dims at a time next to
 // the K slices, so Q fragments come from shared memory too (two barriers per
 // slice; shared memory then totals 48896 bytes).
 const bool QST = CG == 8;
 shared uvec4 at_qc[QST ? 32 * SV : 1];
 shared uvec4 at_st[STG ? 8 * 16 * SV : 1];
-// CG 1: the workgroup stages each block's 16 K rows and 16 V rows (<= 64
-// elements each) in shared memory, double-buffered: invocation t < 128 moves
-// one vector of K, the others one of V; the next block's vectors are fetched
-// into a register a block ahead and stored between the block's two barriers.
-// (Fragments straight from global memory, one transposed, made a 16-key block
-// take ~4 us on the H100: each load phase exposed its full latency.)
-const bool KVST = CG == 1;
-shared uvec4 at_kv[KVST ? 2 * 2 * 16 * SV : 1];   // [buffer][K, V][16 rows][SV]
 
 void main() {
     int t = int(gl_LocalInvocationIndex);
@@ -111,32 +101,9 @@ void main() {
     int sr = t / CG, sp = t % CG;
     float m_run = -1.0 / 0.0, l_run = 0.0;
 
-    // CG 1 (the host picks it for D <= 64): this subgroup's Q rows stay in registers.
-    CM_A qr0[4], qr1[4];
-    if (QREG)
-        [[unroll]] for (int kk = 0; kk < 4; kk++)
-            if (uint(2 * kk) < (D >> 3)) {
-                CM_LOAD(qr0[kk], qv.v, qa0 + uint(2 * kk), qs2 >> 3);
-                CM_LOAD(qr1[kk], qv.v, qa1 + uint(2 * kk), qs2 >> 3);
-            }
     int stb = sg * 16 * SV;
     int xr = lane >> 3, xv = lane & 7;     // staging: rows xr + 4i, vector xv
     uint D8 = D >> 3;
-    // KVST roles: row kr, vector kx of K (t < 128) or V; its slot in a buffer
-    bool kisv = t >= 128;
-    uint kr = uint((t & 127) >> 3), kx = uint(t & 7), kn = kisv ? (Dv >> 3) : D8;
-    int kslot = ((kisv ? 1 : 0) * 16 + int(kr)) * SV + int(kx);
-    uvec4 rkv = uvec4(0);
-    if (KVST) {
-        for (uint blk = 0u; blk < 2u; blk++) {   // block 0 stored, block 1 in the register
-            uint k = 16u * blk + kr;
-            rkv = uvec4(0);
-            if (k < nkv && kx < kn) rkv = kisv ? vv.v[((vb + k * vs2) >> 3) + kx] : kv.v[((kb + k * ks2) >> 3) + kx];
-            if (blk == 0u) at_kv[kslot] = rkv;
-        }
-        barrier();
-    }
-    uint kvbuf = 0u;
     for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
         // S for rows r0 .. r0+31, keys kv0 + cgi*16 .. +16.
         uint key = kv0 + uint(16 * cgi);
@@ -172,15 +139,6 @@ void main() {
                         s0 = CM_MAD(a0, kf, s0);
                         s1 = CM_MAD(a1, kf, s1);
                     }
-                }
-            }
-        } else if (QREG && key < nkv) {
-            [[unroll]] for (int kk = 0; kk < 4; kk++) {
-                if (uint(2 * kk) < D8) {
-                    CM_B kf;
-                    CM_LOADT(kf, at_kv, kvbuf * uint(2 * 16 * SV) + uint(2 * kk), uint(SV));
-                    s0 = CM_MAD(qr0[kk], kf, s0);
-                    s1 = CM_MAD(qr1[kk], kf, s1);
                 }
             }
         } else if (STG && key < nkv) {
@@ -261,12 +219,6 @@ void main() {
             }
             if (sp == 0) at_alpha[sr] = alpha;
         }
-        if (KVST) {   // the next block into the other buffer (its readers passed the barrier above)
-            uint k = kv0 + 32u + kr;
-            at_kv[(kvbuf ^ 1u) * uint(2 * 16 * SV) + uint(kslot)] = rkv;
-            rkv = uvec4(0);
-            if (k < nkv && kx < kn) rkv = kisv ? vv.v[((vb + k * vs2) >> 3) + kx] : kv.v[((kb + k * ks2) >> 3) + kx];
-        }
         barrier();
 
         // O rows *= alpha, then O += P V.
@@ -315,15 +267,13 @@ void main() {
                 [[unroll]] for (int j = 0; j < 4; j++) {
                     if (col0 + uint(16 * j) < Dv) {
                         CM_B vf;
-                        if (KVST) CM_LOAD(vf, at_kv, kvbuf * uint(2 * 16 * SV) + uint(16 * SV + 2 * j), uint(SV));
-                        else CM_LOAD(vf, vv.v, (va + uint(16 * j)) >> 3, vs2 >> 3);
+                        CM_LOAD(vf, vv.v, (va + uint(16 * j)) >> 3, vs2 >> 3);
                         o0[j] = CM_MAD(p0, vf, o0[j]);
                         o1[j] = CM_MAD(p1, vf, o1[j]);
                     }
                 }
             }
         }
-        kvbuf ^= 1u;
     }
 
     // Epilogue: O / l, through this subgroup's spill slot (256 floats of

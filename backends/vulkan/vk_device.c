@@ -125,6 +125,9 @@ static void vkdev_features(VkPhysicalDevice pd, void *first) {
     vkGetPhysicalDeviceFeatures2(pd, &f2);
 }
 
+#define DK_VK_CM_SUBGROUP_OPS \
+    (VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT)
+
 /* The tensor-core shaders map 8 subgroups of 32 onto a workgroup of 256: the
  * device's subgroups are 32 wide, or (wave64 devices such as RDNA) it can be
  * asked for 32-wide ones in compute (VK_EXT_subgroup_size_control, core in
@@ -147,6 +150,10 @@ static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     p2.pNext = &sg;
     vkGetPhysicalDeviceProperties2(pd, &p2);
+    /* the tensor-core attention shaders vote and shuffle within subgroups */
+    if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+        (sg.supportedOperations & DK_VK_CM_SUBGROUP_OPS) != DK_VK_CM_SUBGROUP_OPS)
+        return 0;
     if (sg.subgroupSize == 32 && !vkdev_env_flag("DIFKERN_VULKAN_CM_WAVE32")) return 1;
     if (props.apiVersion < VK_API_VERSION_1_3 || sc.minSubgroupSize > 32 || sc.maxSubgroupSize < 32 ||
         !(sc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))

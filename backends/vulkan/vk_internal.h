@@ -64,13 +64,20 @@ typedef enum dk_vk_shader {
     DK_VK_SH_GN_NORM,
     DK_VK_SH_LAYER_NORM,
     DK_VK_SH_ATTENTION,
-    DK_VK_SH_CONV2D_NHWC_CM,  /* tensor cores (NV spelling): only when s->coopmat; this and every
-                                 later shader is a tensor-core one (vk_pipeline.c relies on it) */
+    /* Tensor-core shaders: only when s->coopmat; this and every later shader is
+     * a tensor-core one (vk_pipeline.c relies on it).  Each comes in three
+     * modules, in this order: NV spelling (f16), the same as
+     * SPV_KHR_cooperative_matrix (shaders/coopmat_khr.py), KHR with bf16 A and
+     * B (only when s->coopmat_bf16); dk__vk_cm_shader picks one. */
+    DK_VK_SH_CONV2D_NHWC_CM,
+    DK_VK_SH_CONV2D_NHWC_CM_KHR,
+    DK_VK_SH_CONV2D_NHWC_CM_BF16,
     DK_VK_SH_ATTENTION_CM,
-    DK_VK_SH_CONV2D_NHWC_CM_KHR, /* the same as SPV_KHR_cooperative_matrix (shaders/coopmat_khr.py) */
     DK_VK_SH_ATTENTION_CM_KHR,
-    DK_VK_SH_CONV2D_NHWC_CM_BF16, /* KHR with bf16 A and B: only when s->coopmat_bf16 */
     DK_VK_SH_ATTENTION_CM_BF16,
+    DK_VK_SH_ATTENTION_CM_ROWS,
+    DK_VK_SH_ATTENTION_CM_ROWS_KHR,
+    DK_VK_SH_ATTENTION_CM_ROWS_BF16,
     DK_VK_SH_COUNT
 } dk_vk_shader;
 
@@ -186,13 +193,11 @@ typedef struct dk_vk_state {
 static inline dk_vk_state *dk__vk(dk_context *ctx) { return (dk_vk_state *)ctx->backend; }
 static inline dk_vk_buf *dk__vk_buf(const dk_buffer *b) { return (dk_vk_buf *)b->impl; }
 
-/* The tensor-core module for base (DK_VK_SH_CONV2D_NHWC_CM or
- * DK_VK_SH_ATTENTION_CM) and 16-bit dtype dt: NV or KHR spelling, f16 or bf16. */
+/* The tensor-core module for base (the NV module of a tensor-core shader) and
+ * 16-bit dtype dt: NV or KHR spelling, f16 or bf16. */
 static inline dk_vk_shader dk__vk_cm_shader(const dk_vk_state *s, dk_vk_shader base, dk_dtype dt) {
-    int conv = base == DK_VK_SH_CONV2D_NHWC_CM;
-    if (dt == DK_BF16) return conv ? DK_VK_SH_CONV2D_NHWC_CM_BF16 : DK_VK_SH_ATTENTION_CM_BF16;
-    if (s->coopmat_khr) return conv ? DK_VK_SH_CONV2D_NHWC_CM_KHR : DK_VK_SH_ATTENTION_CM_KHR;
-    return base;
+    if (dt == DK_BF16) return (dk_vk_shader)(base + 2);
+    return s->coopmat_khr ? (dk_vk_shader)(base + 1) : base;
 }
 
 /* Whether the tensor-core shaders take 16-bit dtype dt on this device. */

@@ -27,11 +27,14 @@ static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
     {dk__vk_spv_layer_norm, sizeof dk__vk_spv_layer_norm},
     {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
     {dk__vk_spv_conv2d_nhwc_cm, sizeof dk__vk_spv_conv2d_nhwc_cm},
-    {dk__vk_spv_attention_cm, sizeof dk__vk_spv_attention_cm},
     {dk__vk_spv_conv2d_nhwc_cm_khr, sizeof dk__vk_spv_conv2d_nhwc_cm_khr},
-    {dk__vk_spv_attention_cm_khr, sizeof dk__vk_spv_attention_cm_khr},
     {dk__vk_spv_conv2d_nhwc_cm_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm_khr_bf16},
+    {dk__vk_spv_attention_cm, sizeof dk__vk_spv_attention_cm},
+    {dk__vk_spv_attention_cm_khr, sizeof dk__vk_spv_attention_cm_khr},
     {dk__vk_spv_attention_cm_khr_bf16, sizeof dk__vk_spv_attention_cm_khr_bf16},
+    {dk__vk_spv_attention_cm_rows, sizeof dk__vk_spv_attention_cm_rows},
+    {dk__vk_spv_attention_cm_rows_khr, sizeof dk__vk_spv_attention_cm_rows_khr},
+    {dk__vk_spv_attention_cm_rows_khr_bf16, sizeof dk__vk_spv_attention_cm_rows_khr_bf16},
 };
 
 /* options->pipeline_cache_path, else $XDG_CACHE_HOME/difkern or ~/.cache/difkern. */

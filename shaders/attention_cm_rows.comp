@@ -1,0 +1,225 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Flash attention on tensor cores (cooperative matrix) for small heads:
+// D <= 64 and Dv <= 64, multiples of 16 (the host's conditions as for
+// attention_cm.comp, which covers larger heads).  f16 or bf16 data, fp32
+// scores, softmax statistics and output accumulation.
+//
+// Each of the 8 subgroups owns 16 query rows for the whole key loop (as HIP's
+// dk_attention_rows.hip does per wave): its Q fragments stay in registers, its
+// 16 x Dv output tile in 4 accumulator fragments.  The workgroup (128 rows)
+// stages each block of 32 keys' K and V rows in shared memory, double-buffered
+// (each invocation fetches one vector of K and one of V a block ahead into
+// registers and stores them at the block's end), so a block costs one
+// workgroup barrier.  Scores and probabilities go through the subgroup's own
+// shared memory (16 rows x 32 keys; two lanes per row do the online softmax)
+// with subgroup barriers only, so subgroups do not wait on each other's
+// softmax.  (attention_cm.comp's D <= 64 path, 256 rows per workgroup in
+// 16-key blocks with scores through workgroup-shared memory and two workgroup
+// barriers per block, ran at 0.17x PyTorch on the H100.)
+// The per-row rescale of O uses the accumulator "probe" of attention_cm.comp.
+// Shared memory: 47616 bytes.
+// Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
+#include "dk_common.glsl"
+#include "dk_coopmat.glsl"
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+
+const int NSG = 8;        // subgroups of 32
+const int RS = 16;        // query rows per subgroup
+const int BC = 32;        // keys per block
+const int SV = 9;         // staged K / V row: 64 f16 in 16-byte vectors (+1: banks)
+const int LDS = 9;        // score row: 32 fp32 in 16-byte vectors (+1)
+const int LDP = 5;        // probability row: 32 f16 in 16-byte vectors (+1)
+
+// f16 tensors as 16-byte vectors: fragment offsets and strides count vectors.
+layout(std430, set = 0, binding = 0) readonly buffer QV { uvec4 v[]; } qv;
+layout(std430, set = 0, binding = 1) readonly buffer KV { uvec4 v[]; } kv;
+layout(std430, set = 0, binding = 2) readonly buffer VV { uvec4 v[]; } vv;
+DK_IO(4, O, DT)
+
+shared uvec4 at_kv[2 * 2 * BC * SV];    // [buffer][K, V][key][vector]
+shared uvec4 at_s[NSG * RS * LDS];      // per subgroup: scores; the probe; the output spill slot
+shared uvec4 at_p[NSG * RS * LDP];      // per subgroup: probabilities (storage dtype)
+shared float at_a[NSG * RS];            // per subgroup row: the block's rescale; at the end 1 / l
+
+// Two probabilities (finite, in [0, 1]) -> the storage dtype's 16-bit pair; bf16
+// rounds half up (cm_pack2's NaN-preserving round-to-even costs more in the
+// softmax, which bounds this shader).
+uint pack_p(float a, float b) {
+    if (DT == 3) return ((floatBitsToUint(a) + 0x8000u) >> 16) | ((floatBitsToUint(b) + 0x8000u) & 0xffff0000u);
+    return packFloat2x16(f16vec2(a, b));
+}
+
+void main() {
+    int t = int(gl_LocalInvocationIndex);
+    int sg = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
+    uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
+    uint nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), D = PU(DK_VKP_AT_D), Dv = PU(DK_VKP_AT_DV);
+    float sl2 = PF(DK_VKP_AT_SCALE) * 1.4426950408889634;   // scale * log2(e)
+    uint qb = PU(DK_VKP_AT_QS + 4) + b * PU(DK_VKP_AT_QS) + h * PU(DK_VKP_AT_QS + 1);
+    uint kb = PU(DK_VKP_AT_KS + 4) + b * PU(DK_VKP_AT_KS) + h * PU(DK_VKP_AT_KS + 1);
+    uint vb = PU(DK_VKP_AT_VS + 4) + b * PU(DK_VKP_AT_VS) + h * PU(DK_VKP_AT_VS + 1);
+    uint ob = PU(DK_VKP_AT_OS + 4) + b * PU(DK_VKP_AT_OS) + h * PU(DK_VKP_AT_OS + 1);
+    uint qs2 = PU(DK_VKP_AT_QS + 2), ks2 = PU(DK_VKP_AT_KS + 2), vs2 = PU(DK_VKP_AT_VS + 2);
+    uint D8 = D >> 3, Dv8 = Dv >> 3;
+    uint r0 = group_x() * uint(NSG * RS) + uint(sg * RS);   // this subgroup's first query row
+    int sb = sg * RS * LDS, pb = sg * RS * LDP, ab = sg * RS;
+
+    // The probe: an accumulator whose element (r, c) is r (attention_cm.comp).
+    if (t < 64) at_s[t] = uvec4(floatBitsToUint(float(t >> 2)));
+    barrier();
+    CM_C probe;
+    CM_LOAD(probe, at_s, 0u, 4u);
+
+    // Q rows past Nq read rows Nq-16.. instead (finite values, never stored).
+    CM_A qf[4];
+    uint qa = (qb + min(r0, nq - 16u) * qs2) >> 3;
+    [[unroll]] for (int kk = 0; kk < 4; kk++)
+        if (uint(2 * kk) < D8) CM_LOAD(qf[kk], qv.v, qa + uint(2 * kk), qs2 >> 3);
+    CM_C o[4];
+    [[unroll]] for (int j = 0; j < 4; j++) o[j] = CM_C(0.0);
+
+    // Staging role: key sk of a block, vector sx of its K row and of its V row
+    // (zeros past Nkv or past the head dimension).
+    uint sk = uint(t >> 3), sx = uint(t & 7);
+    int kslot = int(sk) * SV + int(sx), vslot = (BC + int(sk)) * SV + int(sx);
+    uvec4 rk = uvec4(0), rv = uvec4(0);
+    if (sk < nkv) {
+        if (sx < D8) rk = kv.v[((kb + sk * ks2) >> 3) + sx];
+        if (sx < Dv8) rv = vv.v[((vb + sk * vs2) >> 3) + sx];
+    }
+    barrier();   // the probe is loaded: its slot becomes scores
+    at_kv[kslot] = rk;
+    at_kv[vslot] = rv;
+
+    // Softmax role: row sr of the subgroup's 16, keys 16 * sp .. +16 of the block.
+    int sr = lane >> 1, sp = lane & 1;
+    float m_run = -1.0 / 0.0, l_run = 0.0, m_old;
+    uint buf = 0u;
+    for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
+        barrier();   // this block's rows are stored; the other buffer's readers are done
+        {   // the next block's rows, in flight during this block
+            uint k = kv0 + uint(BC) + sk;
+            rk = uvec4(0);
+            rv = uvec4(0);
+            if (k < nkv) {
+                if (sx < D8) rk = kv.v[((kb + k * ks2) >> 3) + sx];
+                if (sx < Dv8) rv = vv.v[((vb + k * vs2) >> 3) + sx];
+            }
+        }
+        int kvb = int(buf) * 2 * BC * SV;
+
+        // S = Q K^T for the subgroup's rows and the block's 32 keys.
+        CM_C s0 = CM_C(0.0), s1 = CM_C(0.0);
+        [[unroll]] for (int kk = 0; kk < 4; kk++) {
+            if (uint(2 * kk) < D8) {
+                CM_B k0, k1;
+                CM_LOADT(k0, at_kv, uint(kvb + 2 * kk), uint(SV));
+                CM_LOADT(k1, at_kv, uint(kvb + 16 * SV + 2 * kk), uint(SV));
+                s0 = CM_MAD(qf[kk], k0, s0);
+                s1 = CM_MAD(qf[kk], k1, s1);
+            }
+        }
+        CM_STORE(s0, at_s, uint(sb), uint(LDS));
+        CM_STORE(s1, at_s, uint(sb + 4), uint(LDS));
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+
+        // Online softmax of row sr over its 16 keys (log2 domain); keys past
+        // Nkv (Nkv % 16 == 0: a whole half) get probability 0.
+        {
+            float sv[16];
+            bool valid = kv0 + uint(16 * sp) < nkv;
+            [[unroll]] for (int c = 0; c < 4; c++) {
+                vec4 x = uintBitsToFloat(at_s[sb + sr * LDS + 4 * sp + c]);
+                sv[4 * c] = x.x * sl2;
+                sv[4 * c + 1] = x.y * sl2;
+                sv[4 * c + 2] = x.z * sl2;
+                sv[4 * c + 3] = x.w * sl2;
+            }
+            float mx = -1.0 / 0.0;
+            if (valid)
+                [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
+            mx = max(mx, subgroupShuffleXor(mx, 1u));
+            m_old = m_run;
+            float m_new = max(m_run, mx);        // finite: key 0 of the block is valid
+            float alpha = exp2(m_run - m_new);   // 0 on the first block
+            float sum = 0.0;
+            [[unroll]] for (int c = 0; c < 16; c++) {
+                sv[c] = valid ? exp2(sv[c] - m_new) : 0.0;
+                sum += sv[c];
+            }
+            sum += subgroupShuffleXor(sum, 1u);
+            l_run = l_run * alpha + sum;
+            m_run = m_new;
+            [[unroll]] for (int c = 0; c < 2; c++) {
+                uvec4 w;
+                [[unroll]] for (int e = 0; e < 4; e++)
+                    w[e] = pack_p(sv[8 * c + 2 * e], sv[8 * c + 2 * e + 1]);
+                at_p[pb + sr * LDP + 2 * sp + c] = w;
+            }
+            if (sp == 0) at_a[ab + sr] = alpha;
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+
+        // O rows *= alpha, then O += P V.
+        // (skipped where no row maximum of the subgroup changed, as is usual
+        // after the first blocks: 0.88 -> 0.65 ms f16 at b 2, h 10, n 4096,
+        // D 64 on the H100, and 154 -> 128 registers, two workgroups per SM)
+        if (!subgroupAll(m_run == m_old)) {
+            float al[8];
+            [[unroll]] for (int i = 0; i < 8; i++)
+                if (i < probe.length()) al[i] = at_a[ab + int(probe[i])];
+            [[unroll]] for (int j = 0; j < 4; j++)
+                [[unroll]] for (int i = 0; i < 8; i++)
+                    if (i < probe.length()) o[j][i] *= al[i];
+        }
+        [[unroll]] for (int ks = 0; ks < 2; ks++) {
+            CM_A pf;
+            CM_LOAD(pf, at_p, uint(pb + 2 * ks), uint(LDP));
+            [[unroll]] for (int j = 0; j < 4; j++) {
+                if (uint(2 * j) < Dv8) {
+                    CM_B vf;
+                    CM_LOAD(vf, at_kv, uint(kvb + (BC + 16 * ks) * SV + 2 * j), uint(SV));
+                    o[j] = CM_MAD(pf, vf, o[j]);
+                }
+            }
+        }
+        // The next block's rows into the other buffer: its last readers (the
+        // previous block) passed this block's barrier.
+        int nb = int(buf ^ 1u) * 2 * BC * SV;
+        at_kv[nb + kslot] = rk;
+        at_kv[nb + vslot] = rv;
+        buf ^= 1u;
+    }
+
+    // Epilogue: O / l, fragment by fragment through the subgroup's score slot
+    // (the last block's rescale has read at_a once every lane passes here).
+    subgroupBarrier();
+    if (sp == 0) at_a[ab + sr] = 1.0 / l_run;
+    uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
+    int er = lane >> 1, ec = (lane & 1) * 8;
+    uint q = r0 + uint(er);
+    [[unroll]] for (int j = 0; j < 4; j++) {
+        if (uint(2 * j) >= Dv8) continue;
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        CM_STORE(o[j], at_s, uint(sb), 4u);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        if (q < nq) {
+            float inv = at_a[ab + er];
+            vec4 lo = uintBitsToFloat(at_s[sb + er * 4 + (ec >> 2)]);
+            vec4 hi = uintBitsToFloat(at_s[sb + er * 4 + (ec >> 2) + 1]);
+            float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+            uint col = uint(16 * j + ec);
+            [[unroll]] for (int c = 0; c < 8; c++) O_st(ob + q * os2 + (col + uint(c)) * os3, v[c] * inv);
+        }
+    }
+}
