@@ -1,24 +1,26 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Flash attention on tensor cores (cooperative matrix) for small heads:
-// D <= 64 and Dv <= 64, multiples of 16 (the host's conditions as for
-// attention_cm.comp, which covers larger heads).  f16 or bf16 data, fp32
-// scores, softmax statistics and output accumulation.
+// D <= 64 and Dv <= 64, multiples of 8, any Nq and Nkv (SD 1.5's D 40, SDXL's
+// 77-token cross-attention); attention_cm.comp covers larger heads.  f16 or
+// bf16 data, fp32 scores, softmax statistics and output accumulation.  Rows,
+// keys and head dimensions past the tensors are staged as zeros.
 //
 // Each of the 8 subgroups owns 16 query rows for the whole key loop (as HIP's
-// dk_attention_rows.hip does per wave): its Q fragments stay in registers, its
-// 16 x Dv output tile in 4 accumulator fragments.  The workgroup (128 rows)
-// stages each block of 32 keys' K and V rows in shared memory, double-buffered
-// (each invocation fetches one vector of K and one of V a block ahead into
-// registers and stores them at the block's end), so a block costs one
-// workgroup barrier.  Scores and probabilities go through the subgroup's own
-// shared memory (16 rows x 32 keys; two lanes per row do the online softmax)
-// with subgroup barriers only, so subgroups do not wait on each other's
-// softmax.  (attention_cm.comp's D <= 64 path, 256 rows per workgroup in
-// 16-key blocks with scores through workgroup-shared memory and two workgroup
-// barriers per block, ran at 0.17x PyTorch on the H100.)
-// The per-row rescale of O uses the accumulator "probe" of attention_cm.comp.
-// Shared memory: 47616 bytes.
+// dk_attention_rows.hip does per wave): its Q fragments (staged once through
+// shared memory) stay in registers, its 16 x Dv output tile in 4 accumulator
+// fragments.  The workgroup (128 rows) stages each block of 32 keys' K and V
+// rows in shared memory, double-buffered (each invocation fetches one vector
+// of K and one of V for the next block into registers during P V and stores
+// them at the block's end), so a block costs one workgroup barrier.  Scores
+// and probabilities go through the subgroup's own shared memory (16 rows x 32
+// keys; two lanes per row do the online softmax) with subgroup barriers only,
+// so subgroups do not wait on each other's softmax.  (attention_cm.comp's
+// D <= 64 path, 256 rows per workgroup in 16-key blocks with scores through
+// workgroup-shared memory and two workgroup barriers per block, ran at 0.17x
+// PyTorch on the H100.)  The per-row rescale of O uses the accumulator
+// "probe" of attention_cm.comp.  Shared memory: 47616 bytes; 121-123
+// registers on the H100, two workgroups per SM.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
@@ -43,8 +45,8 @@ layout(std430, set = 0, binding = 2) readonly buffer VV { uvec4 v[]; } vv;
 DK_IO(4, O, DT)
 
 shared uvec4 at_kv[2 * 2 * BC * SV];    // [buffer][K, V][key][vector]
-shared uvec4 at_s[NSG * RS * LDS];      // per subgroup: scores; the probe; the output spill slot
-shared uvec4 at_p[NSG * RS * LDP];      // per subgroup: probabilities (storage dtype)
+shared uvec4 at_s[NSG * RS * LDS];      // Q (128 rows x SV) at the start; then per subgroup: scores, the output spill slot
+shared uvec4 at_p[NSG * RS * LDP];      // the probe at the start; then per subgroup: probabilities (storage dtype)
 shared float at_a[NSG * RS];            // per subgroup row: the block's rescale; at the end 1 / l
 
 // Two probabilities (finite, in [0, 1]) -> the storage dtype's 16-bit pair; bf16
@@ -70,17 +72,21 @@ void main() {
     uint r0 = group_x() * uint(NSG * RS) + uint(sg * RS);   // this subgroup's first query row
     int sb = sg * RS * LDS, pb = sg * RS * LDP, ab = sg * RS;
 
-    // The probe: an accumulator whose element (r, c) is r (attention_cm.comp).
-    if (t < 64) at_s[t] = uvec4(floatBitsToUint(float(t >> 2)));
+    // Q rows of the workgroup (zeros past Nq and past D) into at_s, and the
+    // probe, an accumulator whose element (r, c) is r (attention_cm.comp).
+    uint qw0 = group_x() * uint(NSG * RS);
+    [[unroll]] for (int i = 0; i < 4; i++) {
+        int e = t + 256 * i;   // row e >> 3 of the workgroup's 128, vector e & 7
+        uint r = qw0 + uint(e >> 3), x = uint(e & 7);
+        at_s[(e >> 3) * SV + (e & 7)] = r < nq && x < D8 ? qv.v[((qb + r * qs2) >> 3) + x] : uvec4(0);
+    }
+    if (t < 64) at_p[t] = uvec4(floatBitsToUint(float(t >> 2)));
     barrier();
     CM_C probe;
-    CM_LOAD(probe, at_s, 0u, 4u);
-
-    // Q rows past Nq read rows Nq-16.. instead (finite values, never stored).
+    CM_LOAD(probe, at_p, 0u, 4u);
     CM_A qf[4];
-    uint qa = (qb + min(r0, nq - 16u) * qs2) >> 3;
     [[unroll]] for (int kk = 0; kk < 4; kk++)
-        if (uint(2 * kk) < D8) CM_LOAD(qf[kk], qv.v, qa + uint(2 * kk), qs2 >> 3);
+        if (uint(2 * kk) < D8) CM_LOAD(qf[kk], at_s, uint(sg * RS * SV + 2 * kk), uint(SV));
     CM_C o[4];
     [[unroll]] for (int j = 0; j < 4; j++) o[j] = CM_C(0.0);
 
@@ -93,7 +99,7 @@ void main() {
         if (sx < D8) rk = kv.v[((kb + sk * ks2) >> 3) + sx];
         if (sx < Dv8) rv = vv.v[((vb + sk * vs2) >> 3) + sx];
     }
-    barrier();   // the probe is loaded: its slot becomes scores
+    barrier();   // Q and the probe are loaded: their slots become scores and probabilities
     at_kv[kslot] = rk;
     at_kv[vslot] = rv;
 
@@ -103,15 +109,6 @@ void main() {
     uint buf = 0u;
     for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
         barrier();   // this block's rows are stored; the other buffer's readers are done
-        {   // the next block's rows, in flight during this block
-            uint k = kv0 + uint(BC) + sk;
-            rk = uvec4(0);
-            rv = uvec4(0);
-            if (k < nkv) {
-                if (sx < D8) rk = kv.v[((kb + k * ks2) >> 3) + sx];
-                if (sx < Dv8) rv = vv.v[((vb + k * vs2) >> 3) + sx];
-            }
-        }
         int kvb = int(buf) * 2 * BC * SV;
 
         // S = Q K^T for the subgroup's rows and the block's 32 keys.
@@ -131,10 +128,10 @@ void main() {
         subgroupBarrier();
 
         // Online softmax of row sr over its 16 keys (log2 domain); keys past
-        // Nkv (Nkv % 16 == 0: a whole half) get probability 0.
+        // Nkv get probability 0.
         {
             float sv[16];
-            bool valid = kv0 + uint(16 * sp) < nkv;
+            uint kl = kv0 + uint(16 * sp);   // the lane's first key
             [[unroll]] for (int c = 0; c < 4; c++) {
                 vec4 x = uintBitsToFloat(at_s[sb + sr * LDS + 4 * sp + c]);
                 sv[4 * c] = x.x * sl2;
@@ -142,16 +139,18 @@ void main() {
                 sv[4 * c + 2] = x.z * sl2;
                 sv[4 * c + 3] = x.w * sl2;
             }
+            if (kv0 + uint(BC) > nkv)   // the last block: keys past Nkv weigh exp2(-inf) = 0
+                [[unroll]] for (int c = 0; c < 16; c++)
+                    if (kl + uint(c) >= nkv) sv[c] = -1.0 / 0.0;
             float mx = -1.0 / 0.0;
-            if (valid)
-                [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
+            [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
             mx = max(mx, subgroupShuffleXor(mx, 1u));
             m_old = m_run;
             float m_new = max(m_run, mx);        // finite: key 0 of the block is valid
             float alpha = exp2(m_run - m_new);   // 0 on the first block
             float sum = 0.0;
             [[unroll]] for (int c = 0; c < 16; c++) {
-                sv[c] = valid ? exp2(sv[c] - m_new) : 0.0;
+                sv[c] = exp2(sv[c] - m_new);
                 sum += sv[c];
             }
             sum += subgroupShuffleXor(sum, 1u);
@@ -179,6 +178,17 @@ void main() {
             [[unroll]] for (int j = 0; j < 4; j++)
                 [[unroll]] for (int i = 0; i < 8; i++)
                     if (i < probe.length()) o[j][i] *= al[i];
+        }
+        {   // the next block's rows, in flight during P V (fetched at the block's
+            // start instead they cost 130 registers, one workgroup per SM, 0.90
+            // instead of 0.66 ms at D 64; at its end, 0.78 ms)
+            uint k = kv0 + uint(BC) + sk;
+            rk = uvec4(0);
+            rv = uvec4(0);
+            if (k < nkv) {
+                if (sx < D8) rk = kv.v[((kb + k * ks2) >> 3) + sx];
+                if (sx < Dv8) rv = vv.v[((vb + k * vs2) >> 3) + sx];
+            }
         }
         [[unroll]] for (int ks = 0; ks < 2; ks++) {
             CM_A pf;
@@ -213,12 +223,12 @@ void main() {
         CM_STORE(o[j], at_s, uint(sb), 4u);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
-        if (q < nq) {
+        uint col = uint(16 * j + ec);
+        if (q < nq && col < Dv) {   // Dv % 8 == 0: the lane's 8 columns are valid together
             float inv = at_a[ab + er];
             vec4 lo = uintBitsToFloat(at_s[sb + er * 4 + (ec >> 2)]);
             vec4 hi = uintBitsToFloat(at_s[sb + er * 4 + (ec >> 2) + 1]);
             float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
-            uint col = uint(16 * j + ec);
             [[unroll]] for (int c = 0; c < 8; c++) O_st(ob + q * os2 + (col + uint(c)) * os3, v[c] * inv);
         }
     }

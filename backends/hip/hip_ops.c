@@ -676,11 +676,28 @@ static uint64_t hipops_attn_split_plan(dkh_attn_args *p, int splits, uint64_t nq
     return (uint64_t)p->splits * (uint64_t)(nb * nh * p->nq * (p->dv + 2)) * 4u;
 }
 
-/* The small-head kernel (dkk_attnr_*) for D 64 and 128 unless
- * DIFKERN_HIP_ATTN_ROWS=0 (A/B timing against dkk_attnf_*). */
-static int hipops_attnr_on(void) {
+/* The small-head kernel's variant (dkk_attnr_*: 0 computes at D 64, 1 at 128)
+ * for these tensors, or -1: f16/bf16, D and Dv multiples of 8 up to 128 (zero-
+ * padded in the kernel), q, k, v with a contiguous last dimension and 16-byte
+ * aligned rows.  DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against
+ * dkk_attnf_* where D == Dv is 64 or 128). */
+static int hipops_attnr_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
     const char *env = getenv("DIFKERN_HIP_ATTN_ROWS");
-    return !(env && env[0] == '0');
+    const dk_tensor *t[3];
+    int64_t dm = q->shape[3] > v->shape[3] ? q->shape[3] : v->shape[3];
+    int variant = dm <= 64 ? 0 : 1, i, j;
+    if ((env && env[0] == '0') || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
+    if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attnr[q->dtype][variant]) return -1;
+    if (q->shape[2] >= ((int64_t)1 << 31) || k->shape[2] >= ((int64_t)1 << 31)) return -1;
+    t[0] = q;
+    t[1] = k;
+    t[2] = v;
+    for (i = 0; i < 3; i++) {
+        if (t[i]->strides[3] != 1 || hipops_addr(t[i]) % 16 != 0) return -1;
+        for (j = 0; j < 3; j++)
+            if (t[i]->shape[j] > 1 && t[i]->strides[j] % 8 != 0) return -1;
+    }
+    return variant;
 }
 
 /* Dynamic shared memory of dkk_attnr_* on NVIDIA (dkar_cfg in
@@ -737,13 +754,14 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
-    variant = hipops_attnf_variant(st, q, k, v);
-    if (variant >= 0 && variant < 2 && st->k.attnr[q->dtype][variant] && hipops_attnr_on()) {
-        /* D 64, 128: whole query rows per wave */
+    variant = hipops_attnr_variant(st, q, k, v);
+    if (variant >= 0) {
+        /* D, Dv <= 128: whole query rows per wave */
         return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnr[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTNR_BQ),
                                      (uint64_t)q->shape[1], (uint64_t)q->shape[0],
-                                     st->api.is_cuda ? dk__hip_attnr_smem(p.d) : 0u, &p);
+                                     st->api.is_cuda ? dk__hip_attnr_smem(64 << variant) : 0u, &p);
     }
+    variant = hipops_attnf_variant(st, q, k, v);
     if (variant == 3 && st->k.attnw[q->dtype]) {
         /* Hopper, D 512: the wgmma kernel, with split-KV where its 64-row blocks
          * fill the multiprocessors badly; DIFKERN_HIP_ATTN_WGMMA=0: off (A/B, tests) */

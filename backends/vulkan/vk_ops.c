@@ -932,20 +932,24 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
 
 /* ------------------------------------------------------------ attention */
 
-/* The tensor-core shaders (shaders/attention_cm.comp, attention_cm_rows.comp) load 16x16 fragments
- * straight from the bound tensors as 16-byte vectors: f16, Nq, Nkv, D and Dv
- * multiples of 16, each head dimension contiguous, every other stride and
- * each view's start a multiple of 8 elements inside a 16-byte aligned binding;
- * and 48896 bytes of shared memory (its largest variant, CG 8).
+/* The tensor-core shaders load 16-byte vectors straight from the bound
+ * tensors: f16 or bf16, each head dimension contiguous, every other stride and
+ * each view's start a multiple of 8 elements inside a 16-byte aligned binding.
+ * shaders/attention_cm_rows.comp (rows: D, Dv <= 64) stages everything with
+ * zeros past the tensors: D and Dv multiples of 8, any Nq and Nkv, 47616 bytes
+ * of shared memory.  shaders/attention_cm.comp (larger heads) loads fragments
+ * in place: Nq, Nkv, D and Dv multiples of 16, 48896 bytes (CG 8).
  * p: the parameter slot with the four tensors' strides and offsets. */
 static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
-                                const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind) {
+                                const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind, int rows) {
     static const int vkop_at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
     int i, j;
-    if (!dk__vk_cm_dtype(s, q->dtype) || s->props.limits.maxComputeSharedMemorySize < 48896 || k->dtype != q->dtype ||
-        v->dtype != q->dtype || out->dtype != q->dtype)
+    if (!dk__vk_cm_dtype(s, q->dtype) || s->props.limits.maxComputeSharedMemorySize < (rows ? 47616u : 48896u) ||
+        k->dtype != q->dtype || v->dtype != q->dtype || out->dtype != q->dtype)
         return 0;
-    if (q->shape[2] % 16 || k->shape[2] % 16 || q->shape[3] % 16 || v->shape[3] % 16) return 0;
+    if (rows ? q->shape[3] % 8 || v->shape[3] % 8
+             : q->shape[2] % 16 || k->shape[2] % 16 || q->shape[3] % 16 || v->shape[3] % 16)
+        return 0;
     for (i = 0; i < 3; i++) {
         const int32_t *t = &p[vkop_at_in[i]];
         if (t[3] != 1 || bind[i].offset % 16) return 0;
@@ -982,11 +986,11 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
     p[DK_VKP_AT_D] = (int32_t)dd;
     p[DK_VKP_AT_DV] = (int32_t)v->shape[3];
     p[DK_VKP_AT_SCALE] = vkop_fbits(scale);
-    if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind)) {
+    if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, dd <= 64 && v->shape[3] <= 64)) {
         /* D, Dv <= 64: 16 query rows per subgroup, 128 per workgroup, keys 32 at
          * a time (shaders/attention_cm_rows.comp; b 2, h 10, n 4096, D 64 on
-         * the H100, session 16: 1.26 -> 0.65 ms f16 against the cg-1 path of
-         * attention_cm.comp it replaced).  Larger heads: column groups (64
+         * the H100, session 16: 1.26 -> 0.66 ms f16, 1.41 -> 0.66 bf16 against
+         * the cg-1 path of attention_cm.comp it replaced).  Larger heads: column groups (64
          * output columns each) of the 8 subgroups: the workgroup owns 256 / cg
          * query rows and streams keys 16 * cg at a time; cg 8 (keys 128 at a
          * time, K and Q staged) even where D < 512 leaves column groups idle in

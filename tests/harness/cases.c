@@ -240,10 +240,14 @@ static const hcb_attn hcb_attention[] = {
     {"tc_d96_dv192_nq32_nkv144", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 144, .d = 96, .dv = 192}},
     {"tc_d512_b2_nq80_nkv176_logits", 0, {.b = 2, .heads = 1, .nq = 80, .nkv = 176, .d = 512, .dv = 512, .q_range = 150.0f}},
     {"tc_d512_nq256_nkv256_bnhd", 0, {.b = 1, .heads = 2, .nq = 256, .nkv = 256, .d = 512, .dv = 512, .storage = HC_BNHD}},
-    /* ... and its small-head shader (D, Dv <= 64: 128 query rows per workgroup, 32-key blocks):
-     * a workgroup with one busy subgroup, a half-valid last block, D != Dv both ways */
+    /* ... and its small-head shader (D, Dv <= 64 multiples of 8, any Nq and Nkv: 128 query rows
+     * per workgroup, 32-key blocks): a workgroup with one busy subgroup, a half-valid last block,
+     * D != Dv both ways, partial 16-row / 16-key / 16-dimension fragments (and the cases above
+     * with D 40 or 64) */
     {"tc_rows_d32_dv48_nq144_nkv208_logits", 0, {.b = 1, .heads = 2, .nq = 144, .nkv = 208, .d = 32, .dv = 48, .q_range = 150.0f}},
     {"tc_rows_d48_dv16_b2_nq32_nkv96_bnhd", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 96, .d = 48, .dv = 16, .storage = HC_BNHD}},
+    {"tc_rows_d40_nq150_nkv77_logits", 0, {.b = 1, .heads = 2, .nq = 150, .nkv = 77, .d = 40, .dv = 40, .q_range = 150.0f}},
+    {"tc_rows_d8_dv24_nq20_nkv45", 0, {.b = 1, .heads = 1, .nq = 20, .nkv = 45, .d = 8, .dv = 24}},
     /* Vulkan portable flash attention (64 or 32 queries x 64 or 128 keys per block; O tile by
      * Dv <= 64/128/256, larger Dv in 256-column dispatches; 16-byte loads where the head
      * dimension is a multiple of 8, else scalar): partial query and key blocks, Dv != D,

@@ -138,13 +138,15 @@ template <int N> DKP_DEV void dkaf_wait(void) {
 }
 
 /* rows x cols (cols a multiple of 8) from src (row stride ss elements, rows
- * >= valid zero-filled) into dst (row stride ld). */
+ * >= valid and columns >= vcols, a multiple of 8, zero-filled) into dst (row
+ * stride ld). */
 template <int ROWS, int COLS>
-DKP_DEV void dkaf_load_tile(dkp_u16 *dst, int ld, const dkp_u16 *src, dkh_i64 ss, dkh_i64 valid, int tid) {
+DKP_DEV void dkaf_load_tile(dkp_u16 *dst, int ld, const dkp_u16 *src, dkh_i64 ss, dkh_i64 valid, int tid,
+                            dkh_i64 vcols = COLS) {
     const int CH = COLS / 8;
     for (int c = tid; c < ROWS * CH; c += DKH_THREADS) {
         const int r = c / CH, cc = (c % CH) * 8;
-        const bool ok = r < valid;
+        const bool ok = r < valid && cc < vcols;
         dkaf_copy16(dst + r * ld + cc, ok ? src + r * ss + cc : src, ok);
     }
 }

@@ -1,4 +1,6 @@
-/* Flash attention for small heads (f16 / bf16, D == Dv in {64, 128}), each wave
+/* Flash attention for small heads (f16 / bf16, D and Dv multiples of 8 up to
+ * 128, computed at the kernel's D of 64 or 128 with Q, K and V zero-padded in
+ * shared memory, so SD 1.5's D 40 runs here too), each wave
  * owning whole query rows: its rows' scores, softmax statistics and
  * output for the whole key loop, so the softmax needs no shared memory and no
  * block barrier (dk_attention_fast.hip splits a row's keys and D across waves:
@@ -141,7 +143,7 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
     }
 
     /* Q first, alone: its fragments are loaded once the tile has landed */
-    dkaf_load_tile<BQ, D>(Qs, LD, Q + q0 * p.q_s[2], p.q_s[2], p.nq - q0, tid);
+    dkaf_load_tile<BQ, D>(Qs, LD, Q + q0 * p.q_s[2], p.q_s[2], p.nq - q0, tid, p.d);
     dkaf_commit();
     dkaf_wait<0>();
     dkp_sync();
@@ -158,8 +160,8 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
         if (it < tiles) {
             dkp_u16 *st = ring + (it % ST) * 2 * BKV * LD;
             const dkh_i64 kv0 = (dkh_i64)it * BKV;
-            dkaf_load_tile<BKV, D>(st, LD, K + kv0 * p.k_s[2], p.k_s[2], p.nkv - kv0, tid);
-            dkaf_load_tile<BKV, D>(st + BKV * LD, LD, V + kv0 * p.v_s[2], p.v_s[2], p.nkv - kv0, tid);
+            dkaf_load_tile<BKV, D>(st, LD, K + kv0 * p.k_s[2], p.k_s[2], p.nkv - kv0, tid, p.d);
+            dkaf_load_tile<BKV, D>(st + BKV * LD, LD, V + kv0 * p.v_s[2], p.v_s[2], p.nkv - kv0, tid, p.dv);
         }
         dkaf_commit();
         if (it < ST - 1) continue;
@@ -293,7 +295,8 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
             if (qi >= p.nq) continue;
 #pragma unroll
             for (int n = 0; n < C::ON; n++)
-                O[qi * p.o_s[2] + (dkh_i64)(n * F::N + cc) * p.o_s[3]] = dkp_conv<DT>::from(oacc[g][n][r] * inv);
+                if (n * F::N + cc < p.dv)
+                    O[qi * p.o_s[2] + (dkh_i64)(n * F::N + cc) * p.o_s[3]] = dkp_conv<DT>::from(oacc[g][n][r] * inv);
         }
 }
 
