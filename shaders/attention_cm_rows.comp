@@ -1,26 +1,29 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Flash attention on tensor cores (cooperative matrix) for small heads:
-// D <= 64 and Dv <= 64, multiples of 8, any Nq and Nkv (SD 1.5's D 40, SDXL's
+// Flash attention on tensor cores (cooperative matrix) for small heads: D and
+// Dv <= 128, multiples of 8, any Nq and Nkv (SD 1.5's D 40 and 80, SDXL's
 // 77-token cross-attention); attention_cm.comp covers larger heads.  f16 or
 // bf16 data, fp32 scores, softmax statistics and output accumulation.  Rows,
-// keys and head dimensions past the tensors are staged as zeros.
+// keys and head dimensions past the tensors are staged as zeros; the head is
+// computed 64 wide (MODE 0) or 128 wide (MODE 1, D or Dv above 64).
 //
 // Each of the 8 subgroups owns 16 query rows for the whole key loop (as HIP's
 // dk_attention_rows.hip does per wave): its Q fragments (staged once through
 // shared memory) stay in registers, its 16 x Dv output tile in 4 accumulator
 // fragments.  The workgroup (128 rows) stages each block of 32 keys' K and V
-// rows in shared memory, double-buffered (each invocation fetches one vector
-// of K and one of V for the next block into registers during P V and stores
-// them at the block's end), so a block costs one workgroup barrier.  Scores
+// rows in shared memory (each invocation fetches its vectors of the next block
+// into registers during P V), double-buffered at width 64 (stored at the
+// block's end: one workgroup barrier per block), single-buffered at 128
+// (stored at the next block's start between two barriers: two buffers and the
+// score slots would exceed 48 KB).  Scores
 // and probabilities go through the subgroup's own shared memory (16 rows x 32
 // keys; two lanes per row do the online softmax) with subgroup barriers only,
 // so subgroups do not wait on each other's softmax.  (attention_cm.comp's
 // D <= 64 path, 256 rows per workgroup in 16-key blocks with scores through
 // workgroup-shared memory and two workgroup barriers per block, ran at 0.17x
 // PyTorch on the H100.)  The per-row rescale of O uses the accumulator
-// "probe" of attention_cm.comp.  Shared memory: 47616 bytes; 121-123
-// registers on the H100, two workgroups per SM.
+// "probe" of attention_cm.comp.  Shared memory: 47616 / 46592 bytes; at width
+// 64 121-123 registers on the H100, two workgroups per SM.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
@@ -34,7 +37,13 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 const int NSG = 8;        // subgroups of 32
 const int RS = 16;        // query rows per subgroup
 const int BC = 32;        // keys per block
-const int SV = 9;         // staged K / V row: 64 f16 in 16-byte vectors (+1: banks)
+const bool WIDE = MODE == 1;
+const int NF = WIDE ? 8 : 4;     // Q and O fragments: the head width / 16
+const int VR = 2 * NF;           // 16-byte vectors of a staged K / V / Q row
+const int SV = VR + 1;           // ... and its stride (+1: banks)
+const int NBUF = WIDE ? 1 : 2;   // K / V buffers
+const int NST = 2 * BC * VR / 256;   // staged vectors per invocation and block
+const int QPASS = NBUF * 64;     // Q rows staged per pass through at_kv
 const int LDS = 9;        // score row: 32 fp32 in 16-byte vectors (+1)
 const int LDP = 5;        // probability row: 32 f16 in 16-byte vectors (+1)
 
@@ -44,8 +53,8 @@ layout(std430, set = 0, binding = 1) readonly buffer KV { uvec4 v[]; } kv;
 layout(std430, set = 0, binding = 2) readonly buffer VV { uvec4 v[]; } vv;
 DK_IO(4, O, DT)
 
-shared uvec4 at_kv[2 * 2 * BC * SV];    // [buffer][K, V][key][vector]
-shared uvec4 at_s[NSG * RS * LDS];      // Q (128 rows x SV) at the start; then per subgroup: scores, the output spill slot
+shared uvec4 at_kv[NBUF * 2 * BC * SV];   // Q at the start; then [buffer][K, V][key][vector]
+shared uvec4 at_s[NSG * RS * LDS];      // per subgroup: scores, the output spill slot
 shared uvec4 at_p[NSG * RS * LDP];      // the probe at the start; then per subgroup: probabilities (storage dtype)
 shared float at_a[NSG * RS];            // per subgroup row: the block's rescale; at the end 1 / l
 
@@ -72,48 +81,69 @@ void main() {
     uint r0 = group_x() * uint(NSG * RS) + uint(sg * RS);   // this subgroup's first query row
     int sb = sg * RS * LDS, pb = sg * RS * LDP, ab = sg * RS;
 
-    // Q rows of the workgroup (zeros past Nq and past D) into at_s, and the
-    // probe, an accumulator whose element (r, c) is r (attention_cm.comp).
-    uint qw0 = group_x() * uint(NSG * RS);
-    [[unroll]] for (int i = 0; i < 4; i++) {
-        int e = t + 256 * i;   // row e >> 3 of the workgroup's 128, vector e & 7
-        uint r = qw0 + uint(e >> 3), x = uint(e & 7);
-        at_s[(e >> 3) * SV + (e & 7)] = r < nq && x < D8 ? qv.v[((qb + r * qs2) >> 3) + x] : uvec4(0);
-    }
+    // The probe, an accumulator whose element (r, c) is r (attention_cm.comp);
+    // the workgroup's Q rows (zeros past Nq and past D) QPASS at a time
+    // through at_kv, each subgroup loading its fragments.
     if (t < 64) at_p[t] = uvec4(floatBitsToUint(float(t >> 2)));
-    barrier();
+    uint qw0 = group_x() * uint(NSG * RS);
+    CM_A qf[NF];
+    [[unroll]] for (int pass = 0; pass < 128 / QPASS; pass++) {
+        if (pass > 0) barrier();   // the previous pass's fragments are loaded
+        [[unroll]] for (int i = 0; i < QPASS * VR / 256; i++) {
+            int row = 256 * i / VR + t / VR;   // vector t % VR of row (t + 256 i) / VR of the pass
+            uint r = qw0 + uint(pass * QPASS + row), x = uint(t % VR);
+            at_kv[row * SV + t % VR] = r < nq && x < D8 ? qv.v[((qb + r * qs2) >> 3) + x] : uvec4(0);
+        }
+        barrier();
+        int qr = sg * RS - pass * QPASS;   // this subgroup's first row in the pass
+        if (qr >= 0 && qr < QPASS)
+            [[unroll]] for (int kk = 0; kk < NF; kk++)
+                if (uint(2 * kk) < D8) CM_LOAD(qf[kk], at_kv, uint(qr * SV + 2 * kk), uint(SV));
+    }
     CM_C probe;
     CM_LOAD(probe, at_p, 0u, 4u);
-    CM_A qf[4];
-    [[unroll]] for (int kk = 0; kk < 4; kk++)
-        if (uint(2 * kk) < D8) CM_LOAD(qf[kk], at_s, uint(sg * RS * SV + 2 * kk), uint(SV));
-    CM_C o[4];
-    [[unroll]] for (int j = 0; j < 4; j++) o[j] = CM_C(0.0);
+    CM_C o[NF];
+    [[unroll]] for (int j = 0; j < NF; j++) o[j] = CM_C(0.0);
 
-    // Staging role: key sk of a block, vector sx of its K row and of its V row
-    // (zeros past Nkv or past the head dimension).
-    uint sk = uint(t >> 3), sx = uint(t & 7);
-    int kslot = int(sk) * SV + int(sx), vslot = (BC + int(sk)) * SV + int(sx);
-    uvec4 rk = uvec4(0), rv = uvec4(0);
-    if (sk < nkv) {
-        if (sx < D8) rk = kv.v[((kb + sk * ks2) >> 3) + sx];
-        if (sx < Dv8) rv = vv.v[((vb + sk * vs2) >> 3) + sx];
+    // Staging: vector e = t + 256 i of a block is vector t % VR of staged row
+    // e / VR = 256 i / VR + t / VR: key row % BC of K (row < BC) or V (as
+    // BC VR is a multiple of 256, which tensor is known per i); zeros past Nkv
+    // or the head dimension.  (Computed from e at run time, the tensor test
+    // cost 131 registers at width 64, one workgroup per SM: 1.18 ms at D 64.)
+    uvec4 rs[NST];
+#define FETCH(key0)                                                                            \
+    [[unroll]] for (int i = 0; i < NST; i++) {                                                 \
+        int row = 256 * i / VR + t / VR;                                                       \
+        uint k = (key0) + uint(row % BC), x = uint(t % VR);                                    \
+        rs[i] = uvec4(0);                                                                      \
+        if (k < nkv) {                                                                         \
+            if (256 * i < BC * VR) {                                                           \
+                if (x < D8) rs[i] = kv.v[((kb + k * ks2) >> 3) + x];                           \
+            } else if (x < Dv8) rs[i] = vv.v[((vb + k * vs2) >> 3) + x];                       \
+        }                                                                                      \
     }
-    barrier();   // Q and the probe are loaded: their slots become scores and probabilities
-    at_kv[kslot] = rk;
-    at_kv[vslot] = rv;
+#define STORE(bufi)                                                                            \
+    [[unroll]] for (int i = 0; i < NST; i++)                                                   \
+        at_kv[(bufi) * 2 * BC * SV + (256 * i / VR + t / VR) * SV + t % VR] = rs[i];
+    FETCH(0u);
+    barrier();   // Q and the probe are loaded: at_kv becomes K / V, at_p probabilities
+    if (NBUF == 2) STORE(0);
 
     // Softmax role: row sr of the subgroup's 16, keys 16 * sp .. +16 of the block.
     int sr = lane >> 1, sp = lane & 1;
     float m_run = -1.0 / 0.0, l_run = 0.0, m_old;
     uint buf = 0u;
     for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
-        barrier();   // this block's rows are stored; the other buffer's readers are done
+        if (NBUF == 1) {   // the only buffer's readers are done; then this block's rows stored
+            barrier();
+            STORE(0);
+        }
+        barrier();   // this block's rows are stored (NBUF 2: the other buffer's readers are done)
         int kvb = int(buf) * 2 * BC * SV;
 
         // S = Q K^T for the subgroup's rows and the block's 32 keys.
         CM_C s0 = CM_C(0.0), s1 = CM_C(0.0);
-        [[unroll]] for (int kk = 0; kk < 4; kk++) {
+        [[unroll]] for (int kk = 0; kk < NF; kk++) {
             if (uint(2 * kk) < D8) {
                 CM_B k0, k1;
                 CM_LOADT(k0, at_kv, uint(kvb + 2 * kk), uint(SV));
@@ -175,25 +205,18 @@ void main() {
             float al[8];
             [[unroll]] for (int i = 0; i < 8; i++)
                 if (i < probe.length()) al[i] = at_a[ab + int(probe[i])];
-            [[unroll]] for (int j = 0; j < 4; j++)
+            [[unroll]] for (int j = 0; j < NF; j++)
                 [[unroll]] for (int i = 0; i < 8; i++)
                     if (i < probe.length()) o[j][i] *= al[i];
         }
-        {   // the next block's rows, in flight during P V (fetched at the block's
-            // start instead they cost 130 registers, one workgroup per SM, 0.90
-            // instead of 0.66 ms at D 64; at its end, 0.78 ms)
-            uint k = kv0 + uint(BC) + sk;
-            rk = uvec4(0);
-            rv = uvec4(0);
-            if (k < nkv) {
-                if (sx < D8) rk = kv.v[((kb + k * ks2) >> 3) + sx];
-                if (sx < Dv8) rv = vv.v[((vb + k * vs2) >> 3) + sx];
-            }
-        }
+        // The next block's rows, in flight during P V (fetched at the block's
+        // start instead they cost 130 registers at width 64, one workgroup per
+        // SM, 0.90 instead of 0.66 ms at D 64; at its end, 0.78 ms).
+        FETCH(kv0 + uint(BC));
         [[unroll]] for (int ks = 0; ks < 2; ks++) {
             CM_A pf;
             CM_LOAD(pf, at_p, uint(pb + 2 * ks), uint(LDP));
-            [[unroll]] for (int j = 0; j < 4; j++) {
+            [[unroll]] for (int j = 0; j < NF; j++) {
                 if (uint(2 * j) < Dv8) {
                     CM_B vf;
                     CM_LOAD(vf, at_kv, uint(kvb + (BC + 16 * ks) * SV + 2 * j), uint(SV));
@@ -201,12 +224,12 @@ void main() {
                 }
             }
         }
-        // The next block's rows into the other buffer: its last readers (the
-        // previous block) passed this block's barrier.
-        int nb = int(buf ^ 1u) * 2 * BC * SV;
-        at_kv[nb + kslot] = rk;
-        at_kv[nb + vslot] = rv;
-        buf ^= 1u;
+        // NBUF 2: the next block's rows into the other buffer (its last
+        // readers, the previous block, passed this block's barrier).
+        if (NBUF == 2) {
+            STORE(buf ^ 1u);
+            buf ^= 1u;
+        }
     }
 
     // Epilogue: O / l, fragment by fragment through the subgroup's score slot
@@ -216,7 +239,7 @@ void main() {
     uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
     int er = lane >> 1, ec = (lane & 1) * 8;
     uint q = r0 + uint(er);
-    [[unroll]] for (int j = 0; j < 4; j++) {
+    [[unroll]] for (int j = 0; j < NF; j++) {
         if (uint(2 * j) >= Dv8) continue;
         subgroupMemoryBarrierShared();
         subgroupBarrier();

@@ -935,7 +935,7 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
 /* The tensor-core shaders load 16-byte vectors straight from the bound
  * tensors: f16 or bf16, each head dimension contiguous, every other stride and
  * each view's start a multiple of 8 elements inside a 16-byte aligned binding.
- * shaders/attention_cm_rows.comp (rows: D, Dv <= 64) stages everything with
+ * shaders/attention_cm_rows.comp (rows: D, Dv <= 128) stages everything with
  * zeros past the tensors: D and Dv multiples of 8, any Nq and Nkv, 47616 bytes
  * of shared memory.  shaders/attention_cm.comp (larger heads) loads fragments
  * in place: Nq, Nkv, D and Dv multiples of 16, 48896 bytes (CG 8).
@@ -986,34 +986,40 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
     p[DK_VKP_AT_D] = (int32_t)dd;
     p[DK_VKP_AT_DV] = (int32_t)v->shape[3];
     p[DK_VKP_AT_SCALE] = vkop_fbits(scale);
-    if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, dd <= 64 && v->shape[3] <= 64)) {
-        /* D, Dv <= 64: 16 query rows per subgroup, 128 per workgroup, keys 32 at
-         * a time (shaders/attention_cm_rows.comp; b 2, h 10, n 4096, D 64 on
-         * the H100, session 16: 1.26 -> 0.66 ms f16, 1.41 -> 0.66 bf16 against
-         * the cg-1 path of attention_cm.comp it replaced).  Larger heads: column groups (64
-         * output columns each) of the 8 subgroups: the workgroup owns 256 / cg
-         * query rows and streams keys 16 * cg at a time; cg 8 (keys 128 at a
-         * time, K and Q staged) even where D < 512 leaves column groups idle in
-         * P V: measured on the H100 (f16, b 2, h 10, n 4096), D 128: cg 2 / 4 / 8
-         * 6.39 / 5.32 / 3.89 ms; D 256: cg 4 / 8 9.07 / 5.06 ms; with the KHR
-         * module (session 12): D 128 cg 2 / 4 / 8 6.60 / 4.57 / 3.16 ms. */
+    {
+        /* D, Dv <= 128: 16 query rows per subgroup, 128 per workgroup, keys 32 at
+         * a time (shaders/attention_cm_rows.comp, 64 or 128 wide; b 2, h 10,
+         * n 4096 on the H100, session 16: D 64 1.26 -> 0.66 ms f16, 1.41 -> 0.66
+         * bf16 against the cg-1 path of attention_cm.comp it replaced).  Larger
+         * heads (attention_cm.comp): column groups (64 output columns each) of
+         * the 8 subgroups: the workgroup owns 256 / cg query rows and streams keys
+         * 16 * cg at a time; cg 8 (keys 128 at a time, K and Q staged) even where
+         * D < 512 leaves column groups idle in P V: measured on the H100 (f16,
+         * b 2, h 10, n 4096), D 128: cg 2 / 4 / 8 6.39 / 5.32 / 3.89 ms; D 256:
+         * cg 4 / 8 9.07 / 5.06 ms; with the KHR module (session 12): D 128 cg 2 /
+         * 4 / 8 6.60 / 4.57 / 3.16 ms.  DIFKERN_VULKAN_ATTN_CG (2, 4 or 8) forces
+         * attention_cm.comp where a head dimension exceeds 64 (benchmarks). */
         int64_t dm = dd > v->shape[3] ? dd : v->shape[3];
-        const char *env = getenv("DIFKERN_VULKAN_ATTN_CG"); /* benchmarks: 2, 4 or 8 where D or Dv > 64 */
+        const char *env = getenv("DIFKERN_VULKAN_ATTN_CG");
         uint32_t cg = 8;
         uint64_t br;
-        if (dm <= 64) {
-            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, 0);
+        if (env && strlen(env) == 1 && strchr("248", env[0]) && (uint32_t)(env[0] - '0') * 64 >= (uint32_t)dm)
+            cg = (uint32_t)(env[0] - '0');
+        else
+            env = NULL;
+        if (dm <= 128 && !(env && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 1)) {
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, dm > 64 ? 1u : 0u);
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM_ROWS, q->dtype), spec,
                                    bind, p, DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + 127) / 128,
                                    (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
         }
-        if (env && strlen(env) == 1 && strchr("248", env[0]) && (uint32_t)(env[0] - '0') * 64 >= (uint32_t)dm)
-            cg = (uint32_t)(env[0] - '0');
-        br = 256 / cg;
-        vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
-        return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
-                               DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
-                               (uint32_t)q->shape[0]);
+        if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
+            br = 256 / cg;
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
+            return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
+                                   DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
+                                   (uint32_t)q->shape[0]);
+        }
     }
     {
         /* Portable flash attention (shaders/attention.comp): 64 queries per

@@ -248,6 +248,9 @@ static const hcb_attn hcb_attention[] = {
     {"tc_rows_d48_dv16_b2_nq32_nkv96_bnhd", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 96, .d = 48, .dv = 16, .storage = HC_BNHD}},
     {"tc_rows_d40_nq150_nkv77_logits", 0, {.b = 1, .heads = 2, .nq = 150, .nkv = 77, .d = 40, .dv = 40, .q_range = 150.0f}},
     {"tc_rows_d8_dv24_nq20_nkv45", 0, {.b = 1, .heads = 1, .nq = 20, .nkv = 45, .d = 8, .dv = 24}},
+    /* ... 128 wide (D or Dv in 65..128; single-buffered K/V, Q staged in two passes) */
+    {"tc_rows_d72_dv128_nq130_nkv70", 0, {.b = 1, .heads = 2, .nq = 130, .nkv = 70, .d = 72, .dv = 128}},
+    {"tc_rows_d128_dv56_b2_nq40_nkv100_logits_bnhd", 0, {.b = 2, .heads = 1, .nq = 40, .nkv = 100, .d = 128, .dv = 56, .q_range = 150.0f, .storage = HC_BNHD}},
     /* Vulkan portable flash attention (64 or 32 queries x 64 or 128 keys per block; O tile by
      * Dv <= 64/128/256, larger Dv in 256-column dispatches; 16-byte loads where the head
      * dimension is a multiple of 8, else scalar): partial query and key blocks, Dv != D,
