@@ -74,10 +74,12 @@ static const char *const bench_suite_h100[] = {
     "attention n=4096,d=512",
     "attention n=16384,d=512",
     "attention b=2,h=10,n=4096,d=64",
-    /* UNet attention beyond the issues' list: SDXL's cross-attention (77 text tokens) and
-     * SD 1.5's 64x64-latent self-attention (D 40) */
+    /* attention beyond the issues' list: SDXL's cross-attention (77 text tokens), SD 1.5's
+     * 64x64-latent self-attention (D 40) and 32x32 (D 80), D 128 (SD3 / Flux heads) */
     "attention b=2,h=10,n=4096,nkv=77,d=64",
     "attention b=2,h=8,n=4096,d=40",
+    "attention b=2,h=8,n=1024,d=80",
+    "attention b=2,h=10,n=4096,d=128",
     NULL};
 /* memory: the memory-bound ops a runtime calls outside the fused paths (a VAE's
  * upsample convs fuse the upsample) */
