@@ -618,3 +618,5 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_host_alloc,
     dk__vk_host_free,
 };
+
+#undef DK_VK_CM_SUBGROUP_OPS
