@@ -676,28 +676,36 @@ static uint64_t hipops_attn_split_plan(dkh_attn_args *p, int splits, uint64_t nq
     return (uint64_t)p->splits * (uint64_t)(nb * nh * p->nq * (p->dv + 2)) * 4u;
 }
 
-/* The small-head kernel's variant (dkk_attnr_*: 0 computes at D 64, 1 at 128)
- * for these tensors, or -1: f16/bf16, D and Dv multiples of 8 up to 128 (zero-
- * padded in the kernel), q, k, v with a contiguous last dimension and 16-byte
- * aligned rows.  DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against
- * dkk_attnf_* where D == Dv is 64 or 128). */
-static int hipops_attnr_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
-    const char *env = getenv("DIFKERN_HIP_ATTN_ROWS");
+/* Whether q, k, v suit the matrix-core attention kernels' 16-byte row loads:
+ * a contiguous last dimension, 16-byte aligned starts, every other stride of
+ * a dimension > 1 a multiple of 8 elements, and Nq, Nkv below 2^31. */
+static int hipops_attn_rows16(const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
     const dk_tensor *t[3];
-    int64_t dm = q->shape[3] > v->shape[3] ? q->shape[3] : v->shape[3];
-    int variant = dm <= 64 ? 0 : 1, i, j;
-    if ((env && env[0] == '0') || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
-    if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attnr[q->dtype][variant]) return -1;
-    if (q->shape[2] >= ((int64_t)1 << 31) || k->shape[2] >= ((int64_t)1 << 31)) return -1;
+    int i, j;
+    if (q->shape[2] >= ((int64_t)1 << 31) || k->shape[2] >= ((int64_t)1 << 31)) return 0;
     t[0] = q;
     t[1] = k;
     t[2] = v;
     for (i = 0; i < 3; i++) {
-        if (t[i]->strides[3] != 1 || hipops_addr(t[i]) % 16 != 0) return -1;
+        if (t[i]->strides[3] != 1 || hipops_addr(t[i]) % 16 != 0) return 0;
         for (j = 0; j < 3; j++)
-            if (t[i]->shape[j] > 1 && t[i]->strides[j] % 8 != 0) return -1;
+            if (t[i]->shape[j] > 1 && t[i]->strides[j] % 8 != 0) return 0;
     }
-    return variant;
+    return 1;
+}
+
+/* The small-head kernel's variant (dkk_attnr_*: 0 computes at D 64, 1 at 128)
+ * for these tensors, or -1: f16/bf16, D and Dv multiples of 8 up to 128 (zero-
+ * padded in the kernel), 16-byte aligned rows (hipops_attn_rows16).
+ * DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against dkk_attnf_* where
+ * D == Dv is 64 or 128). */
+static int hipops_attnr_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+    const char *env = getenv("DIFKERN_HIP_ATTN_ROWS");
+    int64_t dm = q->shape[3] > v->shape[3] ? q->shape[3] : v->shape[3];
+    int variant = dm <= 64 ? 0 : 1;
+    if ((env && env[0] == '0') || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
+    if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attnr[q->dtype][variant]) return -1;
+    return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
 
 /* Dynamic shared memory of dkk_attnr_* on NVIDIA (dkar_cfg in
@@ -708,29 +716,18 @@ unsigned dk__hip_attnr_smem(int64_t d) {
 }
 
 /* The fast kernel's variant for these tensors, or -1: f16/bf16, D == Dv in {64,
- * 128, 256, 512}, q, k, v with a contiguous last dimension and 16-byte aligned
- * rows (every other stride of a dimension > 1 a multiple of 8 elements).
+ * 128, 256, 512}, 16-byte aligned rows (hipops_attn_rows16).
  * DIFKERN_HIP_FAST_ATTN=0 (or DIFKERN_HIP_FAST=0) turns it off (A/B timing). */
 static int hipops_attnf_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
     const char *env = getenv("DIFKERN_HIP_FAST_ATTN"), *all = getenv("DIFKERN_HIP_FAST");
-    const dk_tensor *t[3];
-    int variant, i, j;
+    int variant;
     if ((env && env[0] == '0') || (all && all[0] == '0')) return -1;
     if (q->dtype != DK_F16 && q->dtype != DK_BF16) return -1;
     if (q->shape[3] != v->shape[3]) return -1;
     for (variant = 0; variant < DK_HIP_ATTN_VARIANTS && q->shape[3] != (64 << variant); variant++) {
     }
     if (variant == DK_HIP_ATTN_VARIANTS || !st->k.attnf[q->dtype][variant]) return -1;
-    if (q->shape[2] >= ((int64_t)1 << 31) || k->shape[2] >= ((int64_t)1 << 31)) return -1;
-    t[0] = q;
-    t[1] = k;
-    t[2] = v;
-    for (i = 0; i < 3; i++) {
-        if (t[i]->strides[3] != 1 || hipops_addr(t[i]) % 16 != 0) return -1;
-        for (j = 0; j < 3; j++)
-            if (t[i]->shape[j] > 1 && t[i]->strides[j] % 8 != 0) return -1;
-    }
-    return variant;
+    return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
 
 dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
