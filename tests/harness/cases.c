@@ -122,6 +122,8 @@ static const hcb_conv hcb_convt[] = {
     {"epilogue_silu_res_scales", Q, {.cin = 16, .h = 6, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 1.5f, .residual_scale = 0.25f}},
     {"act_gelu_tanh_k2_s2", 0, {.cin = 8, .h = 5, .w = 5, .cout = 8, .kh = 2, .kw = 2, .stride_h = 2, .stride_w = 2, .bias = 1, .act = DK_ACT_GELU_TANH}},
     {"k2_s3_holes", 0, {.cin = 6, .h = 4, .w = 5, .cout = 5, .kh = 2, .kw = 2, .stride_h = 3, .stride_w = 3, .bias = 1}},
+    /* 5x4 = 20 stride phases, some with no taps */
+    {"k3x2_s5x4_p1_op2x1_holes", 0, {.cin = 32, .h = 3, .w = 4, .cout = 24, .kh = 3, .kw = 2, .stride_h = 5, .stride_w = 4, .pad_h = 1, .output_padding_h = 2, .output_padding_w = 1, .bias = 1}},
     {"k3_s2_p3", 0, {.cin = 6, .h = 6, .w = 7, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 3, .pad_w = 3, .bias = 1}},
     {"input_1x1_k3_s2", 0, {.cin = 8, .h = 1, .w = 1, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .bias = 1}},
     {"k2x3_s2x1_p0x1_op1x0", 0, {.cin = 6, .h = 5, .w = 7, .cout = 5, .kh = 2, .kw = 3, .stride_h = 2, .pad_w = 1, .output_padding_h = 1, .bias = 1}},
