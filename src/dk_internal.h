@@ -135,6 +135,24 @@ static inline float dk__f16_to_f32(uint16_t h) {
 }
 
 /* Element address arithmetic for strided views. */
+/* A matrix [R, C] or batch [B, R, C] t as the channels-last image [B, C, 1, R] of a
+ * 1x1 conv (R pixels of C channels; batch stride 0 when 2-D): how the GPU backends
+ * run dk_matmul on their conv GEMMs. */
+static inline dk_tensor dk__rows_as_image(const dk_tensor *t) {
+    dk_tensor v = *t;
+    int32_t o = t->ndim - 2;
+    v.ndim = 4;
+    v.shape[0] = t->ndim == 3 ? t->shape[0] : 1;
+    v.strides[0] = t->ndim == 3 ? t->strides[0] : 0;
+    v.shape[1] = t->shape[o + 1];
+    v.strides[1] = t->strides[o + 1];
+    v.shape[2] = 1;
+    v.strides[2] = 0;
+    v.shape[3] = t->shape[o];
+    v.strides[3] = t->strides[o];
+    return v;
+}
+
 static inline int64_t dk__offset4(const dk_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return i0 * t->strides[0] + i1 * t->strides[1] + i2 * t->strides[2] + i3 * t->strides[3];
 }

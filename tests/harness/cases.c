@@ -153,8 +153,10 @@ static const hcb_mm hcb_matmul[] = {
     {"long_k_8x1024x8", 0, {.m = 8, .k = 1024, .n = 8}},
     {"vae_attn_proj_256x64x64", 0, {.m = 256, .k = 64, .n = 64, .bias = 1, .residual = 1}},
     {"tiles_300x260x200", 0, {.m = 300, .k = 260, .n = 200, .bias = 1}},
-    /* b K-contiguous and >= 128 rows: HIP runs it as a 1x1 conv (fast kernel) */
+    /* one b for the batch and >= 128 rows: HIP runs it as a 1x1 conv (fast kernel), Vulkan
+     * (K % 32, N % 8) on its tensor-core conv; b K-contiguous or stored [K, N] */
     {"bt_160x64x48_as_conv", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .act = DK_ACT_SILU}},
+    {"b2_kn_as_conv_160x96x40_res", 0, {.batch = 2, .m = 160, .k = 96, .n = 40, .b_shared = 1, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 1.5f}},
 };
 
 /* ------------------------------------------------------------------ linear */

@@ -80,6 +80,10 @@ static const char *const bench_suite_h100[] = {
     "attention b=2,h=8,n=4096,d=40",
     "attention b=2,h=8,n=1024,d=80",
     "attention b=2,h=10,n=4096,d=128",
+    /* linear layers: the SDXL VAE's attention projections (16384 tokens, 512 -> 512) and an SDXL
+     * UNet feed-forward (2 x 4096 tokens, 640 -> 5120) */
+    "matmul m=16384,n=512,k=512",
+    "matmul m=8192,n=5120,k=640",
     NULL};
 /* memory: the memory-bound ops a runtime calls outside the fused paths (a VAE's
  * upsample convs fuse the upsample) */
