@@ -153,6 +153,35 @@ static inline dk_tensor dk__rows_as_image(const dk_tensor *t) {
     return v;
 }
 
+/* dk_matmul as a 1x1 conv on a GPU backend's conv GEMM: a's rows are the pixels
+ * (K channels) of one 1 x M image per batch, b's last two dimensions [K, N] (one b
+ * for the whole batch; the caller checks) the weight [Cout = N, Cin = K, 1, 1];
+ * y and the residual are images like a. */
+typedef struct dk__matmul_conv {
+    dk_tensor x, w, y, r;
+    dk_conv2d_desc desc;
+} dk__matmul_conv;
+
+static inline void dk__matmul_as_conv(const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
+                                      const dk_tensor *residual, const dk_tensor *y, dk__matmul_conv *c) {
+    int32_t o = b->ndim - 2;
+    c->x = dk__rows_as_image(a);
+    c->w = *b;
+    c->w.ndim = 4;
+    c->w.shape[0] = b->shape[o + 1];
+    c->w.strides[0] = b->strides[o + 1];
+    c->w.shape[1] = b->shape[o];
+    c->w.strides[1] = b->strides[o];
+    c->w.shape[2] = c->w.shape[3] = 1;
+    c->w.strides[2] = c->w.strides[3] = 0;
+    c->y = dk__rows_as_image(y);
+    c->r = residual ? dk__rows_as_image(residual) : c->y;
+    dk_conv2d_desc_init(&c->desc);
+    c->desc.activation = d->activation;
+    c->desc.output_scale = d->output_scale;
+    c->desc.residual_scale = d->residual_scale;
+}
+
 static inline int64_t dk__offset4(const dk_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return i0 * t->strides[0] + i1 * t->strides[1] + i2 * t->strides[2] + i3 * t->strides[3];
 }

@@ -540,27 +540,11 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
  * 14 TFLOP/s. */
 static int hipops_matmul_as_conv(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
                                  const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, dk_status *st) {
-    dk_tensor x4, w4, y4, r4;
-    dk_conv2d_desc cd;
+    dk__matmul_conv c;
     if (b->ndim != 2 || a->shape[a->ndim - 2] < 128) return 0;
-    x4 = dk__rows_as_image(a);
-    if (!hipops_fast_ok(ctx, &x4, x4.shape[1], 1, x4.shape[3])) return 0;
-    /* b [K, N] -> w [N, K, 1, 1] */
-    w4 = *b;
-    w4.ndim = 4;
-    w4.shape[0] = b->shape[1];
-    w4.strides[0] = b->strides[1];
-    w4.shape[1] = b->shape[0];
-    w4.strides[1] = b->strides[0];
-    w4.shape[2] = w4.shape[3] = 1;
-    w4.strides[2] = w4.strides[3] = 0;
-    y4 = dk__rows_as_image(y);
-    if (residual) r4 = dk__rows_as_image(residual);
-    dk_conv2d_desc_init(&cd);
-    cd.activation = d->activation;
-    cd.output_scale = d->output_scale;
-    cd.residual_scale = d->residual_scale;
-    *st = dk__hip_conv2d(ctx, &cd, &x4, &w4, bias, residual ? &r4 : NULL, &y4);
+    dk__matmul_as_conv(d, a, b, residual, y, &c);
+    if (!hipops_fast_ok(ctx, &c.x, c.x.shape[1], 1, c.x.shape[3])) return 0;
+    *st = dk__hip_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
     return 1;
 }
 

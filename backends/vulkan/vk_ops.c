@@ -588,9 +588,8 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
  * projections of 16384 tokens on the H100.  Sets *taken. */
 static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int *taken) {
-    dk_tensor xa, wb, rv, yv;
+    dk__matmul_conv c;
     dk_vk_binding bind;
-    dk_conv2d_desc cd;
     int32_t t[5];
     int64_t bs[4], bst[4], k = a->shape[a->ndim - 1], n = y->shape[y->ndim - 1];
     int i;
@@ -599,24 +598,13 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
     if (!dk__vk_cm_dtype(dk__vk(ctx), y->dtype) || a->dtype != y->dtype || b->dtype != y->dtype || bs[1] != 1 ||
         k % 32 != 0 || n % 8 != 0 || n <= 8)
         return DK_OK;
-    xa = dk__rows_as_image(a);
-    if (vkop_bind(ctx, "dk_matmul", "a", &xa, 0, &bind, t) != DK_OK) return DK_OK; /* the matmul path reports it */
+    dk__matmul_as_conv(d, a, b, residual, y, &c);
+    if (vkop_bind(ctx, "dk_matmul", "a", &c.x, 0, &bind, t) != DK_OK) return DK_OK; /* the matmul path reports it */
     if (t[1] != 1 || t[4] % 8 != 0) return DK_OK;
     for (i = 0; i < 4; i++)
         if (i != 1 && t[i] % 8 != 0) return DK_OK;
-    wb = *b;
-    wb.ndim = 4;
-    wb.shape[0] = n, wb.strides[0] = bst[3];
-    wb.shape[1] = k, wb.strides[1] = bst[2];
-    wb.shape[2] = wb.shape[3] = 1, wb.strides[2] = wb.strides[3] = 0;
-    yv = dk__rows_as_image(y);
-    if (residual) rv = dk__rows_as_image(residual);
-    dk_conv2d_desc_init(&cd);
-    cd.activation = d->activation;
-    cd.output_scale = d->output_scale;
-    cd.residual_scale = d->residual_scale;
     *taken = 1;
-    return dk__vk_conv2d(ctx, &cd, &xa, &wb, bias, residual ? &rv : NULL, &yv);
+    return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
 }
 
 dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
