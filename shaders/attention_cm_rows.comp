@@ -9,21 +9,21 @@
 //
 // Each of the 8 subgroups owns 16 query rows for the whole key loop (as HIP's
 // dk_attention_rows.hip does per wave): its Q fragments (staged once through
-// shared memory) stay in registers, its 16 x Dv output tile in 4 accumulator
-// fragments.  The workgroup (128 rows) stages each block of 32 keys' K and V
-// rows in shared memory (each invocation fetches its vectors of the next block
-// into registers during P V), double-buffered at width 64 (stored at the
-// block's end: one workgroup barrier per block), single-buffered at 128
-// (stored at the next block's start between two barriers: two buffers and the
-// score slots would exceed 48 KB).  Scores
-// and probabilities go through the subgroup's own shared memory (16 rows x 32
+// shared memory) stay in registers, its 16-row output tile in 4 or 8
+// accumulator fragments.  The workgroup (128 rows) stages each block of 32
+// keys' K and V rows in shared memory (each invocation fetches its vectors of
+// the next block into registers during P V), double-buffered at width 64
+// (stored at the block's end: one workgroup barrier per block),
+// single-buffered at 128 (stored at the next block's start between two
+// barriers: two buffers and the score slots would exceed 48 KB).  Scores and
+// probabilities go through the subgroup's own shared memory (16 rows x 32
 // keys; two lanes per row do the online softmax) with subgroup barriers only,
 // so subgroups do not wait on each other's softmax.  (attention_cm.comp's
 // D <= 64 path, 256 rows per workgroup in 16-key blocks with scores through
 // workgroup-shared memory and two workgroup barriers per block, ran at 0.17x
 // PyTorch on the H100.)  The per-row rescale of O uses the accumulator
-// "probe" of attention_cm.comp.  Shared memory: 47616 / 46592 bytes; at width
-// 64 121-123 registers on the H100, two workgroups per SM.
+// "probe" of attention_cm.comp.  Shared memory: 47616 / 46592 bytes; on the
+// H100 120-126 registers at width 64 (two workgroups per SM), 197 at 128.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
