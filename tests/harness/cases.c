@@ -230,6 +230,9 @@ static const hcb_attn hcb_attention[] = {
     {"nq1_nkv100", 0, {.b = 2, .heads = 1, .nq = 1, .nkv = 100, .d = 64, .dv = 64}},
     {"nkv1", 0, {.b = 1, .heads = 2, .nq = 5, .nkv = 1, .d = 40, .dv = 40}},
     {"scale0.05_d64", 0, {.b = 1, .heads = 1, .nq = 16, .nkv = 16, .d = 64, .dv = 64, .scale = 0.05f}},
+    /* a negative scale: kernels that take row maxima before scaling must flip signs */
+    {"scale_neg_d64_nkv150", 0, {.b = 1, .heads = 2, .nq = 20, .nkv = 150, .d = 64, .dv = 64, .scale = -0.3f}},
+    {"scale_neg_d128_nkv70", 0, {.b = 1, .heads = 1, .nq = 33, .nkv = 70, .d = 128, .dv = 128, .scale = -0.2f}},
     {"large_logits_std50_d64", 0, {.b = 1, .heads = 2, .nq = 16, .nkv = 40, .d = 64, .dv = 64, .q_range = 150.0f}},
     {"long_kv_300_d64", 0, {.b = 1, .heads = 1, .nq = 8, .nkv = 300, .d = 64, .dv = 64}},
     {"d512_bnhd_batch2", 0, {.b = 2, .heads = 2, .nq = 12, .nkv = 20, .d = 512, .dv = 512, .storage = HC_BNHD}},

@@ -105,9 +105,13 @@ DKP_DEV float dkaf_shfl_xor(float v, int mask, int lane) {
 #endif
 }
 
+/* NVIDIA: the flush-to-zero form is one MUFU.EX2; exp2f adds a range fix-up for
+ * subnormal results (a probability below 2^-126 is zero in f16 and bf16 anyway). */
 DKP_DEV float dkaf_exp2(float x) {
 #if defined(DKP_NVIDIA)
-    return exp2f(x);
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
 #elif defined(DKP_AMD)
     return __builtin_exp2f(x);
 #else
@@ -178,6 +182,15 @@ DKP_DEV void dkaf_load_vt(dkt_pairs<4> &b0, dkt_pairs<4> &b1, const dkp_u16 *V, 
 }
 #endif
 
+/* max of two floats in one instruction (the ?: form compiles to compare + select) */
+DKP_DEV float dkaf_fmax(float a, float b) {
+#if defined(DKP_NVIDIA)
+    return fmaxf(a, b);
+#else
+    return __builtin_fmaxf(a, b);
+#endif
+}
+
 /* Same-row slots of a lane summed (SUM) or max'd, then across the column lanes. */
 template <int FAM, bool SUM>
 DKP_DEV float dkaf_row_reduce(const float *v, int slot, int lane) {
@@ -189,12 +202,12 @@ DKP_DEV float dkaf_row_reduce(const float *v, int slot, int lane) {
     for (int i = 0; i < F::CR; i++) {
         int r, c;
         dkt_c_map(FAM, lane, i, &r, &c);
-        if (i != slot && r == r0) x = SUM ? x + v[i] : DKAF_MAX(x, v[i]);
+        if (i != slot && r == r0) x = SUM ? x + v[i] : dkaf_fmax(x, v[i]);
     }
 #pragma unroll
     for (int m = 1; m < dkaf_rows<FAM>::COLLANES; m *= 2) {
         float y = dkaf_shfl_xor(x, m, lane);
-        x = SUM ? x + y : DKAF_MAX(x, y);
+        x = SUM ? x + y : dkaf_fmax(x, y);
     }
     return x;
 }

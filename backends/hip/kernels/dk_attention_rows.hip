@@ -13,8 +13,9 @@
  * host simulation fragments point into shared memory, which stays).  K and V
  * stream through a ring of ST stages, BKV keys of both per stage, one barrier
  * per stage; on NVIDIA the ring is filled by cp.async ST-1 stages ahead.
- * Per stage and row group: S = Q K^T (16 x BKV, fp32), scaled to base 2 and masked
- * past Nkv; row maxima across the lanes of a row by shuffles; P = exp2(s - m);
+ * Per stage and row group: S = Q K^T (16 x BKV, fp32), masked past Nkv (last
+ * tile only); row maxima across the lanes of a row by shuffles; P = exp2((s - m)
+ * * scale * log2 e) as one FMA per score;
  * O = O * alpha + P V.  P becomes the A operand of P V:
  *   NVIDIA (mma.sync): in registers, as two adjacent 16x8 C tiles are the
  *     halves of one 16x16 A fragment (dkt_c_map / dkt_a_map: C slots 0-3 of
@@ -123,7 +124,8 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
     const dkp_u16 *Q = (const dkp_u16 *)p.q + b * p.q_s[0] + h * p.q_s[1];
     const dkp_u16 *K = (const dkp_u16 *)p.k + b * p.k_s[0] + h * p.k_s[1];
     const dkp_u16 *V = (const dkp_u16 *)p.v + b * p.v_s[0] + h * p.v_s[1];
-    const float sl2 = p.scale * 1.4426950408889634f; /* scores in base 2 */
+    const bool sneg = p.scale < 0.0f;
+    const float sl2 = (sneg ? -p.scale : p.scale) * 1.4426950408889634f; /* scores in base 2 */
     const int tiles = (int)((p.nkv + BKV - 1) / BKV);
     F tile;
     typename F::FA qf[RG][C::KF];
@@ -200,32 +202,50 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
 #endif
         }
 
-        /* online softmax over each row (this lane's slots, then its column lanes) */
+        /* online softmax over each row (this lane's slots, then its column lanes),
+         * on unscaled scores: the scale folds into exp2's argument (one FMA), and
+         * only the last key tile can have keys past Nkv to mask (a negative scale
+         * flips the scores' sign first, so that the maxima stay maxima) */
+        if (sneg) {
+#pragma unroll
+            for (int g = 0; g < RG; g++)
+#pragma unroll
+                for (int n = 0; n < C::SN; n++)
+#pragma unroll
+                    for (int r = 0; r < CR; r++) sacc[g][n][r] = -sacc[g][n][r];
+        }
+        if (kv0 + BKV > p.nkv) {
+            const int valid = (int)(p.nkv - kv0);
+#pragma unroll
+            for (int g = 0; g < RG; g++)
+#pragma unroll
+                for (int r = 0; r < CR; r++) {
+                    int rr, cc;
+                    dkt_c_map(FAM, lane, r, &rr, &cc);
+#pragma unroll
+                    for (int n = 0; n < C::SN; n++)
+                        if (n * F::N + cc >= valid) sacc[g][n][r] = DKAR_NEG;
+                }
+        }
 #pragma unroll
         for (int g = 0; g < RG; g++) {
             float mx[CR];
 #pragma unroll
             for (int r = 0; r < CR; r++) {
-                int rr, cc;
-                dkt_c_map(FAM, lane, r, &rr, &cc);
                 float m = DKAR_NEG;
 #pragma unroll
-                for (int n = 0; n < C::SN; n++) {
-                    const float s = kv0 + n * F::N + cc < p.nkv ? sacc[g][n][r] * sl2 : DKAR_NEG;
-                    sacc[g][n][r] = s;
-                    m = s > m ? s : m;
-                }
+                for (int n = 0; n < C::SN; n++) m = dkaf_fmax(m, sacc[g][n][r]);
                 mx[r] = m;
             }
 #pragma unroll
             for (int r = 0; r < CR; r++) {
-                const float rm = dkaf_row_reduce<FAM, false>(mx, r, lane);
-                const float m = rm > mrow[g][r] ? rm : mrow[g][r], alpha = dkaf_exp2(mrow[g][r] - m);
+                const float m = dkaf_fmax(dkaf_row_reduce<FAM, false>(mx, r, lane), mrow[g][r]);
+                const float alpha = dkaf_exp2((mrow[g][r] - m) * sl2), ms = m * sl2;
                 float sum = 0.0f;
                 mrow[g][r] = m;
 #pragma unroll
                 for (int n = 0; n < C::SN; n++) {
-                    const float pv = dkaf_exp2(sacc[g][n][r] - m);
+                    const float pv = dkaf_exp2(sacc[g][n][r] * sl2 - ms);
                     sacc[g][n][r] = pv;
                     sum += pv;
                 }
