@@ -181,6 +181,7 @@ typedef struct dkh_gn_args {
     int mode, act, dt, has_gamma, has_beta;
     int stats_mode; /* 0: whole GroupNorm; 1: the merge writes stats (no coefficients); 2: it reads them */
     int pad0;
+    dkh_i64 plane_vecs; /* mode 1 apply: vectors per block of one (n, c) plane (grid: blocks per plane x N*C) */
 } dkh_gn_args;
 
 /* Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */
