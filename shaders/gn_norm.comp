@@ -60,29 +60,27 @@ void main() {
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
         uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col, q = p0 + row;
-        // two pixels per step: both loads in flight before either is used
-        for (; q + rows < p1; q += 2u * rows) {
-            uvec4 u0 = xv.v[xo + q * cv], u1 = xv.v[xo + (q + rows) * cv];
-            if (DT != 1) {
-                [[unroll]] for (int j = 0; j < 4; j++) {
-                    u0[j] = gn_pair(u0[j], k[2 * j], k[2 * j + 1]);
-                    u1[j] = gn_pair(u1[j], k[2 * j], k[2 * j + 1]);
+        // four pixels per step: their loads in flight together (two: 0.43 ms at 512
+        // channels @ 512 on the H100)
+        for (; q + 3u * rows < p1; q += 4u * rows) {
+            uvec4 u[4];
+            [[unroll]] for (uint r = 0u; r < 4u; r++) u[r] = xv.v[xo + (q + r * rows) * cv];
+            [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                if (DT != 1) {
+                    [[unroll]] for (int j = 0; j < 4; j++) u[r][j] = gn_pair(u[r][j], k[2 * j], k[2 * j + 1]);
+                } else {
+                    [[unroll]] for (int j = 0; j < DK_VW; j++) dk_v16_set(u[r], j, gn_apply(dk_v16_get(u[r], j), k[j]));
                 }
-            } else {
-                [[unroll]] for (int j = 0; j < DK_VW; j++) {
-                    dk_v16_set(u0, j, gn_apply(dk_v16_get(u0, j), k[j]));
-                    dk_v16_set(u1, j, gn_apply(dk_v16_get(u1, j), k[j]));
-                }
+                yv.v[yo + (q + r * rows) * cv] = u[r];
             }
-            yv.v[yo + q * cv] = u0;
-            yv.v[yo + (q + rows) * cv] = u1;
         }
-        if (q < p1) {
+        for (; q < p1; q += rows) {
             uvec4 u = xv.v[xo + q * cv];
-            if (DT != 1)
-                for (int j = 0; j < 4; j++) u[j] = gn_pair(u[j], k[2 * j], k[2 * j + 1]);
-            else
-                for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k[j]));
+            if (DT != 1) {
+                [[unroll]] for (int j = 0; j < 4; j++) u[j] = gn_pair(u[j], k[2 * j], k[2 * j + 1]);
+            } else {
+                [[unroll]] for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, gn_apply(dk_v16_get(u, j), k[j]));
+            }
             yv.v[yo + q * cv] = u;
         }
         return;

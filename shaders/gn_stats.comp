@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // GroupNorm pass 1: partial fp32 statistics (count, mean, M2) of one chunk,
 // combined with Chan's formula in shared memory and written to the scratch
 // binding 5 at ((n * G + g) * chunks + chunk) * 3.
@@ -121,19 +122,22 @@ void stats_nhwc() {
         for (int j = 0; j < DK_VW; j++) k[j] = dk_v16_get(u, j);
     }
     if (row < rows) {
-        // two pixels per step: both loads in flight before either is used
-        for (; p + rows < p1; p += 2u * rows) {
-            uvec4 u0 = xv.v[base + p * cv], u1 = xv.v[base + (p + rows) * cv];
-            for (int j = 0; j < DK_VW; j++) {
-                float d0 = dk_v16_get(u0, j) - k[j], d1 = dk_v16_get(u1, j) - k[j];
-                s1[j] += d0 + d1;
-                s2[j] += d0 * d0 + d1 * d1;
+        // four pixels per step: their loads in flight together
+        for (; p + 3u * rows < p1; p += 4u * rows) {
+            uvec4 u[4];
+            [[unroll]] for (uint r = 0u; r < 4u; r++) u[r] = xv.v[base + (p + r * rows) * cv];
+            [[unroll]] for (int j = 0; j < DK_VW; j++) {
+                [[unroll]] for (uint r = 0u; r < 4u; r++) {
+                    float d = dk_v16_get(u[r], j) - k[j];
+                    s1[j] += d;
+                    s2[j] += d * d;
+                }
             }
-            cnt += 2.0;
+            cnt += 4.0;
         }
-        if (p < p1) {
+        for (; p < p1; p += rows) {
             uvec4 u = xv.v[base + p * cv];
-            for (int j = 0; j < DK_VW; j++) {
+            [[unroll]] for (int j = 0; j < DK_VW; j++) {
                 float d = dk_v16_get(u, j) - k[j];
                 s1[j] += d;
                 s2[j] += d * d;
