@@ -86,60 +86,118 @@ DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
     }
 }
 
-/* Epilogue of rows [nbase, nbase + PR) of a block's tile, staged in fp32 at
- * cstage (row pitch CLD floats, columns m0 .. m0 + BN - 1):
- * out = out_scale * act(acc + bias) + res_scale * residual.  y and the residual
- * move as 16-byte vectors of 8 channels (channels-last, aligned); other layouts
- * and ragged edges go by element. */
-template <int DT, int BN, int NT>
-DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
-                        dkh_i64 g, dkh_i64 img, int tid) {
-    const int CH = BN / 8, oc = (int)p.w.out_count;
-    for (int t = tid; t < PR * CH; t += NT) {
-        const int row = t / CH, c8 = (t % CH) * 8;
-        const dkh_i64 n = nbase + row, m = m0 + c8, co = g * p.M + m;
-        if (n >= p.N || m >= p.M) continue;
-        const int py = (int)n / oc, px = (int)n - py * oc;
-        const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
-        const dkh_i64 yi = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3] + co * p.y_s[1];
-        const dkh_i64 ri = img * p.r_s[0] + oh * p.r_s[2] + ow * p.r_s[3] + co * p.r_s[1];
-        const float *src = cstage + row * CLD + c8;
-        float v[8];
+/* The epilogue of one row's chunk of 8 channels m .. m + 7 (fp32 at src):
+ * out = out_scale * act(acc + bias) + res_scale * residual, at element yi of y
+ * (ri of the residual).  y and the residual move as 16-byte vectors where
+ * vec (channels-last, aligned), else by element.  ACT: the activation as a
+ * template constant, or -1 for p.act at run time (a jump per element). */
+template <int DT, int ACT>
+DKP_DEV void dkgf_row(const dkh_gemm_args &p, const float *src, const float *bias, dkh_i64 m, dkh_i64 yi, dkh_i64 ri,
+                      bool vec) {
+    float v[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) v[e] = p.out_scale * dkp_act(ACT < 0 ? p.act : ACT, src[e] + bias[e]);
+    if (vec) {
+        dkgf_v4 o;
+        dkp_u32 w[4];
+        if (p.has_res) {
+            const dkgf_v4 rv = *(const dkgf_v4 *)(p.res + 2 * (dkp_u64)ri);
+            w[0] = rv.x; w[1] = rv.y; w[2] = rv.z; w[3] = rv.w;
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
+        o.x = w[0]; o.y = w[1]; o.z = w[2]; o.w = w[3];
+        *(dkgf_v4 *)(p.y + 2 * (dkp_u64)yi) = o;
+    } else {
 #pragma unroll
         for (int e = 0; e < 8; e++) {
-            const bool in = m + e < p.M;
-            v[e] = src[e] + (p.has_bias && in ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f);
-            v[e] = p.out_scale * dkp_act(p.act, v[e]);
-        }
-        const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
-                         (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
-        if (vec) {
-            dkgf_v4 o;
-            dkp_u32 w[4];
-            if (p.has_res) {
-                const dkgf_v4 rv = *(const dkgf_v4 *)(p.res + 2 * (dkp_u64)ri);
-                w[0] = rv.x; w[1] = rv.y; w[2] = rv.z; w[3] = rv.w;
-#pragma unroll
-                for (int e = 0; e < 8; e++)
-                    v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
-            }
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
-            o.x = w[0]; o.y = w[1]; o.z = w[2]; o.w = w[3];
-            *(dkgf_v4 *)(p.y + 2 * (dkp_u64)yi) = o;
-        } else {
-#pragma unroll
-            for (int e = 0; e < 8; e++) {
-                if (m + e >= p.M) break;
-                float x = v[e];
-                if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
-                ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
-            }
+            if (m + e >= p.M) break;
+            float x = v[e];
+            if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
+            ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
         }
     }
 }
 
+/* The bias of channels m .. m + 7 (0 past M or without bias). */
+template <int DT>
+DKP_DEV void dkgf_bias(const dkh_gemm_args &p, dkh_i64 m, dkh_i64 co, float *bias) {
+    if (p.has_bias && p.bias_s == 1 && m + 8 <= p.M && ((p.bias + 2 * (dkp_u64)co) & 15) == 0) {
+        const dkgf_v4 bv = *(const dkgf_v4 *)(p.bias + 2 * (dkp_u64)co);
+        const dkp_u32 w[4] = {bv.x, bv.y, bv.z, bv.w};
+#pragma unroll
+        for (int e = 0; e < 8; e++) bias[e] = dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            bias[e] = p.has_bias && m + e < p.M ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f;
+    }
+}
+
+/* Output element of row n (a pixel of the phase), channel co of image img. */
+DKP_DEV dkh_i64 dkgf_pixel(const dkh_gemm_args &p, const dkh_i64 *s, dkh_i64 n, dkh_i64 img, dkh_i64 co) {
+    const unsigned oc = (unsigned)p.w.out_count, py = (unsigned)n / oc, px = (unsigned)n - py * oc;
+    const dkh_i64 oh = p.h.out_start + (dkh_i64)py * p.h.out_step, ow = p.w.out_start + (dkh_i64)px * p.w.out_step;
+    return img * s[0] + oh * s[2] + ow * s[3] + co * s[1];
+}
+
+/* Epilogue of rows [nbase, nbase + PR) of a block's tile, staged in fp32 at
+ * cstage (row pitch CLD floats, columns m0 .. m0 + BN - 1), by chunks of 8
+ * channels (dkgf_row).  The mma.sync kernels stage their tiles in parts with
+ * the accumulators live, so this walk keeps little in registers. */
+template <int DT, int BN, int NT>
+DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
+                        dkh_i64 g, dkh_i64 img, int tid) {
+    const int CH = BN / 8;
+    for (int t = tid; t < PR * CH; t += NT) {
+        const int row = t / CH, c8 = (t % CH) * 8;
+        const dkh_i64 n = nbase + row, m = m0 + c8, co = g * p.M + m;
+        if (n >= p.N || m >= p.M) continue;
+        const dkh_i64 yi = dkgf_pixel(p, p.y_s, n, img, co), ri = dkgf_pixel(p, p.r_s, n, img, co);
+        float bias[8];
+        dkgf_bias<DT>(p, m, co, bias);
+        const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
+                         (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
+        dkgf_row<DT, -1>(p, cstage + row * CLD + c8, bias, m, yi, ri, vec);
+    }
+}
+
+/* The same for a whole staged tile whose accumulators are dead (the Hopper
+ * kernels): a thread keeps one chunk of 8 channels in every row it stores (NT
+ * is a multiple of the chunks per row), so its bias is loaded once, and the
+ * activation is a template constant where it is none.  Per row and element,
+ * the bias loads and the activation's jump table cost the seed
+ * conv_transpose's epilogue ~1600 instructions per warp and tile (H100, ncu),
+ * with the tensor cores idle. */
+template <int DT, int BN, int NT, int ACT>
+DKP_DEV void dkgf_store_tile_act(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase,
+                                 dkh_i64 m0, dkh_i64 g, dkh_i64 img, int tid) {
+    const int CH = BN / 8, RS = NT / CH, c8 = (tid % CH) * 8;
+    static_assert(NT % (BN / 8) == 0, "a thread's channel chunk is the same in every row");
+    const dkh_i64 m = m0 + c8, co = g * p.M + m;
+    if (m >= p.M) return;
+    float bias[8];
+    dkgf_bias<DT>(p, m, co, bias);
+    const bool cvec = m + 8 <= p.M && p.y_s[1] == 1 && (!p.has_res || p.r_s[1] == 1);
+#pragma unroll 2
+    for (int row = tid / CH; row < PR; row += RS) {
+        const dkh_i64 n = nbase + row;
+        if (n >= p.N) break;
+        const dkh_i64 yi = dkgf_pixel(p, p.y_s, n, img, co), ri = p.has_res ? dkgf_pixel(p, p.r_s, n, img, co) : 0;
+        const bool vec = cvec && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
+                         (!p.has_res || ((p.res + 2 * (dkp_u64)ri) & 15) == 0);
+        dkgf_row<DT, ACT>(p, cstage + row * CLD + c8, bias, m, yi, ri, vec);
+    }
+}
+template <int DT, int BN, int NT>
+DKP_DEV void dkgf_store_tile(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
+                             dkh_i64 g, dkh_i64 img, int tid) {
+    if (p.act == 0) dkgf_store_tile_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
+    else dkgf_store_tile_act<DT, BN, NT, -1>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
+}
 /* A merged conv_transpose2d launch (nph > 1): the arguments of this block's
  * phase (its h, w, N, K) and its z without the phase. */
 DKP_DEV dkh_gemm_args dkgf_phase(const dkh_gemm_args &p, dkh_i64 *z) {

@@ -49,13 +49,32 @@ DKP_DEV void dkgw_wait(float *d) {
     asm volatile("wgmma.wait_group.sync.aligned %64;\n" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "n"(N) : "memory");
 }
 
+/* Epilogue of both Hopper kernels: NT threads (warpgroup wg of the consumers,
+ * named barrier 1) stage the BM x BN accumulators in fp32 over the free ring
+ * (BM x 132 floats), then apply the epilogue by rows (dkgf_store_tile). */
+template <int DT, int BM, int NT>
+DKP_DEV void dkgw_epilogue(const dkh_gemm_args &p, const float *d, float *cstage, int tid, dkh_i64 n0, dkh_i64 m0,
+                           dkh_i64 g, dkh_i64 img) {
+    const int BN = DKH_GEMMF_BN, CLD = BN + 4, lane = tid % 32, warp = tid / 32, wg = warp / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            int rr, cc;
+            dkt_c_map(DKT_MMA16816, lane, r, &rr, &cc);
+            cstage[(wg * 64 + (warp % 4) * 16 + rr) * CLD + j * 8 + cc] = d[j * 4 + r];
+        }
+    asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+    dkgf_store_tile<DT, BN, NT>(p, cstage, CLD, BM, n0, m0, g, img, tid);
+}
+
 template <int DT, int WGS, int ST, int LA, int INF>
 DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     const int BM = 64 * WGS, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = 128 * WGS;
     const int RS = NT / 8, R = BM / RS, RB = BN / RS; /* pixel and channel rows per thread, their spacing */
     const int SA = BM * BK, SB = BN * BK; /* elements per stage and operand */
     extern __shared__ __align__(1024) unsigned char dkgw_smem[];
-    const int tid = dkp_tid(), lane = tid % 32, warp = tid / 32, wg = warp / 4;
+    const int tid = dkp_tid(), warp = tid / 32, wg = warp / 4;
     const dkh_i64 g = z % p.groups, img = z / p.groups;
     const dkh_i64 n0 = (p.tiles_xy ? dkp_bid_y() : dkp_bid_x()) * BM;
     if (n0 >= p.N) return; /* merged phases: a smaller phase's grid is shorter */
@@ -132,21 +151,8 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     asm volatile("cp.async.wait_all;" ::: "memory");
     dkp_sync();
 
-    /* epilogue: all BM rows staged at once in the free ring (BM x 132 floats) */
-    {
-        const int CLD = BN + 4;
-        float *const cstage = (float *)ring;
-#pragma unroll
-        for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                int rr, cc;
-                dkt_c_map(DKT_MMA16816, lane, r, &rr, &cc);
-                cstage[(wg * 64 + (warp % 4) * 16 + rr) * CLD + j * 8 + cc] = d[j * 4 + r];
-            }
-        dkp_sync();
-        dkgf_store<DT, BN, NT>(p, cstage, CLD, BM, n0, m0, g, img, tid);
-    }
+    /* epilogue: all BM rows staged at once in the free ring */
+    dkgw_epilogue<DT, BM, NT>(p, d, (float *)ring, tid, n0, m0, g, img);
 }
 
 /* mbarrier primitives (shared-memory addresses) for the warp-specialized kernel. */
@@ -274,20 +280,7 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
     /* epilogue, consumers only (named barrier 1): every warpgroup's MMAs are done
      * before the ring is overwritten with BM x 132 floats */
     asm volatile("bar.sync 1, %0;" ::"n"(NC) : "memory");
-    {
-        const int CLD = BN + 4;
-        float *const cstage = (float *)(dkgw_smem + (sbase - sraw));
-#pragma unroll
-        for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                int rr, cc;
-                dkt_c_map(DKT_MMA16816, lane, r, &rr, &cc);
-                cstage[(wg * 64 + (warp % 4) * 16 + rr) * CLD + j * 8 + cc] = d[j * 4 + r];
-            }
-        asm volatile("bar.sync 1, %0;" ::"n"(NC) : "memory");
-        dkgf_store<DT, BN, NC>(p, cstage, CLD, BM, n0, m0, 0, img, tid);
-    }
+    dkgw_epilogue<DT, BM, NC>(p, d, (float *)(dkgw_smem + (sbase - sraw)), tid, n0, m0, 0, img);
 }
 
 /* Two warpgroups: 3 stages (97 KB) and 128 registers, so two blocks share a
