@@ -8,9 +8,10 @@ layout(constant_id = DK_VKS_DT) const int DT = 1;
 layout(constant_id = DK_VKS_DT2) const int DT2 = 1;
 layout(constant_id = DK_VKS_MODE) const int MODE = 0;
 
-// Binding 6: this dispatch's parameter slot; push constant: first workgroup x
+// Binding 6: this dispatch's parameter slot (restrict: no store of a shader reaches it, so
+// its values need not be reloaded after each output store); push constant: first workgroup x
 // (large grids are split into several dispatches).
-layout(std430, set = 0, binding = 6) readonly buffer DkParams { int p[]; } dkp;
+layout(std430, set = 0, binding = 6) restrict readonly buffer DkParams { int p[]; } dkp;
 layout(push_constant) uniform DkPush { uint base_x; } dkpc;
 
 int P(int i) { return dkp.p[i]; }
