@@ -148,9 +148,9 @@ DKP_DEV dkh_i64 dkgf_pixel(const dkh_gemm_args &p, const dkh_i64 *s, dkh_i64 n, 
  * cstage (row pitch CLD floats, columns m0 .. m0 + BN - 1), by chunks of 8
  * channels (dkgf_row).  The mma.sync kernels stage their tiles in parts with
  * the accumulators live, so this walk keeps little in registers. */
-template <int DT, int BN, int NT>
-DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
-                        dkh_i64 g, dkh_i64 img, int tid) {
+template <int DT, int BN, int NT, int ACT>
+DKP_DEV void dkgf_store_act(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
+                            dkh_i64 g, dkh_i64 img, int tid) {
     const int CH = BN / 8;
     for (int t = tid; t < PR * CH; t += NT) {
         const int row = t / CH, c8 = (t % CH) * 8;
@@ -161,8 +161,14 @@ DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, in
         dkgf_bias<DT>(p, m, co, bias);
         const bool vec = m + 8 <= p.M && p.y_s[1] == 1 && ((p.y + 2 * (dkp_u64)yi) & 15) == 0 &&
                          (!p.has_res || (p.r_s[1] == 1 && ((p.res + 2 * (dkp_u64)ri) & 15) == 0));
-        dkgf_row<DT, -1>(p, cstage + row * CLD + c8, bias, m, yi, ri, vec);
+        dkgf_row<DT, ACT>(p, cstage + row * CLD + c8, bias, m, yi, ri, vec);
     }
+}
+template <int DT, int BN, int NT>
+DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
+                        dkh_i64 g, dkh_i64 img, int tid) {
+    if (p.act == 0) dkgf_store_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
+    else dkgf_store_act<DT, BN, NT, -1>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
 }
 
 /* The same for a whole staged tile whose accumulators are dead (the Hopper
