@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Elementwise over y's 4-D shape (any strides), grid-stride loop; shape and
 // strides come permuted into y's memory order (dk__elt_order), the last fastest.
 // MODE 0: y = act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
@@ -7,7 +8,8 @@
 // MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]; with FLAT set,
 //   integer factors in 16-byte vectors (up_vec_main)
 // MODE 3: MODE 0 where a's unit-stride dim (walk position KPOS) is not y's (a
-//   layout change): 32 x 32 tiles through shared memory
+//   layout change): 32 x 32 tiles through shared memory; with FLAT set, 16-bit
+//   copies in 16-byte vectors (transpose16_main)
 // MODE bits 2-3 / 4-5: the walk positions of h and w (upsample), or KPOS (3),
 // specialized so that the index math folds when the pipeline is built (as push
 // constants the per-dimension selects made the NCHW upsample 60% slower on the H100)
@@ -97,6 +99,51 @@ void transpose_main() {
     }
 }
 
+// MODE 3 with FLAT set (vkop_transpose16): a 16-bit copy in one dtype (no scale,
+// no activation) whose two unit-stride dims split into 16-byte vectors: 64 x 64
+// tiles, 16-byte loads along KPOS and 16-byte stores along walk dim 3, raw bits.
+// What the NCHW <-> NHWC copies of the conv operands take.  Tile row r (walk dim
+// 3) holds 8 chunks of 8 KPOS values, chunk c at slot c ^ (r / 8): the row
+// stores fill whole rows, and a subgroup's column reads (rows 8j + e, j = 0..7,
+// four neighbouring k) meet 16 distinct banks, two invocations per word.
+shared uvec4 tile16[64 * 8];
+void transpose16_main() {
+    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
+    uint t = gl_LocalInvocationID.x;
+    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
+    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
+    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
+    for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
+        uint r = ti;
+        uint b3 = (r % t3) * 64u;
+        r /= t3;
+        uint bk = (r % tk) * 64u;
+        r /= tk;
+        uint i1 = r % so1, i0 = r / so1;
+        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
+        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        [[unroll]] for (uint q = 0u; q < 2u; q++) {
+            uint row = t / 8u + 32u * q, c = t % 8u;
+            if (b3 + row < s3 && bk + 8u * c < sk)
+                tile16[row * 8u + (c ^ (row / 8u))] = av.v[(ba + (b3 + row) * a3 + bk + 8u * c) / 8u];
+        }
+        barrier();
+        [[unroll]] for (uint q = 0u; q < 2u; q++) {
+            uint kk = t / 8u + 32u * q, j = t % 8u, slot = (kk / 8u) ^ j, wd = (kk % 8u) / 2u, sh = 16u * (kk & 1u);
+            if (bk + kk < sk && b3 + 8u * j < s3) {
+                uvec4 o;
+                [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                    uint lo = (tile16[(8u * j + 2u * e) * 8u + slot][wd] >> sh) & 0xffffu;
+                    uint hi = (tile16[(8u * j + 2u * e + 1u) * 8u + slot][wd] >> sh) & 0xffffu;
+                    o[e] = lo | (hi << 16);
+                }
+                yv.v[(by + (bk + kk) * yk + b3 + 8u * j) / 8u] = o;
+            }
+        }
+        barrier();
+    }
+}
+
 // Source index along walk dim k of an upsample.
 uint up_src(int k, uint i, uint s) {
     if (k == HPOS) return i * PU(DK_VKP_EW_SRCH) / s;
@@ -165,7 +212,8 @@ void main() {
     uint total = PU(DK_VKP_EW_TOTAL);
     uint step = gl_NumWorkGroups.x * 256u;
     if (OP == 3) {
-        transpose_main();
+        if (PU(DK_VKP_EW_FLAT) != 0u) transpose16_main();
+        else transpose_main();
         return;
     }
     if (PU(DK_VKP_EW_FLAT) != 0u) {

@@ -162,6 +162,7 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
     HIPBK_GET(st->k.attn_combine[3], "dkk_attn_combine_bf16");
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");
     HIPBK_GET(st->k.upsample_vec, "dkk_upsample_vec");
+    HIPBK_GET(st->k.transpose16, "dkk_transpose16");
     HIPBK_GET(st->k.gn_partial, "dkk_gn_partial");
     HIPBK_GET(st->k.gn_final, "dkk_gn_final");
     HIPBK_GET(st->k.gn_apply, "dkk_gn_apply");

@@ -180,6 +180,25 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     return dk__hip_launch(ctx, op, st->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch, p);
 }
 
+/* Whether a layout-changing convert (e->tpos set) takes dkk_transpose16: one
+ * 16-bit dtype, both unit-stride dims (a's k, y's 3) in whole 16-byte vectors,
+ * every other stride a whole number of vectors, 32-bit tile indices. */
+static int hipops_transpose16(const dkh_elt_args *e) {
+    const char *env = getenv("DIFKERN_HIP_TRANSPOSE16");
+    const int k = e->tpos - 1;
+    int i;
+    if ((env && env[0] == '0') || e->op != DKH_ELT_CONVERT || e->dt_a != e->dt_y) return 0;
+    if ((e->dt_a != DK_F16 && e->dt_a != DK_BF16) || e->a % 16 != 0 || e->y % 16 != 0) return 0;
+    if (e->y_s[3] != 1 || e->shape[3] % 8 != 0 || e->shape[k] % 8 != 0) return 0;
+    for (i = 0; i < 4; i++) {
+        if (e->shape[i] >= ((int64_t)1 << 31)) return 0;
+        if (i != k && e->shape[i] > 1 && e->a_s[i] % 8 != 0) return 0;
+        if (i != 3 && e->shape[i] > 1 && e->y_s[i] % 8 != 0) return 0;
+    }
+    return (e->shape[3] + 63) / 64 * ((e->shape[k] + 63) / 64) * e->shape[k == 0 ? 1 : 0] * e->shape[k == 2 ? 1 : 2] <
+           ((int64_t)1 << 31);
+}
+
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
                                     const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
 
@@ -336,32 +355,81 @@ static int hipops_up2_ok(const dk_conv2d_desc *d, const dk_tensor *x) {
 static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                                    dkh_gemm_args *p, const dk_tensor *y);
 
-/* An f16/bf16 input that is not channels-last (NCHW) still gets the fast
- * kernels: copied to channels-last scratch first by the layout-changing convert
- * (a tiled transpose); the generic kernel ran NCHW 3x3 convs at ~6 TFLOP/s on
- * the H100.  Returns 0 (nothing done) where that copy would not make the input
- * fast-eligible or its scratch cannot be had; else 1 with *st the copy's status
- * and *xs the copy, on *sb.  DIFKERN_HIP_STAGE_NHWC=0 turns it off (A/B timing). */
-static int hipops_staged_nhwc(dk_context *ctx, const dk_tensor *x, int64_t cin_g, int64_t ups, int64_t pixels,
-                              dk_buffer *sb, dk_tensor *xs, dk_status *st) {
+/* Channels-last copies of a conv's operands.  An f16/bf16 input that is not
+ * channels-last (NCHW) still gets the fast kernels: copied to channels-last
+ * scratch first by the layout-changing convert (a tiled transpose); the
+ * generic kernel ran NCHW 3x3 convs at ~6 TFLOP/s on the H100.  An output (and
+ * residual) that is not channels-last is staged the same way, so that the
+ * epilogue stores 16-byte vectors (element stores to NCHW cost 2-5x on the
+ * H100), and y is copied out after the conv.  One scratch region holds the
+ * copies: x, then y, then the residual, each 256-byte aligned.
+ * DIFKERN_HIP_STAGE_NHWC=0 turns it off (A/B timing). */
+typedef struct hipops_stage {
+    dk_buffer buf;
+    dk_tensor t[3];      /* x, y, residual as the conv sees them */
+    int staged[3];
+} hipops_stage;
+
+/* Channels-last with 16-byte aligned pixels: what the fast kernels load (x) and
+ * what their epilogue stores in vectors (y, the residual). */
+static int hipops_cl16(const dk_tensor *t) {
+    int i;
+    if (t->ndim != 4 || t->strides[1] != 1 || hipops_addr(t) % 16 != 0) return 0;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && t->shape[i] > 1 && t->strides[i] % 8 != 0) return 0;
+    return 1;
+}
+
+/* Returns 0 (nothing done) where no operand needs a copy, the copies would not
+ * make the conv fast-eligible, or their scratch cannot be had; else 1 with *st
+ * the status of the copies in and sg's tensors to run the conv on. */
+static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
+                           int64_t cin_g, int64_t ups, int64_t pixels, hipops_stage *sg, dk_status *st) {
     const char *env = getenv("DIFKERN_HIP_STAGE_NHWC");
-    uint64_t ptr, bytes;
-    if ((env && env[0] == '0') || x->ndim != 4 || x->strides[1] == 1) return 0;
-    if (x->dtype != DK_F16 && x->dtype != DK_BF16) return 0;
-    bytes = (uint64_t)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) * 2u;
-    memset(sb, 0, sizeof *sb);
-    sb->size = bytes;
-    sb->wrapped = 1;
-    sb->impl = (void *)(uintptr_t)256u; /* an aligned stand-in for the eligibility check */
-    *xs = dk_tensor_nhwc(sb, 0, x->dtype, x->shape[0], x->shape[1], x->shape[2], x->shape[3]);
-    if (!hipops_fast_ok(ctx, xs, cin_g, ups, pixels)) return 0;
-    if (dk__hip_scratch(ctx, bytes, &ptr) != DK_OK) {
-        dk__clear_error(ctx); /* the generic kernel reads x where it is */
+    const dk_tensor *src[3];
+    uint64_t off[3], total = 0, ptr;
+    int i, any = 0;
+    src[0] = x;
+    src[1] = y;
+    src[2] = residual;
+    if ((env && env[0] == '0') || x->ndim != 4 || y->ndim != 4) return 0;
+    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype) return 0;
+    if (residual && (residual->ndim != 4 || residual->dtype != x->dtype)) return 0;
+    memset(sg, 0, sizeof *sg);
+    sg->buf.wrapped = 1;
+    sg->buf.impl = (void *)(uintptr_t)256u; /* an aligned stand-in for the eligibility check */
+    for (i = 0; i < 3; i++) {
+        const dk_tensor *t = src[i];
+        off[i] = total;
+        if (!t) continue;
+        sg->t[i] = *t;
+        if (hipops_cl16(t)) continue;
+        sg->t[i] = dk_tensor_nhwc(&sg->buf, off[i], t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
+        if (!hipops_cl16(&sg->t[i])) { /* channels not in whole vectors: a copy gains nothing */
+            sg->t[i] = *t;
+            continue;
+        }
+        any = 1;
+        sg->staged[i] = 1;
+        total += ((uint64_t)(t->shape[0] * t->shape[1] * t->shape[2] * t->shape[3]) * 2u + 255u) & ~(uint64_t)255u;
+    }
+    if (!any || !hipops_fast_ok(ctx, &sg->t[0], cin_g, ups, pixels)) return 0;
+    if (dk__hip_scratch(ctx, total, &ptr) != DK_OK) {
+        dk__clear_error(ctx); /* the kernels read and write the operands where they are */
         return 0;
     }
-    sb->impl = (void *)(uintptr_t)ptr;
-    *st = dk__hip_convert(ctx, x, xs);
+    sg->buf.size = total;
+    sg->buf.impl = (void *)(uintptr_t)ptr;
+    *st = DK_OK;
+    if (sg->staged[0]) *st = dk__hip_convert(ctx, x, &sg->t[0]);
+    if (*st == DK_OK && sg->staged[2]) *st = dk__hip_convert(ctx, residual, &sg->t[2]);
     return 1;
+}
+
+/* After the conv on sg's tensors (status st): y copied out where it was staged. */
+static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_tensor *y, dk_status st) {
+    if (st != DK_OK || !sg->staged[1]) return st;
+    return dk__hip_convert(ctx, &sg->t[1], y);
 }
 
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
@@ -381,12 +449,13 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     fast = hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N);
     if (hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast))
         return hipops_narrow_launch(ctx, "dk_conv2d", x, &p, x->shape[0] * d->groups);
-    if (!fast) {
-        dk_buffer sb;
-        dk_tensor xs;
+    {
+        hipops_stage sg;
         dk_status s;
-        if (hipops_staged_nhwc(ctx, x, p.cin_g, d->upsample, p.N, &sb, &xs, &s))
-            return s != DK_OK ? s : dk__hip_conv2d(ctx, d, &xs, w, bias, residual, y);
+        if (hipops_stage_in(ctx, x, residual, y, p.cin_g, d->upsample, p.N, &sg, &s)) {
+            if (s == DK_OK) s = dk__hip_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+            return hipops_stage_out(ctx, &sg, y, s);
+        }
     }
     if (fast && hipops_up2_ok(d, x))
         return hipops_conv2d_up2(ctx, d, x, w, &p, y);
@@ -534,12 +603,14 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     fast = hipops_fast_ok(ctx, x, p.cin_g, 1, y->shape[2] * y->shape[3]);
     /* taps of the largest phase bounded by those of the kernel */
     narrow = hipops_narrow_ok(ctx, x, p.M, p.cin_g, w->shape[2] * w->shape[3], 1, y->shape[2] * y->shape[3], fast);
-    if (!fast && !narrow) {
-        dk_buffer sb;
-        dk_tensor xs;
+    if (!narrow) {
+        hipops_stage sg;
         dk_status s;
-        if (hipops_staged_nhwc(ctx, x, p.cin_g, 1, y->shape[2] * y->shape[3], &sb, &xs, &s))
-            return s != DK_OK ? s : dk__hip_conv_transpose2d(ctx, d, &xs, w, bias, residual, y);
+        if (hipops_stage_in(ctx, x, residual, y, p.cin_g, 1, y->shape[2] * y->shape[3], &sg, &s)) {
+            if (s == DK_OK)
+                s = dk__hip_conv_transpose2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+            return hipops_stage_out(ctx, &sg, y, s);
+        }
     }
     fast = fast && !narrow;
     if (fast) {
@@ -1040,12 +1111,17 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
     if (e.upv) /* a thread per 8 input elements */
         e.nblocks = (int64_t)hipops_blocks(e.total / (e.fac[0] * e.fac[1] * e.fac[2] * e.fac[3]) / 8, DKH_THREADS);
     if (e.tpos) {
-        int k = e.tpos - 1;
-        e.nblocks = (int64_t)(hipops_blocks(e.shape[3], 32) * hipops_blocks(e.shape[k], 32)) * e.shape[k == 0 ? 1 : 0] *
+        int k = e.tpos - 1, tw;
+        e.t16 = hipops_transpose16(&e);
+        tw = e.t16 ? 64 : 32;
+        e.nblocks = (int64_t)(hipops_blocks(e.shape[3], tw) * hipops_blocks(e.shape[k], tw)) * e.shape[k == 0 ? 1 : 0] *
                     e.shape[k == 2 ? 1 : 2];
     }
     if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
-    return dk__hip_launch(ctx, op, e.upv ? dk__hip_state(ctx)->k.upsample_vec : dk__hip_state(ctx)->k.elementwise,
+    return dk__hip_launch(ctx, op,
+                          e.upv   ? dk__hip_state(ctx)->k.upsample_vec
+                          : e.t16 ? dk__hip_state(ctx)->k.transpose16
+                                  : dk__hip_state(ctx)->k.elementwise,
                           (uint64_t)e.nblocks, 1, 1, &e);
 }
 

@@ -498,12 +498,15 @@ static dk_status vkdev_memory_types(dk_context *ctx, dk_vk_state *s) {
 
 static void vkdev_destroy(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
+    int i;
     if (!s) return;
     if (s->device) {
         if (!s->lost) s->vk.vkQueueWaitIdle(s->queue);
         dk__vk_pipelines_destroy(s);
         dk__vk_frames_destroy(s);
         if (s->scratch.block) dk__vk_free_range(s, s->scratch.block, s->scratch.alloc_offset, s->scratch.alloc_size);
+        for (i = 0; i < 3; i++)
+            if (s->stage[i].block) dk__vk_free_range(s, s->stage[i].block, s->stage[i].alloc_offset, s->stage[i].alloc_size);
         dk__vk_memory_destroy(s);
         if (s->query_pool) s->vk.vkDestroyQueryPool(s->device, s->query_pool, NULL);
         if (s->own_device) s->vk.vkDestroyDevice(s->device, NULL);

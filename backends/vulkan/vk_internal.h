@@ -181,6 +181,7 @@ typedef struct dk_vk_state {
     int validation_errors;
 
     dk_vk_buf scratch;            /* group_norm statistics */
+    dk_vk_buf stage[3];           /* channels-last copies of conv operands (vk_ops.c) */
     int force_portable;
     int coopmat;                  /* f16 tensor cores: a 16x16x16 f16 -> f32 cooperative matrix */
     int coopmat_khr;              /* ... through VK_KHR_cooperative_matrix (else the NV extension) */

@@ -54,6 +54,25 @@ static dk_status vkop_bind(dk_context *ctx, const char *op, const char *name, co
     return DK_OK;
 }
 
+/* A backend-owned buffer (scratch, staging) of at least bytes: a larger one
+ * replaces it, the old memory freed once the work that used it is done. */
+static dk_status vkop_grow(dk_context *ctx, dk_vk_buf *b, uint64_t bytes) {
+    dk_status st;
+    if (b->block && b->size >= bytes) return DK_OK;
+    if (b->block) {
+        dk__mem_account(ctx, -(int64_t)b->size);
+        dk__vk_release(ctx, b);
+        b->block = NULL;
+    }
+    st = dk__vk_alloc(ctx, b, bytes);
+    if (st != DK_OK) {
+        b->block = NULL;
+        return st;
+    }
+    dk__mem_account(ctx, (int64_t)bytes);
+    return DK_OK;
+}
+
 static int32_t vkop_fbits(float f) {
     int32_t i;
     memcpy(&i, &f, 4);
@@ -439,12 +458,93 @@ static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const
     return DK_OK;
 }
 
+/* Channels-last copies of conv operands.  The tensor-core conv reads and
+ * writes channels-last tensors in 16-byte vectors, and the portable conv
+ * fetches 16-byte vectors of input channels only from a channels-last x; an
+ * NCHW x would send the conv to per-element loads (on the H100: the portable
+ * shader instead of the tensor cores, ~10x).  So each operand that is not
+ * channels-last goes through its own staging buffer (s->stage[0..2]: x, y,
+ * residual) by the layout-changing convert (a tiled transpose): x and the
+ * residual copied in before the conv, y copied out after it.  On the portable
+ * path only x: its epilogue walks NCHW outputs pixel-fastest already.  The
+ * buffers stay for the context's life at the largest size used.
+ * DIFKERN_VULKAN_STAGE_NHWC=0 turns the copies off. */
+typedef struct vkop_stage {
+    dk_buffer buf[3];
+    dk_tensor t[3];         /* x, y, residual as the conv sees them */
+    int staged[3];
+} vkop_stage;
+
+/* Channels-last with every pixel on a 16-byte vector: as vkop_conv_tensor_cores,
+ * vkop_cm_vec_view and the portable conv's vector fetches (vkop_vec_view) want it. */
+static int vkop_cl16(const dk_tensor *t) {
+    const int64_t v = 16 / (int64_t)dk_dtype_size(t->dtype);
+    return t->strides[1] == 1 && t->strides[0] % v == 0 && t->strides[2] % v == 0 && t->strides[3] % v == 0 &&
+           t->offset % 16 == 0;
+}
+
+/* Returns 0 where nothing is staged (no operand needs it or gains from it, or
+ * staging memory cannot be had); else 1, with sg's tensors to run the conv on
+ * and *st the status of the copies in. */
+static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
+                         int64_t groups, int64_t cing, int64_t coutg, vkop_stage *sg, dk_status *st) {
+    dk_vk_state *s = dk__vk(ctx);
+    const char *env = getenv("DIFKERN_VULKAN_STAGE_NHWC");
+    const int64_t es = (int64_t)dk_dtype_size(x->dtype);
+    const int tc = dk__vk_cm_dtype(s, x->dtype) && cing % 32 == 0;
+    const dk_tensor *src[3];
+    int i, any = 0;
+    src[0] = x;
+    src[1] = y;
+    src[2] = residual;
+    if ((env && env[0] == '0') || groups != 1 || y->dtype != x->dtype || coutg % 8 != 0 || coutg <= 8 ||
+        cing % (16 / es) != 0 || (residual && residual->dtype != y->dtype))
+        return 0;
+    memset(sg, 0, sizeof *sg);
+    for (i = 0; i < 3; i++) {
+        const dk_tensor *t = src[i];
+        uint64_t bytes;
+        if (!t) continue;
+        sg->t[i] = *t;
+        if (vkop_cl16(t) || (i > 0 && !tc)) continue;
+        bytes = (uint64_t)(t->shape[0] * t->shape[1] * t->shape[2] * t->shape[3] * es);
+        if (vkop_grow(ctx, &s->stage[i], bytes) != DK_OK) {
+            dk__clear_error(ctx); /* the shaders take the operands where they are */
+            return 0;
+        }
+        sg->buf[i].size = bytes;
+        sg->buf[i].wrapped = 1;
+        sg->buf[i].impl = &s->stage[i];
+        /* dense channels-last with C % (16 / es) == 0 (checked above): vkop_cl16 holds */
+        sg->t[i] = dk_tensor_nhwc(&sg->buf[i], 0, t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
+        sg->staged[i] = 1;
+        any = 1;
+    }
+    if (!any) return 0;
+    *st = DK_OK;
+    if (sg->staged[0]) *st = dk__vk_convert(ctx, x, &sg->t[0]);
+    if (*st == DK_OK && sg->staged[2]) *st = dk__vk_convert(ctx, residual, &sg->t[2]);
+    return 1;
+}
+
+/* After the conv on sg's tensors (status st): y copied out where it was staged. */
+static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor *y, dk_status st) {
+    if (st != DK_OK || !sg->staged[1]) return st;
+    return dk__vk_convert(ctx, &sg->t[1], y);
+}
+
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     vkop_conv c;
+    vkop_stage sg;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
-    dk_status st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
-                                    d->residual_scale);
+    dk_status st;
+    if (vkop_stage_in(ctx, x, residual, y, d->groups, cing, coutg, &sg, &st)) {
+        if (st == DK_OK) st = dk__vk_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+        return vkop_stage_out(ctx, &sg, y, st);
+    }
+    st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
+                          d->residual_scale);
     if (st != DK_OK) return st;
     c.p[DK_VKP_CV_WGS] = (int32_t)(coutg * c.p[DK_VKP_CV_WGS + 1]);
     c.p[DK_VKP_CV_CING] = (int32_t)cing;
@@ -518,11 +618,18 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                   const dk_tensor *y) {
     vkop_conv c;
+    vkop_stage sg;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
     int32_t rh, rw, ws_ci, ws_co;
     int tc;
-    dk_status st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation,
-                                    d->output_scale, d->residual_scale);
+    dk_status st;
+    if (vkop_stage_in(ctx, x, residual, y, d->groups, cing, coutg, &sg, &st)) {
+        if (st == DK_OK)
+            st = dk__vk_conv_transpose2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+        return vkop_stage_out(ctx, &sg, y, st);
+    }
+    st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
+                          d->residual_scale);
     if (st != DK_OK) return st;
     /* w is [Cin, Cout/groups, KH, KW]: the GEMM's n is w's dim 1, k's ci is dim 0. */
     ws_ci = c.p[DK_VKP_CV_WGS + 1];
@@ -690,6 +797,24 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
     return b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0;
 }
 
+/* Whether a layout change (walk position k of a's unit stride) takes eltwise.comp's
+ * 16-bit vector transpose: a copy in one 16-bit dtype (alpha 1, no activation),
+ * a's dim k and y's dim 3 unit-stride and whole 16-byte vectors, every other
+ * stride a multiple of 8 elements (where its size is not 1), 16-byte aligned
+ * starts.  DIFKERN_VULKAN_TRANSPOSE16=0 keeps the element tile (A/B timing). */
+static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, const dk_vk_binding *by, dk_dtype at,
+                            dk_dtype yt, dk_activation act, float alpha) {
+    const char *env = getenv("DIFKERN_VULKAN_TRANSPOSE16");
+    int i;
+    if ((env && env[0] == '0') || at != yt || dk_dtype_size(at) != 2 || act != DK_ACT_NONE || alpha != 1.0f) return 0;
+    if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % 8 != 0 || p[DK_VKP_EW_SHAPE + k] % 8 != 0) return 0;
+    for (i = 0; i < 4; i++) {
+        if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % 8 != 0) return 0;
+        if (i != 3 && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_YS + i] % 8 != 0) return 0;
+    }
+    return ba->offset % 16 == 0 && by->offset % 16 == 0 && p[DK_VKP_EW_AS + 4] % 8 == 0 && p[DK_VKP_EW_YS + 4] % 8 == 0;
+}
+
 /* Whether an upsample takes eltwise.comp's vector path (p in the walk order, a's
  * H and W at p[DK_VKP_EW_SRCH/SRCW], ord the walk's dims): integer factors (at
  * most 64 output vectors per input vector), walk dim 3 unit-stride in a and y
@@ -762,11 +887,17 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
          * was as fast or faster on the H100) */
         for (i = 0; mode == 0 && p[DK_VKP_EW_SHAPE + 3] >= 32 && p[DK_VKP_EW_AS + 3] != 1 && i < 3; i++)
             if (p[DK_VKP_EW_SHAPE + i] >= 32 && p[DK_VKP_EW_AS + i] == 1) {
+                const int vec = vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype, y->dtype, act, alpha);
+                const int32_t tw = vec ? 64 : 32;
                 spec_mode = 3u | (uint32_t)i << 2;
-                tiles = (uint64_t)((p[DK_VKP_EW_SHAPE + 3] + 31) / 32) * (uint64_t)((p[DK_VKP_EW_SHAPE + i] + 31) / 32) *
-                        (uint64_t)p[DK_VKP_EW_SHAPE + (i == 0 ? 1 : 0)] * (uint64_t)p[DK_VKP_EW_SHAPE + (i == 2 ? 1 : 2)];
+                tiles = (uint64_t)((p[DK_VKP_EW_SHAPE + 3] + tw - 1) / tw) *
+                        (uint64_t)((p[DK_VKP_EW_SHAPE + i] + tw - 1) / tw) * (uint64_t)p[DK_VKP_EW_SHAPE + (i == 0 ? 1 : 0)] *
+                        (uint64_t)p[DK_VKP_EW_SHAPE + (i == 2 ? 1 : 2)];
+                p[DK_VKP_EW_FLAT] = vec;
             }
-        if (mode == 2) {
+        if (tiles) {
+            /* the transpose: FLAT set above */
+        } else if (mode == 2) {
             p[DK_VKP_EW_FLAT] = vkop_upsample_vec(p, ord, &bind[0], &bind[4], a->dtype);
             /* an invocation per 8 input elements */
             if (p[DK_VKP_EW_FLAT])
@@ -804,18 +935,9 @@ dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y
 
 /* ----------------------------------------------------------- group_norm */
 
-/* The statistics scratch buffer, grown (after a wait) when too small. */
+/* The statistics scratch buffer. */
 static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
-    dk_vk_state *s = dk__vk(ctx);
-    dk_status st;
-    if (s->scratch.block && s->scratch.size >= bytes) return DK_OK;
-    if (s->scratch.block) {
-        dk__vk_release(ctx, &s->scratch);
-        s->scratch.block = NULL;
-    }
-    st = dk__vk_alloc(ctx, &s->scratch, bytes < 65536 ? 65536 : bytes);
-    if (st != DK_OK) s->scratch.block = NULL;
-    return st;
+    return vkop_grow(ctx, &dk__vk(ctx)->scratch, bytes < 65536 ? 65536 : bytes);
 }
 
 /* GroupNorm vector mode (DK_VKP_GN_COEF): 1 when x or y (4-D strides ps, element

@@ -110,6 +110,55 @@ DKP_DEV void dke_transpose(const dkh_elt_args &p) {
     }
 }
 
+/* CONVERT with a layout change (tpos as for dke_transpose) between 16-bit tensors
+ * of one dtype whose two unit-stride dims split into 16-byte vectors
+ * (hipops_transpose16): raw bits through 64 x 64 shared tiles, 16-byte loads
+ * along a's unit dim (k) and 16-byte stores along y's (walk dim 3).  It is
+ * what the NCHW <-> NHWC copies of the conv operands take; dke_transpose
+ * moved them at ~1 TB/s on the H100 (2-byte accesses, run-time dtype, 64-bit
+ * index math per tile).  Tile row r (walk dim 3) holds 8 chunks of 8 k-values;
+ * chunk c sits at slot c ^ (r / 8): the row stores fill whole rows, and the
+ * column reads of a warp (rows 8j + e, j = 0..7, four neighbouring k) meet 16
+ * distinct banks, two lanes per word.  Blocks stride over the tiles; the host
+ * keeps the tile count and every dim below 2^31. */
+DKP_KERNEL(DKH_THREADS) dkk_transpose16(dkh_elt_args p) {
+    DKP_SHARED dke_v16 tile[64 * 8];
+    const int k = p.tpos - 1, o0 = k == 0 ? 1 : 0, o1 = k == 2 ? 1 : 2;
+    const unsigned t = (unsigned)dkp_tid(), s3 = (unsigned)p.shape[3], sk = (unsigned)p.shape[k];
+    const unsigned t3 = (s3 + 63) / 64, tk = (sk + 63) / 64, n1 = (unsigned)p.shape[o1];
+    const dkh_i64 tiles = (dkh_i64)t3 * tk * p.shape[o0] * n1;
+    const dkp_u16 *sh = (const dkp_u16 *)tile;
+    for (dkh_i64 ti = dkp_bid_x(); ti < tiles; ti += p.nblocks) {
+        unsigned r = (unsigned)ti;
+        const unsigned b3 = (r % t3) * 64;
+        r /= t3;
+        const unsigned bk = (r % tk) * 64;
+        r /= tk;
+        const unsigned i1 = r % n1, i0 = r / n1;
+        const dkh_i64 ba = i0 * p.a_s[o0] + i1 * p.a_s[o1], by = i0 * p.y_s[o0] + i1 * p.y_s[o1];
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const unsigned row = t / 8 + 32 * q, c = t % 8;
+            if (b3 + row < s3 && bk + 8 * c < sk)
+                tile[row * 8 + (c ^ (row / 8))] =
+                    *((const dke_v16 *)p.a + (ba + (dkh_i64)(b3 + row) * p.a_s[3] + bk + 8 * c) / 8);
+        }
+        dkp_sync();
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const unsigned kk = t / 8 + 32 * q, j = t % 8, at = ((kk / 8) ^ j) * 8 + kk % 8;
+            if (bk + kk < sk && b3 + 8 * j < s3) {
+                dke_v16 o;
+#pragma unroll
+                for (int e = 0; e < 8; e += 2)
+                    o.w[e / 2] = (dkp_u32)sh[(8 * j + e) * 64 + at] | (dkp_u32)sh[(8 * j + e + 1) * 64 + at] << 16;
+                *((dke_v16 *)p.y + (by + (dkh_i64)(bk + kk) * p.y_s[k] + b3 + 8 * j) / 8) = o;
+            }
+        }
+        dkp_sync();
+    }
+}
+
 /* Raw bits of element e (0..7, a compile-time constant after unrolling: indexing
  * u with a run-time e puts it in local memory) of the 8 in u: f32 words, or
  * 16-bit halves. */
