@@ -71,6 +71,10 @@ typedef struct dk_backend_ops {
      * back to malloc).  host_free gets both back. */
     dk_status (*host_alloc)(dk_context *ctx, uint64_t size, void **ptr, void **handle);
     void (*host_free)(dk_context *ctx, void *ptr, void *handle);
+
+    /* Optional (NULL: the backend keeps no scratch).  Waits for the queued work,
+     * then frees the scratch memory the ops grew (dk_release_scratch). */
+    dk_status (*release_scratch)(dk_context *ctx);
 } dk_backend_ops;
 
 /* Each backend defines one table; the registry (src/registry.c) lists those compiled in. */

@@ -114,6 +114,13 @@ DK_API dk_status dk_sync(dk_context *ctx);
 DK_API dk_status dk_memory_usage(const dk_context *ctx, uint64_t *current_bytes, uint64_t *peak_bytes);
 DK_API void dk_memory_reset_peak(dk_context *ctx);
 
+/* Waits for the queued work, then frees the backends' scratch memory: GroupNorm
+ * partial statistics, attention split-KV partials, the channels-last copies of
+ * conv operands that are not channels-last (NCHW convs).  Scratch grows to the
+ * largest size an op has needed and is otherwise kept for the context's life;
+ * ops allocate it again when they need it.  Prepacked weights stay cached. */
+DK_API dk_status dk_release_scratch(dk_context *ctx);
+
 /* Device-side timing of a region of queued work: begin, queue ops, end.
  * dk_timer_end waits and returns the elapsed milliseconds (device timestamps
  * where the backend has them, the host clock otherwise). */

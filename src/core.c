@@ -302,6 +302,11 @@ void dk_memory_reset_peak(dk_context *ctx) {
     if (ctx) ctx->mem_peak = ctx->mem_current;
 }
 
+dk_status dk_release_scratch(dk_context *ctx) {
+    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_release_scratch: ctx must not be NULL");
+    return ctx->ops->release_scratch ? ctx->ops->release_scratch(ctx) : DK_OK;
+}
+
 dk_status dk_timer_begin(dk_context *ctx) {
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_timer_begin: ctx must not be NULL");
     return ctx->ops->timer_begin(ctx);

@@ -158,4 +158,5 @@ const dk_backend_ops dk__cpu_backend = {
     dk__cpu_convert,
     NULL, /* host memory: plain malloc (dk_host_alloc) */
     NULL,
+    NULL, /* no scratch kept between ops */
 };

@@ -533,6 +533,21 @@ dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr) {
     return DK_OK;
 }
 
+/* dk_release_scratch: the one scratch region (GroupNorm, attention partials,
+ * channels-last conv copies), after the stream has finished with it. */
+static dk_status hipbk_release_scratch(dk_context *ctx) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dk_status s;
+    if (!st->scratch) return DK_OK;
+    s = hipbk_sync(ctx);
+    if (s != DK_OK) return s;
+    (void)st->api.mem_free(st->scratch);
+    dk__mem_account(ctx, -(int64_t)st->scratch_bytes);
+    st->scratch = 0;
+    st->scratch_bytes = 0;
+    return DK_OK;
+}
+
 const dk_backend_ops dk__hip_backend = {
     DK_BACKEND_HIP,
     "hip",
@@ -560,6 +575,7 @@ const dk_backend_ops dk__hip_backend = {
     dk__hip_convert,
     hipbk_host_alloc,
     hipbk_host_free,
+    hipbk_release_scratch,
 };
 
 #undef HIPBK_CU_CC_MAJOR

@@ -620,6 +620,7 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_convert,
     dk__vk_host_alloc,
     dk__vk_host_free,
+    dk__vk_release_scratch,
 };
 
 #undef DK_VK_CM_SUBGROUP_OPS

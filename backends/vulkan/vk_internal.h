@@ -268,5 +268,6 @@ dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float bet
                      dk_activation act, const dk_tensor *y);
 dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_status dk__vk_release_scratch(dk_context *ctx);
 
 #endif /* DK_VK_INTERNAL_H */

@@ -935,6 +935,25 @@ dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y
 
 /* ----------------------------------------------------------- group_norm */
 
+/* dk_release_scratch: the GroupNorm scratch and the conv staging buffers, freed
+ * at once after the queued work (nothing submitted can use them any more). */
+dk_status dk__vk_release_scratch(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_buf *bufs[4];
+    dk_status st = dk__vk_wait_all(ctx);
+    int i;
+    if (st != DK_OK) return st;
+    bufs[0] = &s->scratch;
+    for (i = 0; i < 3; i++) bufs[i + 1] = &s->stage[i];
+    for (i = 0; i < 4; i++) {
+        if (!bufs[i]->block) continue;
+        dk__mem_account(ctx, -(int64_t)bufs[i]->size);
+        dk__vk_release(ctx, bufs[i]);
+        bufs[i]->block = NULL;
+    }
+    return DK_OK;
+}
+
 /* The statistics scratch buffer. */
 static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
     return vkop_grow(ctx, &dk__vk(ctx)->scratch, bytes < 65536 ? 65536 : bytes);
