@@ -1,16 +1,16 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_control_flow_attributes : require
 // Elementwise over y's 4-D shape (any strides), grid-stride loop; shape and
 // strides come permuted into y's memory order (dk__elt_order), the last fastest.
 // MODE 0: y = act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
 // MODE 1: y = act(alpha * a + beta * b)
 // MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]; with FLAT set,
 //   integer factors in 16-byte vectors (up_vec_main)
-// MODE 3: MODE 0 where a's unit-stride dim (walk position KPOS) is not y's (a
-//   layout change): 32 x 32 tiles through shared memory; with FLAT set, 16-bit
-//   copies in 16-byte vectors (transpose16_main)
-// MODE bits 2-3 / 4-5: the walk positions of h and w (upsample), or KPOS (3),
+// (MODE 0 with a layout change, a's unit-stride dim not y's: transpose.comp, so
+// that these pipelines carry no shared memory: NVIDIA's driver allocates every
+// declared shared array in every pipeline, and with an 8 KB tile here add and
+// convert ran 4-6% slower on the H100; without one, as before the tile grew.)
+// MODE bits 2-3 / 4-5: the walk positions of h and w (upsample),
 // specialized so that the index math folds when the pipeline is built (as push
 // constants the per-dimension selects made the NCHW upsample 60% slower on the H100)
 #include "dk_common.glsl"
@@ -18,7 +18,6 @@
 #define OP (MODE & 3)
 #define HPOS ((MODE >> 2) & 3)
 #define WPOS ((MODE >> 4) & 3)
-#define KPOS ((MODE >> 2) & 3)
 
 layout(local_size_x = 256) in;
 
@@ -69,79 +68,6 @@ void flat_main(uint total) {
     }
     for (uint e = n8 * 8u + i0; e < total; e += step)
         Y_st(yo + e, ew_apply(A_ld(ao + e), OP == 1 ? B_ld(bo + e) : 0.0));
-}
-
-// MODE 3: both the reads of a (along KPOS) and the writes of y (along walk dim 3)
-// coalesced; in y's order alone a 256-channel 512x512 f16 NHWC -> f32 NCHW convert
-// took 2.15 ms on the H100.  Workgroups stride over the tiles.
-shared float tile[32 * 33];
-void transpose_main() {
-    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
-    uint tx = gl_LocalInvocationID.x % 32u, ty = gl_LocalInvocationID.x / 32u;
-    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
-    uint t3 = (s3 + 31u) / 32u, tk = (sk + 31u) / 32u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
-    uint ak = PU(DK_VKP_EW_AS + KPOS), a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS), y3 = PU(DK_VKP_EW_YS + 3);
-    for (uint t = group_x(); t < tiles; t += gl_NumWorkGroups.x) {
-        uint r = t;
-        uint b3 = (r % t3) * 32u;
-        r /= t3;
-        uint bk = (r % tk) * 32u;
-        r /= tk;
-        uint i1 = r % so1, i0 = r / so1;
-        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
-        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
-        for (uint rr = ty; rr < 32u; rr += 8u)
-            if (b3 + rr < s3 && bk + tx < sk) tile[rr * 33u + tx] = A_ld(ba + (bk + tx) * ak + (b3 + rr) * a3);
-        barrier();
-        for (uint rr = ty; rr < 32u; rr += 8u)
-            if (b3 + tx < s3 && bk + rr < sk) Y_st(by + (bk + rr) * yk + (b3 + tx) * y3, ew_apply(tile[tx * 33u + rr], 0.0));
-        barrier();
-    }
-}
-
-// MODE 3 with FLAT set (vkop_transpose16): a 16-bit copy in one dtype (no scale,
-// no activation) whose two unit-stride dims split into 16-byte vectors: 64 x 64
-// tiles, 16-byte loads along KPOS and 16-byte stores along walk dim 3, raw bits.
-// What the NCHW <-> NHWC copies of the conv operands take.  Tile row r (walk dim
-// 3) holds 8 chunks of 8 KPOS values, chunk c at slot c ^ (r / 8): the row
-// stores fill whole rows, and a subgroup's column reads (rows 8j + e, j = 0..7,
-// four neighbouring k) meet 16 distinct banks, two invocations per word.
-shared uvec4 tile16[64 * 8];
-void transpose16_main() {
-    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
-    uint t = gl_LocalInvocationID.x;
-    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
-    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
-    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
-    for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
-        uint r = ti;
-        uint b3 = (r % t3) * 64u;
-        r /= t3;
-        uint bk = (r % tk) * 64u;
-        r /= tk;
-        uint i1 = r % so1, i0 = r / so1;
-        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
-        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
-        [[unroll]] for (uint q = 0u; q < 2u; q++) {
-            uint row = t / 8u + 32u * q, c = t % 8u;
-            if (b3 + row < s3 && bk + 8u * c < sk)
-                tile16[row * 8u + (c ^ (row / 8u))] = av.v[(ba + (b3 + row) * a3 + bk + 8u * c) / 8u];
-        }
-        barrier();
-        [[unroll]] for (uint q = 0u; q < 2u; q++) {
-            uint kk = t / 8u + 32u * q, j = t % 8u, slot = (kk / 8u) ^ j, wd = (kk % 8u) / 2u, sh = 16u * (kk & 1u);
-            if (bk + kk < sk && b3 + 8u * j < s3) {
-                uvec4 o;
-                [[unroll]] for (uint e = 0u; e < 4u; e++) {
-                    uint lo = (tile16[(8u * j + 2u * e) * 8u + slot][wd] >> sh) & 0xffffu;
-                    uint hi = (tile16[(8u * j + 2u * e + 1u) * 8u + slot][wd] >> sh) & 0xffffu;
-                    o[e] = lo | (hi << 16);
-                }
-                yv.v[(by + (bk + kk) * yk + b3 + 8u * j) / 8u] = o;
-            }
-        }
-        barrier();
-    }
 }
 
 // Source index along walk dim k of an upsample.
@@ -211,11 +137,6 @@ void main() {
     uint s1 = PU(DK_VKP_EW_SHAPE + 1), s2 = PU(DK_VKP_EW_SHAPE + 2), s3 = PU(DK_VKP_EW_SHAPE + 3);
     uint total = PU(DK_VKP_EW_TOTAL);
     uint step = gl_NumWorkGroups.x * 256u;
-    if (OP == 3) {
-        if (PU(DK_VKP_EW_FLAT) != 0u) transpose16_main();
-        else transpose_main();
-        return;
-    }
     if (PU(DK_VKP_EW_FLAT) != 0u) {
         if (OP == 2) up_vec_main();
         else flat_main(total);

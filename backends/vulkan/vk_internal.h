@@ -64,6 +64,7 @@ typedef enum dk_vk_shader {
     DK_VK_SH_GN_NORM,
     DK_VK_SH_LAYER_NORM,
     DK_VK_SH_ATTENTION,
+    DK_VK_SH_TRANSPOSE,
     /* Tensor-core shaders: only when s->coopmat; this and every later shader is
      * a tensor-core one (vk_pipeline.c relies on it).  Each comes in three
      * modules, in this order: NV spelling (f16), the same as

@@ -797,8 +797,8 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
     return b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0;
 }
 
-/* Whether a layout change (walk position k of a's unit stride) takes eltwise.comp's
- * 16-bit vector transpose: a copy in one 16-bit dtype (alpha 1, no activation),
+/* Whether a layout change (walk position k of a's unit stride) takes transpose.comp's
+ * 16-bit vector tiles: a copy in one 16-bit dtype (alpha 1, no activation),
  * a's dim k and y's dim 3 unit-stride and whole 16-byte vectors, every other
  * stride a multiple of 8 elements (where its size is not 1), 16-byte aligned
  * starts.  DIFKERN_VULKAN_TRANSPOSE16=0 keeps the element tile (A/B timing). */
@@ -848,7 +848,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
     uint32_t spec[DK_VK_SPEC];
     int64_t shape[4], strides[4], ashape[4];
     uint64_t total, groups, tiles = 0;
-    uint32_t spec_mode = mode;
+    uint32_t spec_mode = mode, shader = DK_VK_SH_ELTWISE;
     int i;
     dk_status st;
     memset(bind, 0, sizeof bind);
@@ -883,20 +883,20 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
         /* upsample: the walk positions of H and W, specialized (eltwise.comp) */
         for (i = 0; mode == 2 && i < 4; i++) spec_mode |= (uint32_t)(ord[i] == 2 ? i << 2 : ord[i] == 3 ? i << 4 : 0);
         /* a layout change (a's unit-stride dim is not y's last), both dims at least a
-         * tile wide: tiled transpose (with fewer than 32 channels the strided walk
-         * was as fast or faster on the H100) */
+         * tile wide: tiled transpose, transpose.comp (with fewer than 32 channels the
+         * strided walk was as fast or faster on the H100) */
         for (i = 0; mode == 0 && p[DK_VKP_EW_SHAPE + 3] >= 32 && p[DK_VKP_EW_AS + 3] != 1 && i < 3; i++)
             if (p[DK_VKP_EW_SHAPE + i] >= 32 && p[DK_VKP_EW_AS + i] == 1) {
                 const int vec = vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype, y->dtype, act, alpha);
                 const int32_t tw = vec ? 64 : 32;
-                spec_mode = 3u | (uint32_t)i << 2;
+                shader = DK_VK_SH_TRANSPOSE;
+                spec_mode = (uint32_t)vec | (uint32_t)i << 2;
                 tiles = (uint64_t)((p[DK_VKP_EW_SHAPE + 3] + tw - 1) / tw) *
                         (uint64_t)((p[DK_VKP_EW_SHAPE + i] + tw - 1) / tw) * (uint64_t)p[DK_VKP_EW_SHAPE + (i == 0 ? 1 : 0)] *
                         (uint64_t)p[DK_VKP_EW_SHAPE + (i == 2 ? 1 : 2)];
-                p[DK_VKP_EW_FLAT] = vec;
             }
         if (tiles) {
-            /* the transpose: FLAT set above */
+            /* transpose.comp: its MODE says everything */
         } else if (mode == 2) {
             p[DK_VKP_EW_FLAT] = vkop_upsample_vec(p, ord, &bind[0], &bind[4], a->dtype);
             /* an invocation per 8 input elements */
@@ -912,7 +912,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
     /* The flat path takes eight elements per invocation; a grid-stride loop covers
      * what 65535 workgroups do not. */
     groups = tiles ? tiles : ((p[DK_VKP_EW_FLAT] && mode != 2 ? (total + 7) / 8 : total) + 255) / 256;
-    return dk__vk_dispatch(ctx, DK_VK_SH_ELTWISE, spec, bind, p, DK_VKP_SLOT_INTS, groups < 65535 ? groups : 65535,
+    return dk__vk_dispatch(ctx, shader, spec, bind, p, DK_VKP_SLOT_INTS, groups < 65535 ? groups : 65535,
                            1, 1);
 }
 

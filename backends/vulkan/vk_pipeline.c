@@ -26,6 +26,7 @@ static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
     {dk__vk_spv_gn_norm, sizeof dk__vk_spv_gn_norm},
     {dk__vk_spv_layer_norm, sizeof dk__vk_spv_layer_norm},
     {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
+    {dk__vk_spv_transpose, sizeof dk__vk_spv_transpose},
     {dk__vk_spv_conv2d_nhwc_cm, sizeof dk__vk_spv_conv2d_nhwc_cm},
     {dk__vk_spv_conv2d_nhwc_cm_khr, sizeof dk__vk_spv_conv2d_nhwc_cm_khr},
     {dk__vk_spv_conv2d_nhwc_cm_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm_khr_bf16},

@@ -1,0 +1,110 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// dk_activation / dk_convert where a's unit-stride dim (walk position KPOS) is
+// not y's (a layout change, e.g. NCHW <-> NHWC): tiles through shared memory so
+// that the reads of a (along KPOS) and the writes of y (along walk dim 3) are
+// both coalesced; in y's order alone a 256-channel 512x512 f16 NHWC -> f32 NCHW
+// convert took 2.15 ms on the H100.  Shape and strides come permuted into y's
+// memory order as for eltwise.comp (same parameter slots).  Workgroups stride
+// over the tiles.  A module of its own: its shared tile would otherwise be
+// allocated in every elementwise pipeline.
+// MODE bit 0: 16-bit copies in 16-byte vectors (vec_main; vkop_transpose16),
+// else y = act(alpha * a) through a 32 x 32 tile of floats (element_main).
+// MODE bits 2-3: KPOS.
+#include "dk_common.glsl"
+
+#define VEC ((MODE & 1) != 0)
+#define KPOS ((MODE >> 2) & 3)
+
+layout(local_size_x = 256) in;
+
+DK_IO(0, A, DT)
+DK_IO(4, Y, DT2)
+layout(std430, set = 0, binding = 0) readonly buffer AVec { uvec4 v[]; } av;
+layout(std430, set = 0, binding = 4) buffer YVec { uvec4 v[]; } yv;
+
+// 64 x 64 16-bit values (vec_main) or 32 x 33 floats (element_main).
+const uint TR_VECS = VEC ? 512u : 264u;
+shared uvec4 tr_tile[TR_VECS];
+
+void element_main() {
+    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
+    uint tx = gl_LocalInvocationID.x % 32u, ty = gl_LocalInvocationID.x / 32u;
+    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
+    uint t3 = (s3 + 31u) / 32u, tk = (sk + 31u) / 32u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
+    uint ak = PU(DK_VKP_EW_AS + KPOS), a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS), y3 = PU(DK_VKP_EW_YS + 3);
+    float alpha = PF(DK_VKP_EW_ALPHA);
+    for (uint t = group_x(); t < tiles; t += gl_NumWorkGroups.x) {
+        uint r = t;
+        uint b3 = (r % t3) * 32u;
+        r /= t3;
+        uint bk = (r % tk) * 32u;
+        r /= tk;
+        uint i1 = r % so1, i0 = r / so1;
+        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
+        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        for (uint rr = ty; rr < 32u; rr += 8u) {
+            uint i = rr * 33u + tx;
+            if (b3 + rr < s3 && bk + tx < sk)
+                tr_tile[i >> 2][i & 3u] = floatBitsToUint(A_ld(ba + (bk + tx) * ak + (b3 + rr) * a3));
+        }
+        barrier();
+        for (uint rr = ty; rr < 32u; rr += 8u) {
+            uint i = tx * 33u + rr;
+            float v = uintBitsToFloat(tr_tile[i >> 2][i & 3u]);
+            if (alpha != 1.0) v *= alpha;
+            if (b3 + tx < s3 && bk + rr < sk) Y_st(by + (bk + rr) * yk + (b3 + tx) * y3, dk_act(v));
+        }
+        barrier();
+    }
+}
+
+// A 16-bit copy in one dtype (no scale, no activation) whose two unit-stride
+// dims split into 16-byte vectors: 64 x 64 tiles, 16-byte loads along KPOS and
+// 16-byte stores along walk dim 3, raw bits; what the NCHW <-> NHWC copies of
+// the conv operands take.  Tile row r (walk dim 3) holds 8 chunks of 8 KPOS
+// values, chunk c at slot c ^ (r / 8): the row stores fill whole rows, and a
+// subgroup's column reads (rows 8j + e, j = 0..7, four neighbouring k) meet 16
+// distinct banks, two invocations per word.
+void vec_main() {
+    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
+    uint t = gl_LocalInvocationID.x;
+    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
+    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
+    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
+    for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
+        uint r = ti;
+        uint b3 = (r % t3) * 64u;
+        r /= t3;
+        uint bk = (r % tk) * 64u;
+        r /= tk;
+        uint i1 = r % so1, i0 = r / so1;
+        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
+        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        [[unroll]] for (uint q = 0u; q < 2u; q++) {
+            uint row = t / 8u + 32u * q, c = t % 8u;
+            if (b3 + row < s3 && bk + 8u * c < sk)
+                tr_tile[row * 8u + (c ^ (row / 8u))] = av.v[(ba + (b3 + row) * a3 + bk + 8u * c) / 8u];
+        }
+        barrier();
+        [[unroll]] for (uint q = 0u; q < 2u; q++) {
+            uint kk = t / 8u + 32u * q, j = t % 8u, slot = (kk / 8u) ^ j, wd = (kk % 8u) / 2u, sh = 16u * (kk & 1u);
+            if (bk + kk < sk && b3 + 8u * j < s3) {
+                uvec4 o;
+                [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                    uint lo = (tr_tile[(8u * j + 2u * e) * 8u + slot][wd] >> sh) & 0xffffu;
+                    uint hi = (tr_tile[(8u * j + 2u * e + 1u) * 8u + slot][wd] >> sh) & 0xffffu;
+                    o[e] = lo | (hi << 16);
+                }
+                yv.v[(by + (bk + kk) * yk + b3 + 8u * j) / 8u] = o;
+            }
+        }
+        barrier();
+    }
+}
+
+void main() {
+    if (VEC) vec_main();
+    else element_main();
+}
