@@ -9,12 +9,14 @@
 // memory order as for eltwise.comp (same parameter slots).  Workgroups stride
 // over the tiles.  A module of its own: its shared tile would otherwise be
 // allocated in every elementwise pipeline.
-// MODE bit 0: 16-bit copies in 16-byte vectors (vec_main; vkop_transpose16),
-// else y = act(alpha * a) through a 32 x 32 tile of floats (element_main).
-// MODE bits 2-3: KPOS.
+// MODE bit 0: 16-bit copies in one dtype in 16-byte vectors (vec_main); bit 1:
+// copies between any dtypes in 16-byte vectors through floats (cvt_main); both
+// chosen by vkop_transpose16.  Else y = act(alpha * a) through a 32 x 32 tile
+// of floats (element_main).  MODE bits 2-3: KPOS.
 #include "dk_common.glsl"
 
 #define VEC ((MODE & 1) != 0)
+#define CVT ((MODE & 2) != 0)
 #define KPOS ((MODE >> 2) & 3)
 
 layout(local_size_x = 256) in;
@@ -24,8 +26,9 @@ DK_IO(4, Y, DT2)
 layout(std430, set = 0, binding = 0) readonly buffer AVec { uvec4 v[]; } av;
 layout(std430, set = 0, binding = 4) buffer YVec { uvec4 v[]; } yv;
 
-// 64 x 64 16-bit values (vec_main) or 32 x 33 floats (element_main).
-const uint TR_VECS = VEC ? 512u : 264u;
+// 64 x 64 floats (cvt_main), 64 x 64 16-bit values (vec_main) or 32 x 33
+// floats (element_main).
+const uint TR_VECS = CVT ? 1024u : VEC ? 512u : 264u;
 shared uvec4 tr_tile[TR_VECS];
 
 void element_main() {
@@ -104,7 +107,76 @@ void vec_main() {
     }
 }
 
+// Between any dtypes (f32 / f16 / bf16, DT to DT2), a's unit dim (KPOS) and
+// y's (walk dim 3) in whole 16-byte vectors of their dtypes: 64 x 64 tiles of
+// floats; tile row r (walk dim 3) holds 16 chunks of 4 k-values, chunk c at
+// slot c ^ sw(r), sw = (r / 8) % 8 for 16-bit y (an output vector is 8 rows
+// of one k) and (r / 4) % 8 for f32 y (4 rows): a subgroup's column reads
+// (8 row groups, four neighbouring k) then meet 32 distinct banks.
+float cvt_get(uint r, uint kk, uint sw) { return uintBitsToFloat(tr_tile[r * 16u + ((kk / 4u) ^ sw)][kk % 4u]); }
+void cvt_main() {
+    int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
+    uint t = gl_LocalInvocationID.x;
+    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
+    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
+    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
+    for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
+        uint r = ti;
+        uint b3 = (r % t3) * 64u;
+        r /= t3;
+        uint bk = (r % tk) * 64u;
+        r /= tk;
+        uint i1 = r % so1, i0 = r / so1;
+        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
+        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        if (DT == 1) {
+            [[unroll]] for (uint q = 0u; q < 4u; q++) {
+                uint row = t / 16u + 16u * q, c = t % 16u, sw = DT2 == 1 ? (row / 4u) % 8u : (row / 8u) % 8u;
+                if (b3 + row < s3 && bk + 4u * c < sk)
+                    tr_tile[row * 16u + (c ^ sw)] = av.v[(ba + (b3 + row) * a3 + bk + 4u * c) / 4u];
+            }
+        } else {
+            [[unroll]] for (uint q = 0u; q < 2u; q++) {
+                uint row = t / 8u + 32u * q, c = t % 8u, sw = DT2 == 1 ? (row / 4u) % 8u : (row / 8u) % 8u;
+                if (b3 + row < s3 && bk + 8u * c < sk) {
+                    uvec4 u = av.v[(ba + (b3 + row) * a3 + bk + 8u * c) / 8u];
+                    uvec4 lo, hi;
+                    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                        lo[j] = floatBitsToUint(dk_h2f((u[j / 2u] >> (16u * (j % 2u))) & 0xffffu, DT));
+                        hi[j] = floatBitsToUint(dk_h2f((u[2u + j / 2u] >> (16u * (j % 2u))) & 0xffffu, DT));
+                    }
+                    tr_tile[row * 16u + ((2u * c) ^ sw)] = lo;
+                    tr_tile[row * 16u + ((2u * c + 1u) ^ sw)] = hi;
+                }
+            }
+        }
+        barrier();
+        if (DT2 == 1) {
+            [[unroll]] for (uint q = 0u; q < 4u; q++) {
+                uint kk = t / 8u + 32u * (q / 2u), j = t % 8u + 8u * (q % 2u);
+                if (bk + kk < sk && b3 + 4u * j < s3) {
+                    uvec4 o;
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) o[e] = floatBitsToUint(cvt_get(4u * j + e, kk, j % 8u));
+                    yv.v[(by + (bk + kk) * yk + b3 + 4u * j) / 4u] = o;
+                }
+            }
+        } else {
+            [[unroll]] for (uint q = 0u; q < 2u; q++) {
+                uint kk = t / 8u + 32u * q, j = t % 8u;
+                if (bk + kk < sk && b3 + 8u * j < s3) {
+                    uvec4 o;
+                    [[unroll]] for (uint e = 0u; e < 4u; e++)
+                        o[e] = dk_f2h(cvt_get(8u * j + 2u * e, kk, j), DT2) | (dk_f2h(cvt_get(8u * j + 2u * e + 1u, kk, j), DT2) << 16);
+                    yv.v[(by + (bk + kk) * yk + b3 + 8u * j) / 8u] = o;
+                }
+            }
+        }
+        barrier();
+    }
+}
+
 void main() {
-    if (VEC) vec_main();
+    if (CVT) cvt_main();
+    else if (VEC) vec_main();
     else element_main();
 }

@@ -163,6 +163,7 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
     HIPBK_GET(st->k.elementwise, "dkk_elementwise");
     HIPBK_GET(st->k.upsample_vec, "dkk_upsample_vec");
     HIPBK_GET(st->k.transpose16, "dkk_transpose16");
+    HIPBK_GET(st->k.transpose_cvt, "dkk_transpose_cvt");
     HIPBK_GET(st->k.gn_partial, "dkk_gn_partial");
     HIPBK_GET(st->k.gn_final, "dkk_gn_final");
     HIPBK_GET(st->k.gn_apply, "dkk_gn_apply");

@@ -84,7 +84,7 @@ typedef struct dk_hip_kernels {
     void *attn_vt;                            /* its V transpose (sm_90a) */
     void *attn_combine[4];                    /* split-KV merge of dkk_attnf partials, f16/bf16 */
     void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
-    void *elementwise, *upsample_vec, *transpose16, *gn_partial, *gn_final, *gn_apply, *layer_norm;
+    void *elementwise, *upsample_vec, *transpose16, *transpose_cvt, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 
 typedef struct dk_hip_state {

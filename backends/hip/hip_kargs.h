@@ -160,7 +160,7 @@ typedef struct dkh_elt_args {
     int flat;             /* every operand dense in the walk order, 16-byte aligned (not UPSAMPLE) */
     int up32;             /* UPSAMPLE: h * a_h and w * a_w fit 32 bits (32-bit division is several times faster) */
     int tpos;             /* ACT / CONVERT: 1 + the walk position of a's unit-stride dim when it is not the last (tiled transpose) */
-    int t16;              /* with tpos: 16-bit CONVERT in 16-byte vectors (dkk_transpose16) */
+    int t16;              /* with tpos: CONVERT in 16-byte vectors: 1 raw 16-bit bits (dkk_transpose16), 2 converting (dkk_transpose_cvt) */
     int upv;              /* UPSAMPLE by the integer factors fac[] (y's size over a's per walk dim) in 16-byte vectors: dkk_upsample_vec */
     int fac[4];
     float alpha, beta;

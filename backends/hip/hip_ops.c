@@ -180,23 +180,27 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     return dk__hip_launch(ctx, op, st->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch, p);
 }
 
-/* Whether a layout-changing convert (e->tpos set) takes dkk_transpose16: one
- * 16-bit dtype, both unit-stride dims (a's k, y's 3) in whole 16-byte vectors,
- * every other stride a whole number of vectors, 32-bit tile indices. */
+/* Whether a layout-changing convert (e->tpos set) moves 16-byte vectors: both
+ * unit-stride dims (a's k, y's 3) and every other stride in whole vectors of
+ * the operand's dtype, 32-bit tile indices.  Returns 1 for one 16-bit dtype
+ * (dkk_transpose16, raw bits), 2 for any other pair (dkk_transpose_cvt, through
+ * floats), 0 for neither.  DIFKERN_HIP_TRANSPOSE16=0 keeps the element tile. */
 static int hipops_transpose16(const dkh_elt_args *e) {
     const char *env = getenv("DIFKERN_HIP_TRANSPOSE16");
     const int k = e->tpos - 1;
+    const int64_t va = e->dt_a == DK_F32 ? 4 : 8, vy = e->dt_y == DK_F32 ? 4 : 8;
     int i;
-    if ((env && env[0] == '0') || e->op != DKH_ELT_CONVERT || e->dt_a != e->dt_y) return 0;
-    if ((e->dt_a != DK_F16 && e->dt_a != DK_BF16) || e->a % 16 != 0 || e->y % 16 != 0) return 0;
-    if (e->y_s[3] != 1 || e->shape[3] % 8 != 0 || e->shape[k] % 8 != 0) return 0;
+    if ((env && env[0] == '0') || e->op != DKH_ELT_CONVERT || e->a % 16 != 0 || e->y % 16 != 0) return 0;
+    if (e->y_s[3] != 1 || e->shape[3] % vy != 0 || e->shape[k] % va != 0) return 0;
     for (i = 0; i < 4; i++) {
         if (e->shape[i] >= ((int64_t)1 << 31)) return 0;
-        if (i != k && e->shape[i] > 1 && e->a_s[i] % 8 != 0) return 0;
-        if (i != 3 && e->shape[i] > 1 && e->y_s[i] % 8 != 0) return 0;
+        if (i != k && e->shape[i] > 1 && e->a_s[i] % va != 0) return 0;
+        if (i != 3 && e->shape[i] > 1 && e->y_s[i] % vy != 0) return 0;
     }
-    return (e->shape[3] + 63) / 64 * ((e->shape[k] + 63) / 64) * e->shape[k == 0 ? 1 : 0] * e->shape[k == 2 ? 1 : 2] <
-           ((int64_t)1 << 31);
+    if ((e->shape[3] + 63) / 64 * ((e->shape[k] + 63) / 64) * e->shape[k == 0 ? 1 : 0] * e->shape[k == 2 ? 1 : 2] >=
+        ((int64_t)1 << 31))
+        return 0;
+    return e->dt_a == e->dt_y && e->dt_a != DK_F32 ? 1 : 2;
 }
 
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
@@ -1120,7 +1124,7 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
     if (e.nblocks > (1 << 20)) e.nblocks = 1 << 20;
     return dk__hip_launch(ctx, op,
                           e.upv   ? dk__hip_state(ctx)->k.upsample_vec
-                          : e.t16 ? dk__hip_state(ctx)->k.transpose16
+                          : e.t16 ? (e.t16 == 1 ? dk__hip_state(ctx)->k.transpose16 : dk__hip_state(ctx)->k.transpose_cvt)
                                   : dk__hip_state(ctx)->k.elementwise,
                           (uint64_t)e.nblocks, 1, 1, &e);
 }

@@ -798,21 +798,26 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
 }
 
 /* Whether a layout change (walk position k of a's unit stride) takes transpose.comp's
- * 16-bit vector tiles: a copy in one 16-bit dtype (alpha 1, no activation),
- * a's dim k and y's dim 3 unit-stride and whole 16-byte vectors, every other
- * stride a multiple of 8 elements (where its size is not 1), 16-byte aligned
- * starts.  DIFKERN_VULKAN_TRANSPOSE16=0 keeps the element tile (A/B timing). */
+ * vector tiles: a copy (alpha 1, no activation), a's dim k and y's dim 3
+ * unit-stride and whole 16-byte vectors of their dtypes, every other stride a
+ * whole number of vectors (where its size is not 1), 16-byte aligned starts.
+ * Returns the MODE bits: 1 for one 16-bit dtype (raw bits), 2 for any other
+ * pair (through floats), 0 for neither.  DIFKERN_VULKAN_TRANSPOSE16=0 keeps
+ * the element tile (A/B timing). */
 static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, const dk_vk_binding *by, dk_dtype at,
                             dk_dtype yt, dk_activation act, float alpha) {
     const char *env = getenv("DIFKERN_VULKAN_TRANSPOSE16");
+    const int32_t va = at == DK_F32 ? 4 : 8, vy = yt == DK_F32 ? 4 : 8;
     int i;
-    if ((env && env[0] == '0') || at != yt || dk_dtype_size(at) != 2 || act != DK_ACT_NONE || alpha != 1.0f) return 0;
-    if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % 8 != 0 || p[DK_VKP_EW_SHAPE + k] % 8 != 0) return 0;
+    if ((env && env[0] == '0') || act != DK_ACT_NONE || alpha != 1.0f) return 0;
+    if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % vy != 0 || p[DK_VKP_EW_SHAPE + k] % va != 0) return 0;
     for (i = 0; i < 4; i++) {
-        if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % 8 != 0) return 0;
-        if (i != 3 && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_YS + i] % 8 != 0) return 0;
+        if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % va != 0) return 0;
+        if (i != 3 && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_YS + i] % vy != 0) return 0;
     }
-    return ba->offset % 16 == 0 && by->offset % 16 == 0 && p[DK_VKP_EW_AS + 4] % 8 == 0 && p[DK_VKP_EW_YS + 4] % 8 == 0;
+    if (ba->offset % 16 != 0 || by->offset % 16 != 0 || p[DK_VKP_EW_AS + 4] % va != 0 || p[DK_VKP_EW_YS + 4] % vy != 0)
+        return 0;
+    return at == yt && at != DK_F32 ? 1 : 2;
 }
 
 /* Whether an upsample takes eltwise.comp's vector path (p in the walk order, a's
@@ -888,6 +893,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
         for (i = 0; mode == 0 && p[DK_VKP_EW_SHAPE + 3] >= 32 && p[DK_VKP_EW_AS + 3] != 1 && i < 3; i++)
             if (p[DK_VKP_EW_SHAPE + i] >= 32 && p[DK_VKP_EW_AS + i] == 1) {
                 const int vec = vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype, y->dtype, act, alpha);
+                /* vec: transpose.comp's MODE bit 0 or 1 */
                 const int32_t tw = vec ? 64 : 32;
                 shader = DK_VK_SH_TRANSPOSE;
                 spec_mode = (uint32_t)vec | (uint32_t)i << 2;

@@ -486,18 +486,21 @@ static void hc_expand_convert(void) {
             c->ew.src_dtype = hc_dtypes[(d + 2) % 3];
             c->ew.src_layout = hc_layouts[1 - l];
         }
-    /* layout swaps in one dtype with C and W multiples of 8 over full and
-     * partial 64 x 64 tiles (HIP's 16-bit vector transpose, the conv staging) */
-    for (d = 0; d < 3; d++)
-        for (l = 0; l < 2; l++) {
-            hc_case *c;
-            snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(hc_dtypes[d]), hc_layout_name(hc_layouts[1 - l]));
-            c = hc_push(HC_CONVERT, "2x72x5x80", 0, 0, d, l, 1, 0, extra);
-            if (!c) continue;
-            c->ew.n = 2; c->ew.c = 72; c->ew.h = 5; c->ew.w = 80;
-            c->ew.src_dtype = hc_dtypes[d];
-            c->ew.src_layout = hc_layouts[1 - l];
-        }
+    /* layout swaps with C and W multiples of 8 over full and partial 64 x 64
+     * tiles (the GPU backends' vector transposes, the conv staging): in one
+     * dtype, and from the next dtype */
+    for (sd = 0; sd < 2; sd++)
+        for (d = 0; d < 3; d++)
+            for (l = 0; l < 2; l++) {
+                hc_case *c;
+                const dk_dtype from = hc_dtypes[(d + sd) % 3];
+                snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(from), hc_layout_name(hc_layouts[1 - l]));
+                c = hc_push(HC_CONVERT, "2x72x5x80", 0, 0, d, l, 1, 0, extra);
+                if (!c) continue;
+                c->ew.n = 2; c->ew.c = 72; c->ew.h = 5; c->ew.w = 80;
+                c->ew.src_dtype = from;
+                c->ew.src_layout = hc_layouts[1 - l];
+            }
 }
 
 static int hc_build(void) {

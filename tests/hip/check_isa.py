@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 MATRIX_KERNELS = re.compile(r"^dkk_(gemm|gemmf|attention|attnf|attnr)_(f16|bf16)(_d\d+)?$")
-ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16", "dkk_gemmf_bf16", "dkk_elementwise", "dkk_upsample_vec", "dkk_transpose16",
+ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16", "dkk_gemmf_bf16", "dkk_elementwise", "dkk_upsample_vec", "dkk_transpose16", "dkk_transpose_cvt",
                "dkk_gn_partial",
                "dkk_gn_final", "dkk_gn_apply", "dkk_layer_norm"] + [f"dkk_attention_{t}_d{d}" for t in ("f32", "f16", "bf16") for d in (64, 128, 256, 512)] \
     + [f"dkk_attnf_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128, 256, 512)] \

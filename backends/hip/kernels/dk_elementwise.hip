@@ -159,6 +159,88 @@ DKP_KERNEL(DKH_THREADS) dkk_transpose16(dkh_elt_args p) {
     }
 }
 
+/* CONVERT with a layout change in 16-byte vectors where the dtypes differ or are
+ * 32-bit (hipops_transpose16 returns 2): f32 / f16 / bf16 in and out, a's unit
+ * dim (k) and y's (walk dim 3) in whole vectors (8 or 4 elements).  64 x 64
+ * tiles of floats (16 KB): tile row r (walk dim 3) holds 16 chunks of 4 k-values,
+ * chunk c at slot c ^ sw(r), sw = (r / 8) % 8 for 16-bit y (an output vector is
+ * 8 rows of one k) and (r / 4) % 8 for f32 y (4 rows): a warp's column reads
+ * (8 row groups, four neighbouring k) then meet 32 distinct banks. */
+DKP_DEV float dket_tile_get(const float *tile, unsigned r, unsigned kk, unsigned sw) {
+    return tile[(r * 16 + ((kk / 4) ^ sw)) * 4 + kk % 4];
+}
+DKP_KERNEL(DKH_THREADS) dkk_transpose_cvt(dkh_elt_args p) {
+    DKP_SHARED dke_v16 tile[64 * 16];
+    const int k = p.tpos - 1, o0 = k == 0 ? 1 : 0, o1 = k == 2 ? 1 : 2;
+    const int a32 = p.dt_a == 1, y32 = p.dt_y == 1;
+    const unsigned t = (unsigned)dkp_tid(), s3 = (unsigned)p.shape[3], sk = (unsigned)p.shape[k];
+    const unsigned t3 = (s3 + 63) / 64, tk = (sk + 63) / 64, n1 = (unsigned)p.shape[o1];
+    const dkh_i64 tiles = (dkh_i64)t3 * tk * p.shape[o0] * n1;
+    const float *tf = (const float *)tile;
+    for (dkh_i64 ti = dkp_bid_x(); ti < tiles; ti += p.nblocks) {
+        unsigned r = (unsigned)ti;
+        const unsigned b3 = (r % t3) * 64;
+        r /= t3;
+        const unsigned bk = (r % tk) * 64;
+        r /= tk;
+        const unsigned i1 = r % n1, i0 = r / n1;
+        const dkh_i64 ba = i0 * p.a_s[o0] + i1 * p.a_s[o1], by = i0 * p.y_s[o0] + i1 * p.y_s[o1];
+        if (a32) {
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const unsigned row = t / 16 + 16 * q, c = t % 16, sw = y32 ? (row / 4) % 8 : (row / 8) % 8;
+                if (b3 + row < s3 && bk + 4 * c < sk)
+                    tile[row * 16 + (c ^ sw)] = *((const dke_v16 *)p.a + (ba + (dkh_i64)(b3 + row) * p.a_s[3] + bk + 4 * c) / 4);
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                const unsigned row = t / 8 + 32 * q, c = t % 8, sw = y32 ? (row / 4) % 8 : (row / 8) % 8;
+                if (b3 + row < s3 && bk + 8 * c < sk) {
+                    const dke_v16 u = *((const dke_v16 *)p.a + (ba + (dkh_i64)(b3 + row) * p.a_s[3] + bk + 8 * c) / 8);
+                    dke_v16 lo, hi;
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        lo.w[j] = dkp_f2u(dkp_to_f32((dkp_u16)(u.w[j / 2] >> (16 * (j % 2))), p.dt_a));
+                        hi.w[j] = dkp_f2u(dkp_to_f32((dkp_u16)(u.w[2 + j / 2] >> (16 * (j % 2))), p.dt_a));
+                    }
+                    tile[row * 16 + ((2 * c) ^ sw)] = lo;
+                    tile[row * 16 + ((2 * c + 1) ^ sw)] = hi;
+                }
+            }
+        }
+        dkp_sync();
+        if (y32) {
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const unsigned kk = t / 8 + 32 * (q / 2), j = t % 8 + 8 * (q % 2);
+                if (bk + kk < sk && b3 + 4 * j < s3) {
+                    dke_v16 o;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) o.w[e] = dkp_f2u(dket_tile_get(tf, 4 * j + e, kk, (4 * j + e) / 4 % 8));
+                    *((dke_v16 *)p.y + (by + (dkh_i64)(bk + kk) * p.y_s[k] + b3 + 4 * j) / 4) = o;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                const unsigned kk = t / 8 + 32 * q, j = t % 8;
+                if (bk + kk < sk && b3 + 8 * j < s3) {
+                    dke_v16 o;
+#pragma unroll
+                    for (int e = 0; e < 8; e += 2) {
+                        const float v0 = dket_tile_get(tf, 8 * j + e, kk, j), v1 = dket_tile_get(tf, 8 * j + e + 1, kk, j);
+                        const dkp_u32 l = p.dt_y == 2 ? dkp_f2h(v0) : dkp_f2b(v0), h = p.dt_y == 2 ? dkp_f2h(v1) : dkp_f2b(v1);
+                        o.w[e / 2] = l | h << 16;
+                    }
+                    *((dke_v16 *)p.y + (by + (dkh_i64)(bk + kk) * p.y_s[k] + b3 + 8 * j) / 8) = o;
+                }
+            }
+        }
+        dkp_sync();
+    }
+}
+
 /* Raw bits of element e (0..7, a compile-time constant after unrolling: indexing
  * u with a run-time e puts it in local memory) of the 8 in u: f32 words, or
  * 16-bit halves. */

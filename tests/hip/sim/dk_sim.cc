@@ -75,7 +75,7 @@ const sim_kernel kKernels[] = {
     SIM_K(dkk_attnr_f16_d64, dkh_attn_args), SIM_K(dkk_attnr_bf16_d64, dkh_attn_args),
     SIM_K(dkk_attnr_f16_d128, dkh_attn_args), SIM_K(dkk_attnr_bf16_d128, dkh_attn_args),
     SIM_K(dkk_attn_combine_f16, dkh_attn_args), SIM_K(dkk_attn_combine_bf16, dkh_attn_args),
-    SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_upsample_vec, dkh_elt_args), SIM_K(dkk_transpose16, dkh_elt_args), SIM_K(dkk_gn_partial, dkh_gn_args), SIM_K(dkk_gn_final, dkh_gn_args),
+    SIM_K(dkk_elementwise, dkh_elt_args), SIM_K(dkk_upsample_vec, dkh_elt_args), SIM_K(dkk_transpose16, dkh_elt_args), SIM_K(dkk_transpose_cvt, dkh_elt_args), SIM_K(dkk_gn_partial, dkh_gn_args), SIM_K(dkk_gn_final, dkh_gn_args),
     SIM_K(dkk_gn_apply, dkh_gn_args),
     SIM_K(dkk_layer_norm, dkh_norm_args),
 };
