@@ -4,23 +4,12 @@
  * ordinary memory) move the right bytes and keep their synchronous meaning;
  * blocks left allocated are freed by dk_context_destroy (ASan checks leaks).
  * Exit 77 (skipped) when the backend is not on this machine. */
-#include <difkern.h>
+#include "backend_test.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int th_failures;
-#define TH_CHECK(cond, ...)                  \
-    do {                                     \
-        if (!(cond)) {                       \
-            printf("FAIL line %d: ", __LINE__); \
-            printf(__VA_ARGS__);             \
-            printf("\n");                    \
-            th_failures++;                   \
-        }                                    \
-    } while (0)
 
 static void th_pattern(unsigned char *p, size_t n, unsigned seed) {
     size_t i;
@@ -31,21 +20,21 @@ static void th_bad_arguments(dk_context *ctx) {
     void *p = (void *)1;
     int local = 0;
     dk_status st = dk_host_alloc(NULL, 64, &p);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(NULL), "ctx must not be NULL"),
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(NULL), "ctx must not be NULL"),
              "NULL ctx: %s '%s'", dk_status_name(st), dk_last_error(NULL));
     st = dk_host_alloc(ctx, 0, &p);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT && p == NULL && strstr(dk_last_error(ctx), "size (=0)"),
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && p == NULL && strstr(dk_last_error(ctx), "size (=0)"),
              "size 0: %s '%s'", dk_status_name(st), dk_last_error(ctx));
     st = dk_host_alloc(ctx, (uint64_t)1 << 60, &p);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT && p == NULL, "size 2^60: %s", dk_status_name(st));
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && p == NULL, "size 2^60: %s", dk_status_name(st));
     st = dk_host_alloc(ctx, 64, NULL);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "out must not be NULL"), "out NULL: %s",
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "out must not be NULL"), "out NULL: %s",
              dk_status_name(st));
     st = dk_host_free(ctx, &local);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "not a live dk_host_alloc block"),
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "not a live dk_host_alloc block"),
              "free of a stack address: %s '%s'", dk_status_name(st), dk_last_error(ctx));
-    TH_CHECK(dk_host_free(ctx, NULL) == DK_OK, "free(NULL): %s", dk_last_error(ctx));
-    TH_CHECK(dk_host_free(NULL, NULL) == DK_ERR_INVALID_ARGUMENT, "free with a NULL ctx");
+    BT_CHECK(dk_host_free(ctx, NULL) == DK_OK, "free(NULL): %s", dk_last_error(ctx));
+    BT_CHECK(dk_host_free(NULL, NULL) == DK_ERR_INVALID_ARGUMENT, "free with a NULL ctx");
 }
 
 static void th_transfers(dk_context *ctx, size_t n) {
@@ -55,13 +44,13 @@ static void th_transfers(dk_context *ctx, size_t n) {
     st = dk_host_alloc(ctx, n, (void **)&a);
     if (st == DK_OK) st = dk_host_alloc(ctx, n, (void **)&b);
     if (st == DK_OK) st = dk_buffer_create(ctx, n + 256, &buf);
-    TH_CHECK(st == DK_OK && plain, "setup: %s", dk_last_error(ctx));
+    BT_CHECK(st == DK_OK && plain, "setup: %s", dk_last_error(ctx));
     if (st != DK_OK || !plain) {
         free(plain);
         dk_buffer_destroy(ctx, buf);
         return;
     }
-    TH_CHECK(((uintptr_t)a % 64) == 0 && ((uintptr_t)b % 64) == 0, "blocks not 64-byte aligned");
+    BT_CHECK(((uintptr_t)a % 64) == 0 && ((uintptr_t)b % 64) == 0, "blocks not 64-byte aligned");
 
     /* whole block up, whole block down; the source changes right after the upload */
     th_pattern(a, n, 1);
@@ -70,33 +59,33 @@ static void th_transfers(dk_context *ctx, size_t n) {
     memset(a, 0x55, n);
     if (st == DK_OK) st = dk_buffer_download(ctx, buf, 0, b, n);
     th_pattern(a, n, 1);
-    TH_CHECK(st == DK_OK && memcmp(a, b, n) == 0, "whole block round trip: %s", dk_last_error(ctx));
+    BT_CHECK(st == DK_OK && memcmp(a, b, n) == 0, "whole block round trip: %s", dk_last_error(ctx));
 
     /* interior ranges: from a + 1000 to buffer offset 256, back into b + 333 */
     th_pattern(a, n, 2);
     memset(b, 0xee, n);
     st = dk_buffer_upload(ctx, buf, 256, a + 1000, 70000);
     if (st == DK_OK) st = dk_buffer_download(ctx, buf, 256, b + 333, 70000);
-    TH_CHECK(st == DK_OK && memcmp(a + 1000, b + 333, 70000) == 0, "interior round trip: %s", dk_last_error(ctx));
-    TH_CHECK(b[332] == 0xee && b[333 + 70000] == 0xee, "interior download wrote outside its range");
+    BT_CHECK(st == DK_OK && memcmp(a + 1000, b + 333, 70000) == 0, "interior round trip: %s", dk_last_error(ctx));
+    BT_CHECK(b[332] == 0xee && b[333 + 70000] == 0xee, "interior download wrote outside its range");
 
     /* the block's last bytes; then ordinary memory on one side */
     st = dk_buffer_upload(ctx, buf, 0, a + n - 4096, 4096);
     if (st == DK_OK) st = dk_buffer_download(ctx, buf, 0, plain, 4096);
-    TH_CHECK(st == DK_OK && memcmp(a + n - 4096, plain, 4096) == 0, "tail range: %s", dk_last_error(ctx));
+    BT_CHECK(st == DK_OK && memcmp(a + n - 4096, plain, 4096) == 0, "tail range: %s", dk_last_error(ctx));
     th_pattern(plain, n, 3);
     st = dk_buffer_upload(ctx, buf, 0, plain, n);
     if (st == DK_OK) st = dk_buffer_download(ctx, buf, 0, b, n);
-    TH_CHECK(st == DK_OK && memcmp(plain, b, n) == 0, "ordinary -> pinned: %s", dk_last_error(ctx));
+    BT_CHECK(st == DK_OK && memcmp(plain, b, n) == 0, "ordinary -> pinned: %s", dk_last_error(ctx));
 
     /* a freed block is gone; b stays for dk_context_destroy */
-    TH_CHECK(dk_host_free(ctx, a) == DK_OK, "free: %s", dk_last_error(ctx));
+    BT_CHECK(dk_host_free(ctx, a) == DK_OK, "free: %s", dk_last_error(ctx));
     st = dk_host_free(ctx, a);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT, "double free: %s", dk_status_name(st));
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT, "double free: %s", dk_status_name(st));
     st = dk_host_free(ctx, b + 64);
-    TH_CHECK(st == DK_ERR_INVALID_ARGUMENT, "free of an interior pointer: %s", dk_status_name(st));
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT, "free of an interior pointer: %s", dk_status_name(st));
     /* Vulkan with the validation layer: its messages come back from dk_sync */
-    TH_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
+    BT_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
     dk_buffer_destroy(ctx, buf);
     free(plain);
 }
@@ -104,24 +93,14 @@ static void th_transfers(dk_context *ctx, size_t n) {
 int main(int argc, char **argv) {
     dk_context_options opt;
     dk_context *ctx = NULL;
-    const char *name = argc > 1 ? argv[1] : "cpu";
-    dk_status st;
-    dk_context_options_init(&opt);
-    opt.backend = !strcmp(name, "vulkan") ? DK_BACKEND_VULKAN : !strcmp(name, "hip") ? DK_BACKEND_HIP : DK_BACKEND_CPU;
-    st = dk_context_create(&opt, &ctx);
-    if (st == DK_ERR_BACKEND_UNAVAILABLE) {
-        printf("SKIP: %s backend: %s\n", name, dk_last_error(NULL));
-        return 77;
-    }
-    if (st != DK_OK) {
-        printf("FAIL: dk_context_create(%s): %s\n", name, dk_last_error(NULL));
-        return 1;
-    }
+    const char *name;
+    const int rc = bt_context(argc, argv, &opt, &ctx, &name);
+    if (rc) return rc;
     th_bad_arguments(ctx);
     th_transfers(ctx, (size_t)3 << 20 | 3); /* larger than one staging chunk, odd */
     th_transfers(ctx, (size_t)9 << 20 | 5); /* HIP: a block difkern allocates and registers */
-    TH_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
+    BT_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
     dk_context_destroy(ctx);
-    printf("host memory on %s: %d failures\n", name, th_failures);
-    return th_failures ? 1 : 0;
+    printf("host memory on %s: %d failures\n", name, bt_failures);
+    return bt_failures ? 1 : 0;
 }

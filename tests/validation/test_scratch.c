@@ -5,24 +5,13 @@
  * scratch allocated anew) to the same bits, and matches the NHWC conv.  Bad
  * arguments get a status and a message.  Exit 77 (skipped) when the backend is
  * not on this machine. */
-#include <difkern.h>
+#include "backend_test.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int ts_failures;
-#define TS_CHECK(cond, ...)                     \
-    do {                                        \
-        if (!(cond)) {                          \
-            printf("FAIL line %d: ", __LINE__); \
-            printf(__VA_ARGS__);                \
-            printf("\n");                       \
-            ts_failures++;                      \
-        }                                       \
-    } while (0)
 
 enum { TS_N = 1, TS_C = 64, TS_H = 12, TS_W = 16, TS_PIX = TS_H * TS_W, TS_NUMEL = TS_N * TS_C * TS_PIX };
 
@@ -34,7 +23,7 @@ static uint16_t ts_rand_f16(float scale) {
 
 static uint64_t ts_memory(dk_context *ctx) {
     uint64_t cur = 0;
-    TS_CHECK(dk_memory_usage(ctx, &cur, NULL) == DK_OK, "dk_memory_usage: %s", dk_last_error(ctx));
+    BT_CHECK(dk_memory_usage(ctx, &cur, NULL) == DK_OK, "dk_memory_usage: %s", dk_last_error(ctx));
     return cur;
 }
 
@@ -52,10 +41,10 @@ static void ts_conv(dk_context *ctx, int nhwc, dk_buffer *bx, dk_buffer *bw, dk_
     dk_conv2d_desc_init(&d);
     d.pad_h = d.pad_w = 1;
     d.residual_scale = 0.5f;
-    TS_CHECK(dk_buffer_fill(ctx, by, 0, TS_NUMEL * 2, 0x7e007e00u) == DK_OK, "poison y: %s", dk_last_error(ctx));
-    TS_CHECK(dk_conv2d(ctx, &d, &x, &w, &b, &r, &y) == DK_OK, "conv (%s): %s", nhwc ? "NHWC" : "NCHW",
+    BT_CHECK(dk_buffer_fill(ctx, by, 0, TS_NUMEL * 2, 0x7e007e00u) == DK_OK, "poison y: %s", dk_last_error(ctx));
+    BT_CHECK(dk_conv2d(ctx, &d, &x, &w, &b, &r, &y) == DK_OK, "conv (%s): %s", nhwc ? "NHWC" : "NCHW",
              dk_last_error(ctx));
-    TS_CHECK(dk_buffer_download(ctx, by, 0, out, TS_NUMEL * 2) == DK_OK, "download: %s", dk_last_error(ctx));
+    BT_CHECK(dk_buffer_download(ctx, by, 0, out, TS_NUMEL * 2) == DK_OK, "download: %s", dk_last_error(ctx));
 }
 
 /* The NCHW tensor t as NHWC, host side. */
@@ -68,28 +57,19 @@ static void ts_to_nhwc(const uint16_t *t, uint16_t *out) {
 int main(int argc, char **argv) {
     dk_context_options opt;
     dk_context *ctx = NULL;
-    const char *name = argc > 1 ? argv[1] : "cpu";
+    const char *name;
     static uint16_t hx[TS_NUMEL], hr[TS_NUMEL], hw[TS_C * TS_C * 9], hb[TS_C], tmp[TS_NUMEL];
     static uint16_t y_nhwc[TS_NUMEL], y1[TS_NUMEL], y2[TS_NUMEL], y1n[TS_NUMEL];
     dk_buffer *bx = NULL, *bxn = NULL, *bw = NULL, *bb = NULL, *br = NULL, *brn = NULL, *by = NULL;
     uint64_t mem0, mem1, mem2;
     dk_status st;
     int i, bad = 0, nan = 0;
-    dk_context_options_init(&opt);
-    opt.backend = !strcmp(name, "vulkan") ? DK_BACKEND_VULKAN : !strcmp(name, "hip") ? DK_BACKEND_HIP : DK_BACKEND_CPU;
-    st = dk_context_create(&opt, &ctx);
-    if (st == DK_ERR_BACKEND_UNAVAILABLE) {
-        printf("SKIP: %s backend: %s\n", name, dk_last_error(NULL));
-        return 77;
-    }
-    if (st != DK_OK) {
-        printf("FAIL: dk_context_create(%s): %s\n", name, dk_last_error(NULL));
-        return 1;
-    }
+    i = bt_context(argc, argv, &opt, &ctx, &name);
+    if (i) return i;
     st = dk_release_scratch(NULL);
-    TS_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(NULL), "ctx must not be NULL"), "NULL ctx: %s '%s'",
+    BT_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(NULL), "ctx must not be NULL"), "NULL ctx: %s '%s'",
              dk_status_name(st), dk_last_error(NULL));
-    TS_CHECK(dk_release_scratch(ctx) == DK_OK, "release with no scratch: %s", dk_last_error(ctx));
+    BT_CHECK(dk_release_scratch(ctx) == DK_OK, "release with no scratch: %s", dk_last_error(ctx));
 
     for (i = 0; i < TS_NUMEL; i++) hx[i] = ts_rand_f16(1.0f), hr[i] = ts_rand_f16(1.0f);
     for (i = 0; i < TS_C * TS_C * 9; i++) hw[i] = ts_rand_f16(0.05f);
@@ -110,7 +90,7 @@ int main(int argc, char **argv) {
     if (st == DK_OK) st = dk_buffer_upload(ctx, brn, 0, tmp, sizeof tmp);
     if (st == DK_OK) st = dk_buffer_upload(ctx, bw, 0, hw, sizeof hw);
     if (st == DK_OK) st = dk_buffer_upload(ctx, bb, 0, hb, sizeof hb);
-    TS_CHECK(st == DK_OK, "setup: %s", dk_last_error(ctx));
+    BT_CHECK(st == DK_OK, "setup: %s", dk_last_error(ctx));
     if (st != DK_OK) {
         dk_context_destroy(ctx);
         return 1;
@@ -122,16 +102,16 @@ int main(int argc, char **argv) {
     ts_conv(ctx, 0, bx, bw, bb, br, by, y1);
     mem1 = ts_memory(ctx);
     if (opt.backend != DK_BACKEND_CPU)
-        TS_CHECK(mem1 > mem0, "%s: the NCHW conv added no scratch (%llu -> %llu bytes)", name, (unsigned long long)mem0,
+        BT_CHECK(mem1 > mem0, "%s: the NCHW conv added no scratch (%llu -> %llu bytes)", name, (unsigned long long)mem0,
                  (unsigned long long)mem1);
-    TS_CHECK(dk_release_scratch(ctx) == DK_OK, "release: %s", dk_last_error(ctx));
+    BT_CHECK(dk_release_scratch(ctx) == DK_OK, "release: %s", dk_last_error(ctx));
     mem2 = ts_memory(ctx);
-    TS_CHECK(mem2 == mem0, "after the release %llu bytes, before the NCHW conv %llu", (unsigned long long)mem2,
+    BT_CHECK(mem2 == mem0, "after the release %llu bytes, before the NCHW conv %llu", (unsigned long long)mem2,
              (unsigned long long)mem0);
-    TS_CHECK(dk_release_scratch(ctx) == DK_OK, "second release: %s", dk_last_error(ctx));
+    BT_CHECK(dk_release_scratch(ctx) == DK_OK, "second release: %s", dk_last_error(ctx));
     ts_conv(ctx, 0, bx, bw, bb, br, by, y2);
-    TS_CHECK(memcmp(y1, y2, sizeof y1) == 0, "the NCHW conv after the release differs from the one before");
-    TS_CHECK(ts_memory(ctx) == mem1, "scratch after the second NCHW conv: %llu bytes, after the first %llu",
+    BT_CHECK(memcmp(y1, y2, sizeof y1) == 0, "the NCHW conv after the release differs from the one before");
+    BT_CHECK(ts_memory(ctx) == mem1, "scratch after the second NCHW conv: %llu bytes, after the first %llu",
              (unsigned long long)ts_memory(ctx), (unsigned long long)mem1);
 
     /* NCHW vs NHWC: same function (f16 output: a few units in the last place) */
@@ -141,8 +121,8 @@ int main(int argc, char **argv) {
         nan += isnan(a) || isnan(b);
         bad += !(fabsf(a - b) <= 4e-3f * (1.0f + fabsf(b)));
     }
-    TS_CHECK(nan == 0 && bad == 0, "NCHW vs NHWC conv: %d of %d outputs differ (%d NaN)", bad, TS_NUMEL, nan);
-    TS_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
+    BT_CHECK(nan == 0 && bad == 0, "NCHW vs NHWC conv: %d of %d outputs differ (%d NaN)", bad, TS_NUMEL, nan);
+    BT_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
     dk_buffer_destroy(ctx, bx);
     dk_buffer_destroy(ctx, bxn);
     dk_buffer_destroy(ctx, br);
@@ -151,6 +131,6 @@ int main(int argc, char **argv) {
     dk_buffer_destroy(ctx, bw);
     dk_buffer_destroy(ctx, bb);
     dk_context_destroy(ctx);
-    printf("scratch on %s: %d failures\n", name, ts_failures);
-    return ts_failures ? 1 : 0;
+    printf("scratch on %s: %d failures\n", name, bt_failures);
+    return bt_failures ? 1 : 0;
 }
