@@ -157,6 +157,14 @@ static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
             st->k.attnw[dt] = NULL;
         else
             hipbk_dynamic_smem(st, &st->k.attnw[dt], DKH_ATTNW_SMEM);
+        for (v = 0; v < 2; v++) {
+            snprintf(name, sizeof name, "dkk_attns_%s_d%d", dts[dt], 64 << v);
+            if (!st->k.attn_vt || !st->api.cu_tensor_map_encode_tiled ||
+                st->api.module_get_function(&st->k.attns[dt][v], st->module, name))
+                st->k.attns[dt][v] = NULL;
+            else
+                hipbk_dynamic_smem(st, &st->k.attns[dt][v], DKH_ATTNS_SMEM(64 << v));
+        }
     }
     HIPBK_GET(st->k.attn_combine[2], "dkk_attn_combine_f16");
     HIPBK_GET(st->k.attn_combine[3], "dkk_attn_combine_bf16");

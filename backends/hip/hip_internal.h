@@ -81,6 +81,7 @@ typedef struct dk_hip_kernels {
     void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
     void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
     void *attnw[4];                           /* wgmma attention, D == Dv == 512 (sm_90a); NULL: none */
+    void *attns[4][2];                        /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
     void *attn_vt;                            /* its V transpose (sm_90a) */
     void *attn_combine[4];                    /* split-KV merge of dkk_attnf partials, f16/bf16 */
     void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */

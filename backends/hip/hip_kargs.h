@@ -51,6 +51,13 @@ typedef struct dkh_tmaps {
     DKH_ALIGN64 unsigned char x[128];
     DKH_ALIGN64 unsigned char w[128];
 } dkh_tmaps;
+/* dkk_attns_*: tensor maps of Q and K ([b, h, n, D] as (D, n, h, b)) and of V^T
+ * in scratch ((keys, b*h*Dv)) */
+typedef struct dkh_attn_tmaps {
+    DKH_ALIGN64 unsigned char q[128];
+    DKH_ALIGN64 unsigned char k[128];
+    DKH_ALIGN64 unsigned char vt[128];
+} dkh_attn_tmaps;
 /* Attention: query rows and keys per block step; D chunk staged at a time. */
 #define DKH_ATTN_BQ 16
 #define DKH_ATTN_BKV 16
@@ -73,6 +80,14 @@ typedef struct dkh_tmaps {
  * 72), two floats per row, +1 KB for the 1024-byte alignment */
 #define DKH_ATTNW_THREADS 256
 #define DKH_ATTNW_SMEM (200 * 1024 + 64 * 72 * 4 + 2 * 64 * 4 + 1024)
+/* dkk_attns_* (sm_90a, D == Dv in {64, 128}): 128 query rows, two consumer
+ * warpgroups and a producer warp, keys in tiles of BKV through an ST-stage
+ * ring; shared memory: Q, then ST pairs of K and V^T tiles, 1 KB alignment */
+#define DKH_ATTNS_THREADS 288
+#define DKH_ATTNS_BQ 128
+#define DKH_ATTNS_BKV(d) ((d) == 64 ? 128 : 64)
+#define DKH_ATTNS_ST 3
+#define DKH_ATTNS_SMEM(d) (2 * (d) * (DKH_ATTNS_BQ + 2 * DKH_ATTNS_ST * DKH_ATTNS_BKV(d)) + 1024)
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 #define DKH_PHASES 4 /* conv_transpose2d phases per launch of the fast kernels */

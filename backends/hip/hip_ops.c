@@ -823,6 +823,78 @@ static int hipops_attnf_variant(dk_hip_state *st, const dk_tensor *q, const dk_t
     return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
 
+/* Tensor map of a 16-bit [b, h, n, d] view as (d, n, h, b), boxes of 64
+ * columns x rows, 128-byte swizzled, zeros outside (dk_attention_wgmma_small.hip);
+ * 0 where the driver refuses it.  A dimension of extent 1 gets the dense stride. */
+static int hipops_attn_tmap(dk_hip_api *api, void *map, const dk_tensor *t, uint32_t rows) {
+    uint64_t dims[4], strides[3];
+    uint32_t box[4] = {64, 1, 1, 1}, one[4] = {1, 1, 1, 1};
+    int i;
+    box[1] = rows;
+    for (i = 0; i < 4; i++) dims[i] = (uint64_t)t->shape[3 - i];
+    for (i = 0; i < 3; i++) {
+        strides[i] = dims[i + 1] > 1 ? (uint64_t)t->strides[2 - i] * 2u : (i ? strides[i - 1] * dims[i] : dims[0] * 2u);
+        if ((dims[i + 1] > 1 && t->strides[2 - i] < 0) || strides[i] % 16 != 0 || strides[i] >= ((uint64_t)1 << 40))
+            return 0;
+    }
+    return api->cu_tensor_map_encode_tiled(map, 1, 4, (void *)(uintptr_t)hipops_addr(t), dims, strides, box, one, 0, 3, 2,
+                                           0) == 0;
+}
+
+/* Whether the Hopper wgmma attention kernels may run: batch * heads within one
+ * grid dimension; DIFKERN_HIP_ATTN_WGMMA=0 turns them off (A/B, tests). */
+static int hipops_attn_wgmma_on(const dk_tensor *q) {
+    const char *env = getenv("DIFKERN_HIP_ATTN_WGMMA");
+    return !(env && env[0] == '0') && q->shape[0] * q->shape[1] <= 65535;
+}
+
+/* The Hopper wgmma attention kernels (dk_attention_wgmma*.hip, f16/bf16, D ==
+ * Dv): V transposed into scratch ([b*h][Dv][keys rounded up to vt_round], the
+ * rest zero) so that both operands of P V are K-major, then the kernel over
+ * blocks of bq query rows, with split-KV where those blocks fill the
+ * multiprocessors badly (partials after V^T in the scratch, then the merge).
+ * tm (the small-head kernel's tensor maps; V^T's is added here) also limits
+ * the split to what fills one wave: at D 64 the partials cost as much as the
+ * blocks (H100, b2 h10 n1024 f16: 4 splits 0.064 ms, none ~0.03). */
+static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_tensor *q, void *fn, int64_t bq,
+                                   int64_t vt_round, unsigned threads, unsigned smem, dkh_attn_tmaps *tm) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    const uint64_t nqb = hipops_blocks(p->nq, bq), bh = (uint64_t)(q->shape[0] * q->shape[1]);
+    const uint64_t fill = st->sm_count > 0 ? (uint64_t)st->sm_count / (nqb * bh) : 1u;
+    int splits = hipops_attn_splits(st, nqb * bh, p->nkv);
+    uint64_t vt, vt_bytes, part_bytes = 0;
+    dk_status s;
+    p->nb = q->shape[0];
+    p->nh = q->shape[1];
+    if (tm && (uint64_t)splits > fill) splits = fill > 1 ? (int)fill : 1;
+    p->vt_ld = (p->nkv + vt_round - 1) / vt_round * vt_round;
+    vt_bytes = (bh * (uint64_t)p->dv * (uint64_t)p->vt_ld * 2u + 255u) / 256u * 256u;
+    if (splits > 1) part_bytes = hipops_attn_split_plan(p, splits, nqb, p->nb, p->nh);
+    s = dk__hip_scratch(ctx, vt_bytes + part_bytes, &vt);
+    if (s != DK_OK) return s;
+    p->vt = vt;
+    p->part = vt + vt_bytes;
+    if (tm) {
+        /* V^T as (keys, b*h*Dv), boxes of 64 keys x Dv rows */
+        uint64_t dims[2], stride = (uint64_t)p->vt_ld * 2u;
+        uint32_t box[2], one[2] = {1, 1};
+        dims[0] = (uint64_t)p->vt_ld;
+        dims[1] = bh * (uint64_t)p->dv;
+        box[0] = 64;
+        box[1] = (uint32_t)p->dv;
+        if (st->api.cu_tensor_map_encode_tiled(tm->vt, 1, 2, (void *)(uintptr_t)vt, dims, &stride, box, one, 0, 3, 2, 0))
+            return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention (hip): the driver refused the V^T tensor map");
+    }
+    s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p->vt_ld / 32u, (uint64_t)p->dv / 32u, bh, 256u,
+                             0u, p);
+    if (s == DK_OK)
+        s = dk__hip_launch_block2(ctx, "dk_attention", fn, nqb * (uint64_t)(p->splits > 1 ? p->splits : 1),
+                                  (uint64_t)p->nh, (uint64_t)p->nb, threads, smem, p, tm);
+    if (s != DK_OK || p->splits <= 1) return s;
+    return dk__hip_launch(ctx, "dk_attention", st->k.attn_combine[q->dtype], hipops_blocks(p->nq * p->dv, DKH_THREADS),
+                          (uint64_t)p->nh, (uint64_t)p->nb, p);
+}
+
 dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q, const dk_tensor *k,
                             const dk_tensor *v, const dk_tensor *out) {
     dk_hip_state *st = dk__hip_state(ctx);
@@ -844,6 +916,14 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
+    if ((p.d == 64 || p.d == 128) && p.dv == p.d && st->k.attns[q->dtype][p.d / 128] && hipops_attn_wgmma_on(q) &&
+        hipops_attn_rows16(q, k, v)) {
+        /* Hopper, D == Dv in {64, 128}: the warp-specialized wgmma kernel (TMA loads) */
+        dkh_attn_tmaps tm;
+        if (hipops_attn_tmap(&st->api, tm.q, q, DKH_ATTNS_BQ) && hipops_attn_tmap(&st->api, tm.k, k, DKH_ATTNS_BKV(p.d)))
+            return hipops_attn_wgmma(ctx, &p, q, st->k.attns[q->dtype][p.d / 128], DKH_ATTNS_BQ, 128, DKH_ATTNS_THREADS,
+                                     DKH_ATTNS_SMEM(p.d), &tm);
+    }
     variant = hipops_attnr_variant(st, q, k, v);
     if (variant >= 0) {
         /* D, Dv <= 128: whole query rows per wave */
@@ -852,35 +932,8 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
                                      st->api.is_cuda ? dk__hip_attnr_smem(64 << variant) : 0u, &p);
     }
     variant = hipops_attnf_variant(st, q, k, v);
-    if (variant == 3 && st->k.attnw[q->dtype]) {
-        /* Hopper, D 512: the wgmma kernel, with split-KV where its 64-row blocks
-         * fill the multiprocessors badly; DIFKERN_HIP_ATTN_WGMMA=0: off (A/B, tests) */
-        const char *env = getenv("DIFKERN_HIP_ATTN_WGMMA");
-        const uint64_t nqb = hipops_blocks(p.nq, 64), bh = (uint64_t)(q->shape[0] * q->shape[1]);
-        if (!(env && env[0] == '0') && bh <= 65535u) {
-            /* scratch: V^T, then the split partials (as for dkk_attnf_*) */
-            const int splits = hipops_attn_splits(st, nqb * bh, p.nkv);
-            uint64_t vt, vt_bytes, part_bytes = 0;
-            dk_status s;
-            p.nb = q->shape[0];
-            p.nh = q->shape[1];
-            p.vt_ld = (p.nkv + 63) / 64 * 64;
-            vt_bytes = (bh * 512u * (uint64_t)p.vt_ld * 2u + 255u) / 256u * 256u;
-            if (splits > 1) part_bytes = hipops_attn_split_plan(&p, splits, nqb, p.nb, p.nh);
-            s = dk__hip_scratch(ctx, vt_bytes + part_bytes, &vt);
-            if (s != DK_OK) return s;
-            p.vt = vt;
-            p.part = vt + vt_bytes;
-            s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p.vt_ld / 32u, 512u / 32u, bh, 256u, 0u,
-                                     &p);
-            if (s == DK_OK)
-                s = dk__hip_launch_block(ctx, "dk_attention", st->k.attnw[q->dtype], nqb * (uint64_t)(p.splits > 1 ? p.splits : 1),
-                                         (uint64_t)p.nh, (uint64_t)p.nb, DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, &p);
-            if (s != DK_OK || p.splits <= 1) return s;
-            return dk__hip_launch(ctx, "dk_attention", st->k.attn_combine[q->dtype],
-                                  hipops_blocks(p.nq * p.dv, DKH_THREADS), (uint64_t)p.nh, (uint64_t)p.nb, &p);
-        }
-    }
+    if (variant == 3 && st->k.attnw[q->dtype] && hipops_attn_wgmma_on(q))
+        return hipops_attn_wgmma(ctx, &p, q, st->k.attnw[q->dtype], 64, 64, DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, NULL);
     if (variant >= 0) {
         const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
         const unsigned smem = st->api.is_cuda ? dk__hip_attnf_smem(p.d) : 0u;

@@ -7,5 +7,6 @@
 #include "dk_attention_fast.hip"
 #include "dk_attention_rows.hip"
 #include "dk_attention_wgmma.hip"
+#include "dk_attention_wgmma_small.hip"
 #include "dk_elementwise.hip"
 #include "dk_group_norm.hip"
