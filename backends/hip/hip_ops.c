@@ -861,6 +861,7 @@ static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_t
     dk_hip_state *st = dk__hip_state(ctx);
     const uint64_t nqb = hipops_blocks(p->nq, bq), bh = (uint64_t)(q->shape[0] * q->shape[1]);
     const uint64_t fill = st->sm_count > 0 ? (uint64_t)st->sm_count / (nqb * bh) : 1u;
+    const int64_t vt_rows = (p->dv + 63) / 64 * 64; /* V^T's rows: Dv rounded up to 64, the rest zero */
     int splits = hipops_attn_splits(st, nqb * bh, p->nkv);
     uint64_t vt, vt_bytes, part_bytes = 0;
     dk_status s;
@@ -868,24 +869,24 @@ static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_t
     p->nh = q->shape[1];
     if (tm && (uint64_t)splits > fill) splits = fill > 1 ? (int)fill : 1;
     p->vt_ld = (p->nkv + vt_round - 1) / vt_round * vt_round;
-    vt_bytes = (bh * (uint64_t)p->dv * (uint64_t)p->vt_ld * 2u + 255u) / 256u * 256u;
+    vt_bytes = (bh * (uint64_t)vt_rows * (uint64_t)p->vt_ld * 2u + 255u) / 256u * 256u;
     if (splits > 1) part_bytes = hipops_attn_split_plan(p, splits, nqb, p->nb, p->nh);
     s = dk__hip_scratch(ctx, vt_bytes + part_bytes, &vt);
     if (s != DK_OK) return s;
     p->vt = vt;
     p->part = vt + vt_bytes;
     if (tm) {
-        /* V^T as (keys, b*h*Dv), boxes of 64 keys x Dv rows */
+        /* V^T as (keys, b*h*rows), boxes of 64 keys x rows */
         uint64_t dims[2], stride = (uint64_t)p->vt_ld * 2u;
         uint32_t box[2], one[2] = {1, 1};
         dims[0] = (uint64_t)p->vt_ld;
-        dims[1] = bh * (uint64_t)p->dv;
+        dims[1] = bh * (uint64_t)vt_rows;
         box[0] = 64;
-        box[1] = (uint32_t)p->dv;
+        box[1] = (uint32_t)vt_rows;
         if (st->api.cu_tensor_map_encode_tiled(tm->vt, 1, 2, (void *)(uintptr_t)vt, dims, &stride, box, one, 0, 3, 2, 0))
             return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention (hip): the driver refused the V^T tensor map");
     }
-    s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p->vt_ld / 32u, (uint64_t)p->dv / 32u, bh, 256u,
+    s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p->vt_ld / 32u, (uint64_t)vt_rows / 32u, bh, 256u,
                              0u, p);
     if (s == DK_OK)
         s = dk__hip_launch_block2(ctx, "dk_attention", fn, nqb * (uint64_t)(p->splits > 1 ? p->splits : 1),
@@ -916,13 +917,14 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
-    if ((p.d == 64 || p.d == 128) && p.dv == p.d && st->k.attns[q->dtype][p.d / 128] && hipops_attn_wgmma_on(q) &&
+    if (p.dv == p.d && p.d % 8 == 0 && p.d <= 128 && st->k.attns[q->dtype][p.d > 64] && hipops_attn_wgmma_on(q) &&
         hipops_attn_rows16(q, k, v)) {
-        /* Hopper, D == Dv in {64, 128}: the warp-specialized wgmma kernel (TMA loads) */
+        /* Hopper, D == Dv <= 128: the warp-specialized wgmma kernel (TMA loads), at D 64 or 128 */
+        const int dp = p.d > 64 ? 128 : 64;
         dkh_attn_tmaps tm;
-        if (hipops_attn_tmap(&st->api, tm.q, q, DKH_ATTNS_BQ) && hipops_attn_tmap(&st->api, tm.k, k, DKH_ATTNS_BKV(p.d)))
-            return hipops_attn_wgmma(ctx, &p, q, st->k.attns[q->dtype][p.d / 128], DKH_ATTNS_BQ, 128, DKH_ATTNS_THREADS,
-                                     DKH_ATTNS_SMEM(p.d), &tm);
+        if (hipops_attn_tmap(&st->api, tm.q, q, DKH_ATTNS_BQ) && hipops_attn_tmap(&st->api, tm.k, k, DKH_ATTNS_BKV(dp)))
+            return hipops_attn_wgmma(ctx, &p, q, st->k.attns[q->dtype][p.d > 64], DKH_ATTNS_BQ, 128, DKH_ATTNS_THREADS,
+                                     DKH_ATTNS_SMEM(dp), &tm);
     }
     variant = hipops_attnr_variant(st, q, k, v);
     if (variant >= 0) {

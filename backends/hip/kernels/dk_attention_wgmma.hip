@@ -77,18 +77,18 @@ DKP_DEV unsigned dkaw_off512(int row, int c, int rows) {
     return (unsigned)((c >> 3) * rows * 128 + row * 128 + (((c & 7) ^ (row & 7)) << 4));
 }
 
-/* V [b, h, nkv, Dv] -> V^T [b*h][Dv][ld] (keys nkv .. ld-1 zero): 32 x 32 tiles
- * (Dv a multiple of 32; also for dk_attention_wgmma_small.hip) */
+/* V [b, h, nkv, Dv] -> V^T [b*h][Dv rounded up to 64][ld] (keys nkv .. ld-1 and
+ * rows Dv .. zero): 32 x 32 tiles (also for dk_attention_wgmma_small.hip) */
 extern "C" __global__ void __launch_bounds__(256) dkk_attn_vt(dkh_attn_args p) {
     __shared__ dkp_u16 t[32][34];
     const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
     const dkh_i64 key0 = (dkh_i64)blockIdx.x * 32, d0 = (dkh_i64)blockIdx.y * 32, bh = blockIdx.z;
     const dkh_i64 b = bh / p.nh, h = bh % p.nh;
     const dkp_u16 *v = (const dkp_u16 *)p.v + b * p.v_s[0] + h * p.v_s[1];
-    dkp_u16 *vt = (dkp_u16 *)p.vt + bh * p.dv * p.vt_ld;
+    dkp_u16 *vt = (dkp_u16 *)p.vt + bh * ((p.dv + 63) / 64 * 64) * p.vt_ld;
     for (int i = ty; i < 32; i += 8) {
         const dkh_i64 key = key0 + i;
-        t[i][tx] = key < p.nkv ? v[key * p.v_s[2] + (d0 + tx) * p.v_s[3]] : (dkp_u16)0;
+        t[i][tx] = key < p.nkv && d0 + tx < p.dv ? v[key * p.v_s[2] + (d0 + tx) * p.v_s[3]] : (dkp_u16)0;
     }
     __syncthreads();
     for (int i = ty; i < 32; i += 8) vt[(d0 + i) * p.vt_ld + key0 + tx] = t[tx][i];

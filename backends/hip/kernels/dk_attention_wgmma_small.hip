@@ -1,7 +1,10 @@
-/* Hopper (sm_90a) flash attention on wgmma for small heads: D == Dv == 64 or
- * 128 (the UNets' attention: SDXL's 64-wide heads), f16 / bf16.  Only in the
- * sm_90a code object; hip_ops.c takes it for those shapes (else the mma.sync
- * small-head kernel, dk_attention_rows.hip).
+/* Hopper (sm_90a) flash attention on wgmma for small heads: D == Dv up to 128,
+ * a multiple of 8 (the UNets' attention: SD 1.x's 40 / 80, SDXL's 64), f16 /
+ * bf16, computed at D 64 or 128: the tensor maps fill Q and K's missing
+ * columns with zeros, V^T's missing rows are zero (dkk_attn_vt), and only Dv
+ * output columns are stored.  Only in the sm_90a code object; hip_ops.c takes
+ * it for those shapes (else the mma.sync small-head kernel,
+ * dk_attention_rows.hip).
  *
  * Block: 128 query rows; two consumer warpgroups of 64 rows each and one
  * producer warp.  The producer loads Q once and the K and V^T tiles of BKV
@@ -345,12 +348,13 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
         for (int hr = 0; hr < 2; hr++) {
             const dkh_i64 q = q0 + r0 + 8 * hr;
             if (q >= p.nq) continue;
-            float *const P = (float *)p.part + (((sp * p.nb + b) * p.nh + h) * p.nq + q) * (D + 2);
+            float *const P = (float *)p.part + (((sp * p.nb + b) * p.nh + h) * p.nq + q) * (p.dv + 2);
 #pragma unroll
-            for (int j = 0; j < D / 8; j++) *(float2 *)(P + j * 8 + 2 * tq) = make_float2(o[j * 4 + 2 * hr], o[j * 4 + 2 * hr + 1]);
+            for (int j = 0; j < D / 8; j++)
+                if (j * 8 < p.dv) *(float2 *)(P + j * 8 + 2 * tq) = make_float2(o[j * 4 + 2 * hr], o[j * 4 + 2 * hr + 1]);
             if (tq == 0) {
-                P[D] = m_run[hr];
-                P[D + 1] = l_run[hr];
+                P[p.dv] = m_run[hr];
+                P[p.dv + 1] = l_run[hr];
             }
         }
         return;
@@ -364,6 +368,7 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
 #pragma unroll
         for (int j = 0; j < D / 8; j++) {
             const dkh_i64 col = j * 8 + 2 * tq;
+            if (j * 8 >= p.dv) break; /* Dv % 8 == 0: whole column groups */
             const dkp_u16 v0 = dkp_conv<DT>::from(o[j * 4 + 2 * hr] * inv), v1 = dkp_conv<DT>::from(o[j * 4 + 2 * hr + 1] * inv);
             dkp_u16 *const dst = og + q * p.o_s[2] + col * p.o_s[3];
             if (p.o_s[3] == 1 && (((dkp_u64)dst) & 3) == 0) {
