@@ -24,8 +24,9 @@
  *               (rows g / g + 8, columns 2(lane % 4) + {0, 1} / + 8), and V
  *               comes transposed (dkk_attn_vt into scratch, as for D 512) so
  *               that B is K-major too.
- * The two warpgroups take turns on the tensor cores (named barriers 1 and 2):
- * one multiplies while the other runs its softmax.
+ * The two warpgroups take turns issuing their products (named barriers 1 and
+ * 2; a turn passes once the products are issued, so the next queue behind
+ * them): one warpgroup's products run while the other computes its softmax.
  * Shared rows are 128 bytes (64 elements) with the 128-byte swizzle (chunk c
  * of row r at c ^ (r % 8)); wider rows are stored as blocks of 64 columns. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -263,11 +264,11 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
             }
         }
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        dkas_turn_pass(wg); /* the other warpgroup's products queue behind these */
         if constexpr (BKV == 128)
             dkgw_wait<0>(s);
         else
             dkaw_wait32(s);
-        dkas_turn_pass(wg);
 
         /* online softmax of rows g (hr 0) and g + 8 (hr 1) of this warp's 16:
          * extremes of the raw scores (the maximum of the scaled ones whatever
@@ -324,12 +325,12 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
             }
         }
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        /* the other warpgroup's next S (none after warpgroup 1's last P V) */
+        if (wg == 0 || t + 1 < tiles) dkas_turn_pass(wg);
         if constexpr (D == 64)
             dkaw_wait32(o);
         else
             dkgw_wait<0>(o);
-        /* the other warpgroup's next S (none after warpgroup 1's last P V) */
-        if (wg == 0 || t + 1 < tiles) dkas_turn_pass(wg);
         /* stage st is free once all 8 consumer warps are past it */
         if (lane == 0) dkgw_bar_arrive(empty0 + 8 * st);
     }
