@@ -142,6 +142,23 @@ DKP_DEV void dkas_mma128_ss(float *d, dkp_u64 da, dkp_u64 db) {
     }
 }
 
+/* Waits until at most N of this warpgroup's MMA groups are in flight, naming
+ * the C accumulators (32 or 64) so that no read of them moves above the wait. */
+template <int C, int N>
+DKP_DEV void dkas_wait_s(float *d) {
+    if constexpr (C == 64) {
+        dkgw_wait<N>(d);
+    } else {
+        asm volatile("wgmma.wait_group.sync.aligned %32;\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                     : "n"(N)
+                     : "memory");
+    }
+}
+
 /* Two floats -> the storage type's pair (a in the low half), one conversion */
 template <int DT>
 DKP_DEV dkp_u32 dkas_pack2(float a, float b) {
@@ -236,46 +253,47 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
     if (wg == 1) dkas_turn_pass(wg); /* warpgroup 0 multiplies first */
     dkgw_bar_wait(qfull, 0);
 
-    for (int t = 0; t < tiles; t++) {
-        const int st = t % ST;
-        const unsigned kt = sk + (unsigned)(st * (KB + VB)), vt = kt + KB;
-        dkgw_bar_wait(full0 + 8 * st, (t / ST) & 1);
-
-        float s[NS]; /* written by the first step (scale-d 0) */
-        dkas_turn_wait(wg);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        {
-            /* k16 step j over D: column block j / 4, +32 bytes per step */
-            const dkp_u64 dq = dkgw_desc(sq + wg * 64 * 128), dk = dkgw_desc(kt);
+    /* S(t) = Q K(t)^T into sd (issued in the caller's turn, not waited for) */
+    auto issue_s = [&](float *sd, int t) {
+        const dkp_u64 dq = dkgw_desc(sq + wg * 64 * 128), dk = dkgw_desc(sk + (unsigned)((t % ST) * (KB + VB)));
+        /* k16 step j over D: column block j / 4, +32 bytes per step */
 #pragma unroll
-            for (int j = 0; j < D / 16; j++) {
-                const dkp_u64 da = dq + (j >> 2) * (BQ * 128 / 16) + (j & 3) * 2, db = dk + (j >> 2) * (BKV * 128 / 16) + (j & 3) * 2;
-                if (j == 0) {
-                    if constexpr (BKV == 128)
-                        dkas_mma128_ss<DT, true>(s, da, db);
-                    else
-                        dkas_mma64_ss<DT, true>(s, da, db);
-                } else {
-                    if constexpr (BKV == 128)
-                        dkas_mma128_ss<DT, false>(s, da, db);
-                    else
-                        dkas_mma64_ss<DT, false>(s, da, db);
-                }
+        for (int j = 0; j < D / 16; j++) {
+            const dkp_u64 da = dq + (j >> 2) * (BQ * 128 / 16) + (j & 3) * 2, db = dk + (j >> 2) * (BKV * 128 / 16) + (j & 3) * 2;
+            if (j == 0) {
+                if constexpr (BKV == 128)
+                    dkas_mma128_ss<DT, true>(sd, da, db);
+                else
+                    dkas_mma64_ss<DT, true>(sd, da, db);
+            } else {
+                if constexpr (BKV == 128)
+                    dkas_mma128_ss<DT, false>(sd, da, db);
+                else
+                    dkas_mma64_ss<DT, false>(sd, da, db);
             }
         }
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        dkas_turn_pass(wg); /* the other warpgroup's products queue behind these */
-        if constexpr (BKV == 128)
-            dkgw_wait<0>(s);
-        else
-            dkaw_wait32(s);
-
-        /* online softmax of rows g (hr 0) and g + 8 (hr 1) of this warp's 16:
-         * extremes of the raw scores (the maximum of the scaled ones whatever
-         * the scale's sign), keys past Nkv (only in the last tile) set to the
-         * extreme that loses, then P = 2^(s sl2 - m) as one FMA and MUFU.EX2 */
-        float alpha[2];
-        dkp_u32 pa[NS / 2];
+    };
+    /* O += P(t) V(t) (P from registers) */
+    auto issue_pv = [&](const dkp_u32 *pa, int t) {
+        const dkp_u64 dv = dkgw_desc(sk + (unsigned)((t % ST) * (KB + VB)) + KB);
+        /* key step ks: V^T column block ks / 4, +32 bytes per step */
+#pragma unroll
+        for (int ks = 0; ks < BKV / 16; ks++) {
+            const dkp_u64 db = dv + (ks >> 2) * (D * 128 / 16) + (ks & 3) * 2;
+            if constexpr (D == 64)
+                dkas_mma64_rs<DT>(o, pa + 4 * ks, db);
+            else
+                dkas_mma128_rs<DT>(o, pa + 4 * ks, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    };
+    /* online softmax of tile t's scores s into P (pa) and the rows' rescale
+     * factors alpha: rows g (hr 0) and g + 8 (hr 1) of this warp's 16;
+     * extremes of the raw scores (the maximum of the scaled ones whatever the
+     * scale's sign), keys past Nkv (only in the last tile) set to the extreme
+     * that loses, then P = 2^(s sl2 - m) as one FMA and MUFU.EX2 */
+    auto softmax = [&](float *s, dkp_u32 *pa, int t, float *alpha) {
         if ((dkh_i64)(t + 1) * BKV > nkv) {
             const dkh_i64 key0 = (dkh_i64)t * BKV + 2 * tq;
 #pragma unroll
@@ -300,7 +318,34 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
             }
             l_run[hr] = l_run[hr] * alpha[hr] + sum;
         }
-        /* O's rows rescaled, skipped where no row maximum of the warp moved */
+    };
+
+    /* Software pipeline (one turn per tile: S(t+1) and P(t) V(t) issued together;
+     * the softmax of t + 1 runs while P(t) V(t) does, O rescaled after it). */
+    float s[NS], alpha[2]; /* s: written by S's first step (scale-d 0) */
+    dkp_u32 pa0[NS / 2], pa1[NS / 2];
+    dkgw_bar_wait(full0, 0);
+    dkas_turn_wait(wg);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    issue_s(s, 0);
+    dkas_turn_pass(wg);
+    dkas_wait_s<NS, 0>(s);
+    softmax(s, pa0, 0, alpha);
+    /* tile t with a tile after it; no branch around the products (ptxas
+     * serializes wgmma behind compiler-inserted fences on divergent paths) */
+    auto mid = [&](int t, const dkp_u32 *pc, dkp_u32 *pn) {
+        dkgw_bar_wait(full0 + 8 * ((t + 1) % ST), ((t + 1) / ST) & 1);
+        dkas_turn_wait(wg);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        issue_s(s, t + 1);
+        issue_pv(pc, t);
+        dkas_turn_pass(wg);
+        dkas_wait_s<NS, 1>(s); /* S(t+1) done, P(t) V(t) may still run */
+        softmax(s, pn, t + 1, alpha);
+        dkas_wait_s<NO, 0>(o);
+        /* stage t % ST is free once all 8 consumer warps are past it */
+        if (lane == 0) dkgw_bar_arrive(empty0 + 8 * (t % ST));
+        /* O's rows rescaled for t + 1, skipped where no row maximum of the warp moved */
         if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
 #pragma unroll
             for (int j = 0; j < D / 8; j++) {
@@ -310,29 +355,26 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
                 o[j * 4 + 3] *= alpha[1];
             }
         }
+    };
+    /* the last tile: P V only (warpgroup 1 passes no turn after it) */
+    auto last = [&](int t, const dkp_u32 *pc) {
         dkas_turn_wait(wg);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        {
-            /* key step ks: V^T column block ks / 4, +32 bytes per step */
-            const dkp_u64 dv = dkgw_desc(vt);
-#pragma unroll
-            for (int ks = 0; ks < BKV / 16; ks++) {
-                const dkp_u64 db = dv + (ks >> 2) * (D * 128 / 16) + (ks & 3) * 2;
-                if constexpr (D == 64)
-                    dkas_mma64_rs<DT>(o, pa + 4 * ks, db);
-                else
-                    dkas_mma128_rs<DT>(o, pa + 4 * ks, db);
-            }
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        /* the other warpgroup's next S (none after warpgroup 1's last P V) */
-        if (wg == 0 || t + 1 < tiles) dkas_turn_pass(wg);
-        if constexpr (D == 64)
-            dkaw_wait32(o);
-        else
-            dkgw_wait<0>(o);
-        /* stage st is free once all 8 consumer warps are past it */
-        if (lane == 0) dkgw_bar_arrive(empty0 + 8 * st);
+        issue_pv(pc, t);
+        if (wg == 0) dkas_turn_pass(wg);
+        dkas_wait_s<NO, 0>(o);
+    };
+    /* P buffers alternate: tile t's P in pa0 for even t */
+    int t = 0;
+    for (; t + 2 < tiles; t += 2) {
+        mid(t, pa0, pa1);
+        mid(t + 1, pa1, pa0);
+    }
+    if (t + 1 < tiles) {
+        mid(t, pa0, pa1);
+        last(t + 1, pa1);
+    } else {
+        last(t, pa0);
     }
 
     /* row sums over the 4 lanes of each row */
