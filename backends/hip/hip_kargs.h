@@ -85,7 +85,7 @@ typedef struct dkh_attn_tmaps {
  * ring; shared memory: Q, then ST pairs of K and V^T tiles, 1 KB alignment */
 #define DKH_ATTNS_THREADS 288
 #define DKH_ATTNS_BQ 128
-#define DKH_ATTNS_BKV(d) 64
+#define DKH_ATTNS_BKV(d) ((d) == 64 ? 128 : 64)
 #define DKH_ATTNS_ST 3
 #define DKH_ATTNS_SMEM(d) (2 * (d) * (DKH_ATTNS_BQ + 2 * DKH_ATTNS_ST * DKH_ATTNS_BKV(d)) + 1024)
 

@@ -8,7 +8,7 @@
  *
  * Block: 128 query rows; two consumer warpgroups of 64 rows each and one
  * producer warp.  The producer loads Q once and the K and V^T tiles of BKV
- * keys into an ST-stage ring with the Tensor Memory Accelerator (tensor maps:
+ * keys (128 at D 64, 64 at D 128: DKH_ATTNS_BKV) into an ST-stage ring with the Tensor Memory Accelerator (tensor maps:
  * hip_ops.c), handing stages over through mbarriers (full: the bytes landed;
  * empty: all 8 consumer warps are done with it), as dkgwt_gemm does.  Per
  * tile, each consumer warpgroup:
@@ -27,6 +27,11 @@
  * The two warpgroups take turns issuing their products (named barriers 1 and
  * 2; a turn passes once the products are issued, so the next queue behind
  * them): one warpgroup's products run while the other computes its softmax.
+ * At D 128 (PIPE) each warpgroup also overlaps itself: one turn per tile
+ * issues S(t+1) and P(t) V(t) together, and the softmax of t+1 runs while
+ * P(t) V(t) does (two P register sets).  Measured on the H100 (b2 h10 n4096,
+ * f16, ms): D 128 0.40-0.41 -> 0.36-0.39; at D 64 it lost (0.239 -> 0.249 with
+ * 64-key tiles, 0.258 with 128), so D <= 64 keeps two turns per tile.
  * Shared rows are 128 bytes (64 elements) with the 128-byte swizzle (chunk c
  * of row r at c ^ (r % 8)); wider rows are stored as blocks of 64 columns. */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -197,7 +202,7 @@ DKP_DEV unsigned dkas_off(int row, int c, int rows) {
 DKP_DEV void dkas_turn_wait(int wg) { asm volatile("bar.sync %0, 256;" ::"r"(1 + wg) : "memory"); }
 DKP_DEV void dkas_turn_pass(int wg) { asm volatile("bar.arrive %0, 256;" ::"r"(2 - wg) : "memory"); }
 
-template <int DT, int D, int BKV, int ST>
+template <int DT, int D, int BKV, int ST, bool PIPE>
 DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
     constexpr int BQ = DKH_ATTNS_BQ, NS = BKV / 2, NO = D / 2;
     constexpr int QB = BQ * D * 2, KB = BKV * D * 2, VB = D * BKV * 2; /* tile bytes */
@@ -320,32 +325,9 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
         }
     };
 
-    /* Software pipeline (one turn per tile: S(t+1) and P(t) V(t) issued together;
-     * the softmax of t + 1 runs while P(t) V(t) does, O rescaled after it). */
     float s[NS], alpha[2]; /* s: written by S's first step (scale-d 0) */
     dkp_u32 pa0[NS / 2], pa1[NS / 2];
-    dkgw_bar_wait(full0, 0);
-    dkas_turn_wait(wg);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-    issue_s(s, 0);
-    dkas_turn_pass(wg);
-    dkas_wait_s<NS, 0>(s);
-    softmax(s, pa0, 0, alpha);
-    /* tile t with a tile after it; no branch around the products (ptxas
-     * serializes wgmma behind compiler-inserted fences on divergent paths) */
-    auto mid = [&](int t, const dkp_u32 *pc, dkp_u32 *pn) {
-        dkgw_bar_wait(full0 + 8 * ((t + 1) % ST), ((t + 1) / ST) & 1);
-        dkas_turn_wait(wg);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        issue_s(s, t + 1);
-        issue_pv(pc, t);
-        dkas_turn_pass(wg);
-        dkas_wait_s<NS, 1>(s); /* S(t+1) done, P(t) V(t) may still run */
-        softmax(s, pn, t + 1, alpha);
-        dkas_wait_s<NO, 0>(o);
-        /* stage t % ST is free once all 8 consumer warps are past it */
-        if (lane == 0) dkgw_bar_arrive(empty0 + 8 * (t % ST));
-        /* O's rows rescaled for t + 1, skipped where no row maximum of the warp moved */
+    auto rescale = [&]() { /* O's rows, skipped where no row maximum of the warp moved */
         if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
 #pragma unroll
             for (int j = 0; j < D / 8; j++) {
@@ -356,25 +338,71 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
             }
         }
     };
-    /* the last tile: P V only (warpgroup 1 passes no turn after it) */
-    auto last = [&](int t, const dkp_u32 *pc) {
+    if constexpr (!PIPE) {
+        /* two turns per tile: S(t), its softmax, then P(t) V(t) */
+        for (int t = 0; t < tiles; t++) {
+            dkgw_bar_wait(full0 + 8 * (t % ST), (t / ST) & 1);
+            dkas_turn_wait(wg);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            issue_s(s, t);
+            dkas_turn_pass(wg); /* the other warpgroup's products queue behind these */
+            dkas_wait_s<NS, 0>(s);
+            softmax(s, pa0, t, alpha);
+            rescale();
+            dkas_turn_wait(wg);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            issue_pv(pa0, t);
+            if (wg == 0 || t + 1 < tiles) dkas_turn_pass(wg); /* none after warpgroup 1's last */
+            dkas_wait_s<NO, 0>(o);
+            /* stage t % ST is free once all 8 consumer warps are past it */
+            if (lane == 0) dkgw_bar_arrive(empty0 + 8 * (t % ST));
+        }
+    } else {
+        /* Software pipeline (one turn per tile: S(t+1) and P(t) V(t) issued together;
+         * the softmax of t + 1 runs while P(t) V(t) does, O rescaled after it). */
+        dkgw_bar_wait(full0, 0);
         dkas_turn_wait(wg);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        issue_pv(pc, t);
-        if (wg == 0) dkas_turn_pass(wg);
-        dkas_wait_s<NO, 0>(o);
-    };
-    /* P buffers alternate: tile t's P in pa0 for even t */
-    int t = 0;
-    for (; t + 2 < tiles; t += 2) {
-        mid(t, pa0, pa1);
-        mid(t + 1, pa1, pa0);
-    }
-    if (t + 1 < tiles) {
-        mid(t, pa0, pa1);
-        last(t + 1, pa1);
-    } else {
-        last(t, pa0);
+        issue_s(s, 0);
+        dkas_turn_pass(wg);
+        dkas_wait_s<NS, 0>(s);
+        softmax(s, pa0, 0, alpha);
+        /* tile t with a tile after it; no branch around the products (ptxas
+         * serializes wgmma behind compiler-inserted fences on divergent paths) */
+        auto mid = [&](int t, const dkp_u32 *pc, dkp_u32 *pn) {
+            dkgw_bar_wait(full0 + 8 * ((t + 1) % ST), ((t + 1) / ST) & 1);
+            dkas_turn_wait(wg);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            issue_s(s, t + 1);
+            issue_pv(pc, t);
+            dkas_turn_pass(wg);
+            dkas_wait_s<NS, 1>(s); /* S(t+1) done, P(t) V(t) may still run */
+            softmax(s, pn, t + 1, alpha);
+            dkas_wait_s<NO, 0>(o);
+            /* stage t % ST is free once all 8 consumer warps are past it */
+            if (lane == 0) dkgw_bar_arrive(empty0 + 8 * (t % ST));
+            rescale(); /* for t + 1 */
+        };
+        /* the last tile: P V only (warpgroup 1 passes no turn after it) */
+        auto last = [&](int t, const dkp_u32 *pc) {
+            dkas_turn_wait(wg);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            issue_pv(pc, t);
+            if (wg == 0) dkas_turn_pass(wg);
+            dkas_wait_s<NO, 0>(o);
+        };
+        /* P buffers alternate: tile t's P in pa0 for even t */
+        int t = 0;
+        for (; t + 2 < tiles; t += 2) {
+            mid(t, pa0, pa1);
+            mid(t + 1, pa1, pa0);
+        }
+        if (t + 1 < tiles) {
+            mid(t, pa0, pa1);
+            last(t + 1, pa1);
+        } else {
+            last(t, pa0);
+        }
     }
 
     /* row sums over the 4 lanes of each row */
@@ -427,7 +455,7 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
 #define DKAS_KERNEL(name, DT, D)                                                                               \
     extern "C" __global__ void __launch_bounds__(DKH_ATTNS_THREADS, 1)                                         \
         name(dkh_attn_args p, const __grid_constant__ dkh_attn_tmaps t) {                                     \
-        dkas_attn<DT, D, DKH_ATTNS_BKV(D), DKH_ATTNS_ST>(p, t);                                                \
+        dkas_attn<DT, D, DKH_ATTNS_BKV(D), DKH_ATTNS_ST, (D > 64)>(p, t);                                                \
     }
 DKAS_KERNEL(dkk_attns_f16_d64, 2, 64)
 DKAS_KERNEL(dkk_attns_bf16_d64, 3, 64)
