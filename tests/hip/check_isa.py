@@ -30,7 +30,8 @@ ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16",
     + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
 WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16",
                  "dkk_gemmwt_f16", "dkk_gemmwt_bf16", "dkk_gemmwt4_f16", "dkk_gemmwt4_bf16",
-                 "dkk_attnw_f16_d512", "dkk_attnw_bf16_d512"]  # sm_90a only
+                 "dkk_attnw_f16_d512", "dkk_attnw_bf16_d512",
+                 "dkk_attns_f16_d64", "dkk_attns_bf16_d64", "dkk_attns_f16_d128", "dkk_attns_bf16_d128"]  # sm_90a only
 SM90A_KERNELS = WGMMA_KERNELS + ["dkk_attn_vt"]
 
 
@@ -135,8 +136,13 @@ def check_ptx(args, target, path):
             frames = [l for l in res.stderr.splitlines() if re.search(r"[1-9]\d* bytes stack frame", l)]
             if bad or frames:
                 errors.append(f"{target}: ptxas reports spills / stack: {(bad + frames)[:3]}")
-            spills = "ptxas: no spills, no stack"
-    wg = ", wgmma in dkk_gemmw*/dkk_attnw*" if target.endswith("a") else ""
+            # C7520: wgmma issued on a path ptxas cannot prove uniform gets serialized
+            # (printed as "ptxas info"; session 20 measured a pipelined kernel 1.7x slower)
+            serial = [l for l in res.stderr.splitlines() if "C7520" in l or "are serialized" in l]
+            if serial:
+                errors.append(f"{target}: ptxas serializes wgmma: {serial[:2]}")
+            spills = "ptxas: no spills, no stack, no serialized wgmma"
+    wg = ", wgmma in dkk_gemmw*/dkk_attnw*/dkk_attns*" if target.endswith("a") else ""
     print(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
           f"attention kernels{wg}, {spills}")
     return errors

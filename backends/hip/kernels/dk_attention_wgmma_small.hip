@@ -29,7 +29,7 @@
  * them): one warpgroup's products run while the other computes its softmax.
  * At D 128 (PIPE) each warpgroup also overlaps itself: one turn per tile
  * issues S(t+1) and P(t) V(t) together, and the softmax of t+1 runs while
- * P(t) V(t) does (two P register sets).  Measured on the H100 (b2 h10 n4096,
+ * P(t) V(t) does (P(t+1) kept as floats in S's registers until then).  Measured on the H100 (b2 h10 n4096,
  * f16, ms): D 128 0.40-0.41 -> 0.36-0.39; at D 64 it lost (0.239 -> 0.249 with
  * 64-key tiles, 0.258 with 128), so D <= 64 keeps two turns per tile.
  * Shared rows are 128 bytes (64 elements) with the 128-byte swizzle (chunk c
@@ -298,7 +298,7 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
      * extremes of the raw scores (the maximum of the scaled ones whatever the
      * scale's sign), keys past Nkv (only in the last tile) set to the extreme
      * that loses, then P = 2^(s sl2 - m) as one FMA and MUFU.EX2 */
-    auto softmax = [&](float *s, dkp_u32 *pa, int t, float *alpha) {
+    auto softmax = [&](float *s, dkp_u32 *pa, int t, float *alpha, bool pack) {
         if ((dkh_i64)(t + 1) * BKV > nkv) {
             const dkh_i64 key0 = (dkh_i64)t * BKV + 2 * tq;
 #pragma unroll
@@ -318,15 +318,26 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
                 const float p0 = dkaf_exp2(fmaf(s[j * 4 + 2 * hr], sl2, -m_new));
                 const float p1 = dkaf_exp2(fmaf(s[j * 4 + 2 * hr + 1], sl2, -m_new));
                 sum += p0 + p1;
-                /* A fragment of key step j / 2: (row g, pair 0), (g + 8, 0), (g, 1), (g + 8, 1) */
-                pa[(j / 2) * 4 + (j & 1) * 2 + hr] = dkas_pack2<DT>(p0, p1);
+                if (pack) {
+                    /* A fragment of key step j / 2: (row g, pair 0), (g + 8, 0), (g, 1), (g + 8, 1) */
+                    pa[(j / 2) * 4 + (j & 1) * 2 + hr] = dkas_pack2<DT>(p0, p1);
+                } else {
+                    s[j * 4 + 2 * hr] = p0; /* packed later by pack_p */
+                    s[j * 4 + 2 * hr + 1] = p1;
+                }
             }
             l_run[hr] = l_run[hr] * alpha[hr] + sum;
         }
     };
 
     float s[NS], alpha[2]; /* s: written by S's first step (scale-d 0) */
-    dkp_u32 pa0[NS / 2], pa1[NS / 2];
+    dkp_u32 pa[NS / 2];
+    auto pack_p = [&]() { /* P left in s as floats -> pa */
+#pragma unroll
+        for (int j = 0; j < BKV / 8; j++)
+#pragma unroll
+            for (int hr = 0; hr < 2; hr++) pa[(j / 2) * 4 + (j & 1) * 2 + hr] = dkas_pack2<DT>(s[j * 4 + 2 * hr], s[j * 4 + 2 * hr + 1]);
+    };
     auto rescale = [&]() { /* O's rows, skipped where no row maximum of the warp moved */
         if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
 #pragma unroll
@@ -347,11 +358,11 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
             issue_s(s, t);
             dkas_turn_pass(wg); /* the other warpgroup's products queue behind these */
             dkas_wait_s<NS, 0>(s);
-            softmax(s, pa0, t, alpha);
+            softmax(s, pa, t, alpha, true);
             rescale();
             dkas_turn_wait(wg);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-            issue_pv(pa0, t);
+            issue_pv(pa, t);
             if (wg == 0 || t + 1 < tiles) dkas_turn_pass(wg); /* none after warpgroup 1's last */
             dkas_wait_s<NO, 0>(o);
             /* stage t % ST is free once all 8 consumer warps are past it */
@@ -359,50 +370,39 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
         }
     } else {
         /* Software pipeline (one turn per tile: S(t+1) and P(t) V(t) issued together;
-         * the softmax of t + 1 runs while P(t) V(t) does, O rescaled after it). */
+         * the softmax of t + 1 runs while P(t) V(t) does and leaves P(t+1) in s as
+         * floats; O rescaled and P(t+1) packed into pa after P(t) V(t) is done). */
         dkgw_bar_wait(full0, 0);
         dkas_turn_wait(wg);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
         issue_s(s, 0);
         dkas_turn_pass(wg);
         dkas_wait_s<NS, 0>(s);
-        softmax(s, pa0, 0, alpha);
-        /* tile t with a tile after it; no branch around the products (ptxas
+        softmax(s, pa, 0, alpha, true);
+        /* tiles with a tile after them; no branch around the products (ptxas
          * serializes wgmma behind compiler-inserted fences on divergent paths) */
-        auto mid = [&](int t, const dkp_u32 *pc, dkp_u32 *pn) {
+        int t = 0;
+        for (; t + 1 < tiles; t++) {
             dkgw_bar_wait(full0 + 8 * ((t + 1) % ST), ((t + 1) / ST) & 1);
             dkas_turn_wait(wg);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
             issue_s(s, t + 1);
-            issue_pv(pc, t);
+            issue_pv(pa, t);
             dkas_turn_pass(wg);
             dkas_wait_s<NS, 1>(s); /* S(t+1) done, P(t) V(t) may still run */
-            softmax(s, pn, t + 1, alpha);
+            softmax(s, pa, t + 1, alpha, false);
             dkas_wait_s<NO, 0>(o);
             /* stage t % ST is free once all 8 consumer warps are past it */
             if (lane == 0) dkgw_bar_arrive(empty0 + 8 * (t % ST));
             rescale(); /* for t + 1 */
-        };
+            pack_p();
+        }
         /* the last tile: P V only (warpgroup 1 passes no turn after it) */
-        auto last = [&](int t, const dkp_u32 *pc) {
-            dkas_turn_wait(wg);
-            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-            issue_pv(pc, t);
-            if (wg == 0) dkas_turn_pass(wg);
-            dkas_wait_s<NO, 0>(o);
-        };
-        /* P buffers alternate: tile t's P in pa0 for even t */
-        int t = 0;
-        for (; t + 2 < tiles; t += 2) {
-            mid(t, pa0, pa1);
-            mid(t + 1, pa1, pa0);
-        }
-        if (t + 1 < tiles) {
-            mid(t, pa0, pa1);
-            last(t + 1, pa1);
-        } else {
-            last(t, pa0);
-        }
+        dkas_turn_wait(wg);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        issue_pv(pa, t);
+        if (wg == 0) dkas_turn_pass(wg);
+        dkas_wait_s<NO, 0>(o);
     }
 
     /* row sums over the 4 lanes of each row */
