@@ -40,9 +40,9 @@ uint cv_pixel(int m, int ows, int ohs, int sbase) {
 // Per-invocation fetch state, set up once in main(): the input pixel of tap
 // (0, 0) of this invocation's A rows, the packed-weight column, the strides, and
 // the slice to fetch next: tap (th, tw), channels ci0 .. ci0 + BK.
-int cv_aih0[2], cv_aiw0[2];
-uint cv_abase[2];
-bool cv_arow[2];
+int cv_aih0[CMG_LMAX], cv_aiw0[CMG_LMAX];
+uint cv_abase[CMG_LMAX];
+bool cv_arow[CMG_LMAX];
 bool cv_bcol;
 uint cv_wbase, cv_ws_ci, cv_ws_kh, cv_ws_kw, cv_xs_h, cv_xs_w;
 int cv_th_n, cv_tw_n, cv_ush, cv_hu, cv_wu, cv_dilh, cv_dilw, cv_kh0, cv_kw0, cv_ksth, cv_kstw, cv_t;
@@ -57,19 +57,19 @@ shared float cv_bias[CMG_BN];
 // Taps inside, channel slices outside, so that consecutive slices read
 // neighbouring pixels of the same channels (meant for L1 reuse; no measurable
 // change on the H100).  The sum may go in any k order.
-void cv_fetch(out uvec4 ra[2], out uvec4 rb[2]) {
+void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2]) {
     int ihu = cv_th * cv_dilh, iwu = cv_tw * cv_dilw;
     [[unroll]] for (int p = 0; p < CMG_LA; p++) {
         int ih = cv_aih0[p] + ihu, iw = cv_aiw0[p] + iwu;
         bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
         uint e = cv_abase[p] + uint(cv_ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h +
                  uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
-        ra[p] = ok ? xv.v[e >> 3] : uvec4(0);
+        CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
     }
     uint wrow = cv_wbase + uint(cv_kh0 + cv_th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + cv_tw * cv_kstw) * cv_ws_kw +
                 uint(cv_ci0) * cv_ws_ci;
     [[unroll]] for (int p = 0; p < CMG_LB; p++)
-        rb[p] = cv_bcol ? wv.v[(wrow + uint(cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0);
+        CMG_SET(rb, rb2, p, cv_bcol ? wv.v[(wrow + uint(cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0))
     cv_tw++;
     if (cv_tw == cv_tw_n) {
         cv_tw = 0;
@@ -121,7 +121,7 @@ void main() {
     cv_ksth = P(DK_VKP_CV_KSTH);
     cv_kstw = P(DK_VKP_CV_KSTW);
 
-    if (t < CMG_BN) {   // visible after the K loop's barriers (at least one)
+    if (t < CMG_BN) {   // (CMG_BN <= CMG_INV) visible after the K loop's barriers (at least one)
         int n = n0 + t;
         cv_bias[t] = (FLAGS & 1) != 0 && n < N ? Bias_ld(PU(DK_VKP_CV_BS + 1) + uint(n) * PU(DK_VKP_CV_BS)) : 0.0;
     }
@@ -130,11 +130,11 @@ void main() {
     // Prefetch distance 1: slice s+1 is loaded into registers while slice s is
     // multiplied, then stored to the other slice buffer.  (Distance 2, with two
     // register sets, measured no faster on the H100.)
-    uvec4 ra[2], rb[2];
+    uvec4 ra[2], ra2[2], rb[2], rb2[2];
     for (int s = -1; s < slices; s++) {
-        if (s + 1 < slices) cv_fetch(ra, rb);
+        if (s + 1 < slices) cv_fetch(ra, ra2, rb, rb2);
         if (s >= 0) cmg_compute(s & 1, wm, wn);
-        if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, rb);
+        if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
         barrier();
     }
 

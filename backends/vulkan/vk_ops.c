@@ -317,19 +317,23 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
 
 /* One tensor-core GEMM (conv2d, or one stride phase of conv_transpose2d):
  * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape (MODE of
- * shaders/dk_gemm_coopmat.glsl): 128x128 with 16-deep K slices (MODE 4) for
- * the KHR modules, 32-deep (MODE 0) for the NV one, the faster of each on the
- * H100 (conv 3x3 f16, KHR: MODE 4 +12-27% over 0; NV: MODE 0 +30% over 4;
- * 64x64 subgroup tiles, MODE 5 and 6, run 5x slower in both).  What decides
- * it is the driver's register count (DIFKERN_VULKAN_PIPELINE_STATS=1): KHR
- * MODE 4 compiles to 128 registers, two workgroups per SM; KHR MODE 0 to 174,
- * NV MODE 0 to 180 and NV MODE 4 to 146, one workgroup per SM. */
+ * shaders/dk_gemm_coopmat.glsl): 128x128 with 32-deep K slices in workgroups
+ * of 128 invocations (four 64x64 subgroups), the fastest on the H100 (f16
+ * conv 3x3, KHR module: 3-19% over 256 invocations at MODE 4, the best of
+ * those; NV module 2-4% over its best, MODE 0).  It compiles to 241 registers,
+ * two workgroups per SM, 32 KB of loads in flight per SM (NOTES, session 21). */
 static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
                                   int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];
-    const char *env = getenv("DIFKERN_VULKAN_CM_TILE"); /* benchmarks: another valid MODE (0, 4, 5 or 6) */
+    /* benchmarks: DIFKERN_VULKAN_CM_INV=256 (eight subgroups) and DIFKERN_VULKAN_CM_TILE, another valid MODE
+     * (0 or 4 with 128 invocations; 0, 4, 5 or 6 with 256) */
+    const char *tile_env = getenv("DIFKERN_VULKAN_CM_TILE"), *inv_env = getenv("DIFKERN_VULKAN_CM_INV");
     const int khr = dk__vk(ctx)->coopmat_khr || c->spec[DK_VKS_DT] == DK_BF16;
-    const uint32_t mode = env && strlen(env) == 1 && strchr("0456", env[0]) ? (uint32_t)(env[0] - '0') : khr ? 4u : 0u;
+    const uint32_t inv = inv_env && strcmp(inv_env, "256") == 0 ? 256u : 128u;
+    const uint32_t mode = tile_env && strlen(tile_env) == 1 && strchr(inv == 128 ? "04" : "0456", tile_env[0])
+                              ? (uint32_t)(tile_env[0] - '0')
+                          : inv == 128 || !khr ? 0u
+                                               : 4u;
     const uint32_t bm = 128u << (mode & 1), bn = 128u << ((mode >> 1) & 1);
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
@@ -342,7 +346,10 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
     spec[DK_VKS_MODE] = mode;
-    return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_CONV2D_NHWC_CM, (dk_dtype)spec[DK_VKS_DT]), spec,
+    return dk__vk_dispatch(ctx,
+                           dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
+                                            (dk_dtype)spec[DK_VKS_DT]),
+                           spec,
                            c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm, (uint32_t)(((uint64_t)coutg + bn - 1) / bn),
                            1);
 }
