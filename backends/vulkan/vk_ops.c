@@ -345,7 +345,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     if (vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
-    spec[DK_VKS_MODE] = mode;
+    spec[DK_VKS_MODE] = mode | (uint32_t)p[DK_VKP_ACT] << 4; /* the activation: DK_ACT_IN_MODE */
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),
