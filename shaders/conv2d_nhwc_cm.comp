@@ -14,7 +14,6 @@
 // dk_gemm_coopmat.glsl.  FLAGS bit 4 (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
 // epilogue reads and writes 8 channels per 16-byte vector.
-#define DK_ACT_IN_MODE   // MODE bits 4-6
 #include "dk_common.glsl"
 #include "dk_gemm_coopmat.glsl"
 

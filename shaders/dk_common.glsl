@@ -18,14 +18,10 @@ int P(int i) { return dkp.p[i]; }
 uint PU(int i) { return uint(dkp.p[i]); }
 float PF(int i) { return intBitsToFloat(dkp.p[i]); }
 uint group_x() { return gl_WorkGroupID.x + dkpc.base_x; }
-#ifdef DK_ACT_IN_MODE
-// The activation from MODE bits 4-6 (a specialization constant): only its
-// case is compiled.  As a parameter, the fully unrolled epilogue of the
-// tensor-core conv held every case for each of its 128 values per invocation.
-const int ACT = (MODE >> 4) & 7;
-#else
-#define ACT P(DK_VKP_ACT)
-#endif
+// The activation, a specialization constant: only its case is compiled.  (As
+// a parameter, every use held every case behind a branch: the tensor-core
+// conv's unrolled epilogue 128 times; session 21.)
+layout(constant_id = DK_VKS_ACT) const int ACT = 0;
 #define FLAGS P(DK_VKP_FLAGS)
 
 float dk_h2f(uint u, int dt) {

@@ -12,7 +12,8 @@
 #define DK_VKS_DT 0     /* 1 f32, 2 f16, 3 bf16 */
 #define DK_VKS_DT2 1    /* second dtype (dk_convert output) */
 #define DK_VKS_MODE 2   /* eltwise: 0 unary, 1 add, 2 nearest resize; group_norm: see DK_VKP_GN_COEF */
-#define DK_VKS_CM_KB 3  /* cooperative-matrix B row count: never set (16); see dk_coopmat.glsl */
+#define DK_VKS_ACT 3    /* activation (dk_activation) of the shaders that apply one */
+#define DK_VKS_CM_KB 4  /* cooperative-matrix B row count: never set (16); see dk_coopmat.glsl */
 
 /* Slots every op may use: the epilogue activation and flags (bit 0 bias/gamma,
  * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input, bit 3

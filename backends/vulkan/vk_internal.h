@@ -10,7 +10,7 @@
 
 #define DK_VK_FRAMES 2            /* command buffers in flight */
 #define DK_VK_BINDINGS 7          /* 0..5 tensors/scratch, 6 parameters */
-#define DK_VK_SPEC 3              /* specialization constants per pipeline */
+#define DK_VK_SPEC 4              /* specialization constants per pipeline (DK_VKS_*) */
 #define DK_VK_BLOCK_SIZE ((uint64_t)256 << 20) /* device-local suballocation block */
 #define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */

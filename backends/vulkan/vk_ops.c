@@ -90,6 +90,7 @@ static void vkop_spec(uint32_t *spec, int32_t *p, dk_dtype dt, dk_activation act
     spec[DK_VKS_DT] = (uint32_t)dt;
     spec[DK_VKS_DT2] = (uint32_t)dt2;
     spec[DK_VKS_MODE] = mode;
+    spec[DK_VKS_ACT] = (uint32_t)act;
     p[DK_VKP_ACT] = (int32_t)act;
     p[DK_VKP_FLAGS] = (int32_t)flags;
 }
@@ -345,7 +346,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     if (vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
-    spec[DK_VKS_MODE] = mode | (uint32_t)p[DK_VKP_ACT] << 4; /* the activation: DK_ACT_IN_MODE */
+    spec[DK_VKS_MODE] = mode;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),

@@ -216,7 +216,8 @@ static void vkpipe_print_stats(dk_vk_state *s, uint32_t shader, const uint32_t *
     for (i = 0; i < 32; i++) st[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
     n = 32;
     if (s->vk.vkGetPipelineExecutableStatisticsKHR(s->device, &ei, &n, st) < 0) return;
-    fprintf(stderr, "difkern vulkan pipeline: shader %u spec (%u, %u, %u):", shader, spec[0], spec[1], spec[2]);
+    fprintf(stderr, "difkern vulkan pipeline: shader %u spec (%u, %u, %u, %u):", shader, spec[0], spec[1], spec[2],
+            spec[3]);
     for (i = 0; i < n && i < 32; i++) {
         fprintf(stderr, " %s=", st[i].name);
         switch (st[i].format) {
