@@ -38,7 +38,11 @@
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
-const int CG = MODE;             // column groups = invocations per softmax row
+const int CG = MODE & 15;        // column groups = invocations per softmax row
+// MODE bit 4 (CG 8; the host sets it from 8192 keys): three K/Q slices in
+// flight instead of one.  On the H100 at D 512: n 16384 6.75 -> 5.80 ms, n
+// 4096 0.322 -> 0.336 (K and V then sit in the near L2).
+const bool DEEP = (MODE & 16) != 0;
 const int RG = 8 / CG;
 const int BR = 32 * RG;          // query rows per workgroup
 const int BC = 16 * CG;          // keys per block
@@ -65,6 +69,15 @@ const bool STG = CG >= 4;
 const bool QST = CG == 8;
 shared uvec4 at_qc[QST ? 32 * SV : 1];
 shared uvec4 at_st[STG ? 8 * 16 * SV : 1];
+
+// CG 8: this invocation's 4 K rows and 1 Q row of the 64-dim slice starting
+// at vector n8 (zeros past D).
+#define AT_LOAD_KQ(rk, rq, n8)                                                                              \
+    {                                                                                                     \
+        [[unroll]] for (int i = 0; i < 4; i++)                                                            \
+            rk[i] = (n8) + uint(xv) < D8 ? kv.v[ka + uint(xr + 4 * i) * kst + (n8) + uint(xv)] : uvec4(0); \
+        rq = (n8) + uint(qx) < D8 ? qv.v[qa + (n8) + uint(qx)] : uvec4(0);                                 \
+    }
 
 void main() {
     int t = int(gl_LocalInvocationIndex);
@@ -114,20 +127,30 @@ void main() {
             uint ka = (kb + min(key, nkv - 16u) * ks2) >> 3, kst = ks2 >> 3;
             uint qa = (qb + min(q0 + uint(t >> 3), nq - 1u) * qs2) >> 3;
             int qx = t & 7;
-            uvec4 rk[4], rq;
-            [[unroll]] for (int i = 0; i < 4; i++)
-                rk[i] = uint(xv) < D8 ? kv.v[ka + uint(xr + 4 * i) * kst + uint(xv)] : uvec4(0);
-            rq = uint(qx) < D8 ? qv.v[qa + uint(qx)] : uvec4(0);
+            // DEEP: three slices in flight (registers A, B, C: slices d8, +8,
+            // +16 vectors), else one (A).  A slice's 16 products per subgroup
+            // are far shorter than a load's latency, and the workgroup (158
+            // registers with one slice in flight, 236 with three) runs alone
+            // on its SM either way.
+            uvec4 rkA[4], rkB[4], rkC[4], rqA, rqB, rqC;
+            AT_LOAD_KQ(rkA, rqA, 0u)
+            if (DEEP) {
+                AT_LOAD_KQ(rkB, rqB, 8u)
+                AT_LOAD_KQ(rkC, rqC, 16u)
+            }
             for (uint d8 = 0u; d8 < D8; d8 += 8u) {
                 barrier();   // the previous slice's (or block's) readers are done
-                [[unroll]] for (int i = 0; i < 4; i++) at_st[stb + (xr + 4 * i) * SV + xv] = rk[i];
-                at_qc[(t >> 3) * SV + qx] = rq;
+                [[unroll]] for (int i = 0; i < 4; i++) at_st[stb + (xr + 4 * i) * SV + xv] = rkA[i];
+                at_qc[(t >> 3) * SV + qx] = rqA;
                 barrier();
-                uint n8 = d8 + 8u;   // prefetch the next slice during the products
-                if (n8 < D8) {
-                    [[unroll]] for (int i = 0; i < 4; i++)
-                        rk[i] = n8 + uint(xv) < D8 ? kv.v[ka + uint(xr + 4 * i) * kst + n8 + uint(xv)] : uvec4(0);
-                    rq = n8 + uint(qx) < D8 ? qv.v[qa + n8 + uint(qx)] : uvec4(0);
+                if (DEEP) {
+                    rkA = rkB;
+                    rqA = rqB;
+                    rkB = rkC;
+                    rqB = rqC;
+                    AT_LOAD_KQ(rkC, rqC, d8 + 24u)
+                } else if (d8 + 8u < D8) {   // the next slice, during the products
+                    AT_LOAD_KQ(rkA, rqA, d8 + 8u)
                 }
                 [[unroll]] for (int kk = 0; kk < 4; kk++) {
                     if (d8 + uint(2 * kk) < D8) {

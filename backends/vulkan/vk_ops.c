@@ -1200,7 +1200,11 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         }
         if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
             br = 256 / cg;
-            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg);
+            /* MODE bit 4: three K/Q slices in flight where K and V outgrow the near L2 (attention_cm.comp);
+             * DIFKERN_VULKAN_ATTN_DEEP=0|1 forces it, for benchmarks */
+            const char *deep_env = getenv("DIFKERN_VULKAN_ATTN_DEEP");
+            const int deep = cg == 8 && (deep_env && deep_env[0] ? deep_env[0] == '1' : k->shape[2] >= 8192);
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (deep ? 16u : 0u));
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
                                    DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
                                    (uint32_t)q->shape[0]);
