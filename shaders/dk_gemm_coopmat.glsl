@@ -21,11 +21,13 @@
 // 0 and 4 (subgroups 64x64).  Shared memory stays under 48 KiB (NVIDIA's
 // Vulkan limit).  The host uses 128 invocations, MODE 0: on the H100 (KHR
 // module, f16 conv 3x3) it is 3-19% faster than the best 256-invocation mode
-// (4) on every VAE shape.  What limits these kernels is how many bytes of
-// global loads are in flight per SM: without asynchronous copies every byte
-// in flight sits in registers until it is stored to shared memory.  MODE 4 at
-// 256 invocations (128 registers, two workgroups per SM) keeps 16 KB in flight
-// per SM; 128 invocations at MODE 0 (241 registers, two workgroups) keep 32 KB.
+// (4) on every VAE shape.  The model that chose it: the kernels wait on
+// global loads, and without asynchronous copies every byte in flight sits in
+// registers until it is stored to shared memory.  MODE 4 at 256 invocations
+// (128 registers, two workgroups per SM) keeps 16 KB in flight per SM; 128
+// invocations at MODE 0 (241 registers, two workgroups) keep 32 KB.  (It gave
+// 1.2x, not the 1.5x it predicted, and an L1 prefetch it suggested lost: NOTES,
+// session 21.)
 // Every loop over fragments is [[unroll]] and the sixteen accumulators are
 // separate variables: the NVIDIA compiler otherwise keeps them in local memory
 // (5x slower).
