@@ -264,8 +264,121 @@ void cv_narrow(int M, int N) {
     }
 }
 
+// MODE bit 6 (with bits 4 and 0): lane groups for the channels-last narrow
+// conv.  One pixel per invocation (above) has a subgroup's 16-byte load touch
+// 32 pixels 256+ bytes apart, one cache line each: the L1 serves the loads a
+// line at a time (conv_out 128 -> 3 @1024: 1.0 ms for 0.27 GB).  Here 16
+// invocations share a pixel, each reading one 8-channel vector of the
+// 128-channel chunk, so a subgroup's load covers whole pixels' contiguous
+// channels; each invocation keeps CVL_PPT pixels' partial sums of its channels,
+// and an output's 16 partial sums meet through shared memory at the end (no
+// subgroup operations: any subgroup size).  The chunk's weights are staged as
+// [channel % 8][channel / 8][co / 4] vec4s: a lane group reads 16 consecutive
+// vec4s (no bank conflicts).
+const bool CV_LANES = (MODE & 64) != 0;
+const int CVL_L = 16, CVL_PPT = 4, CVL_TILE = 256 / CVL_L * CVL_PPT; // 64 pixels per workgroup
+const int CVL_RLD = CVL_TILE * 4 + 1; // partial-sum rows (one per lane), padded against bank conflicts
+
+void cv_narrow_lanes(int M, int N) {
+    int t = int(gl_LocalInvocationIndex), lane = t % CVL_L, slot = t / CVL_L;
+    int m0 = int(group_x()) * CVL_TILE;
+    int cing = P(DK_VKP_CV_CING), th_n = P(DK_VKP_CV_TH), tw_n = P(DK_VKP_CV_TW);
+    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int ush = CV_UP2 ? 1 : 0;
+    int hu = P(DK_VKP_CV_H) << ush, wu = P(DK_VKP_CV_W) << ush;
+    uint xs_h = PU(DK_VKP_CV_XS + 2), xs_w = PU(DK_VKP_CV_XS + 3);
+    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(cv_g) * PU(DK_VKP_CV_WGS);
+    uint ws_co = PU(DK_VKP_CV_WGS + 1), ws_ci = PU(DK_VKP_CV_WGS + 2);
+    const int nch = 4 * CVN_NV;
+    int ih0[CVL_PPT], iw0[CVL_PPT];
+    uint xb[CVL_PPT];
+    vec4 acc0[CVL_PPT], acc1[CVL_PPT];
+    [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
+        int m = m0 + slot * CVL_PPT + j;
+        int mm = m < M ? m : 0;
+        int q = mm / ows;
+        int ow = mm - q * ows;
+        int nb = q / ohs;
+        int oh = q - nb * ohs;
+        // rows past the end: an input row no tap reaches
+        ih0[j] = m < M ? oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH) : -(1 << 29);
+        iw0[j] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
+        xb[j] = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS) + uint(cv_g * cing) * PU(DK_VKP_CV_XS + 1);
+        acc0[j] = vec4(0.0);
+        acc1[j] = vec4(0.0);
+    }
+    for (int th = 0; th < th_n; th++) {
+        for (int tw = 0; tw < tw_n; tw++) {
+            bool ok[CVL_PPT];
+            uint xp[CVL_PPT];
+            [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
+                int ihu = ih0[j] + th * P(DK_VKP_CV_DILH), iwu = iw0[j] + tw * P(DK_VKP_CV_DILW);
+                ok[j] = ihu >= 0 && iwu >= 0 && ihu < hu && iwu < wu;
+                xp[j] = xb[j] + uint(ok[j] ? ihu >> ush : 0) * xs_h + uint(ok[j] ? iwu >> ush : 0) * xs_w;
+            }
+            uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
+                      uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
+            for (int c0 = 0; c0 < cing; c0 += CVN_CI) {
+                barrier(); // the previous chunk's readers are done
+                for (int e = t; e < CVN_CI * nch; e += 256) {
+                    int cl = e / nch, co = e % nch, f = (((cl & 7) * CVL_L + (cl >> 3)) * CVN_NV + (co >> 2)) * 4 + (co & 3);
+                    gemm_sm[f >> 2][f & 3] = c0 + cl < cing && co < N ? Wt_ld(wt + uint(c0 + cl) * ws_ci + uint(co) * ws_co) : 0.0;
+                }
+                barrier();
+                int c = c0 + lane * 8;
+                if (c >= cing) continue; // past the last channel (cing % 8 == 0: whole vectors)
+                float vx[CVL_PPT][8]; // all the pixels' loads in flight before the first use
+                [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
+                    float v[8];
+                    if (ok[j]) {
+                        GEMM_LOAD8(xv, xp[j] + uint(c), v);
+                    } else {
+                        [[unroll]] for (int e = 0; e < 8; e++) v[e] = 0.0;
+                    }
+                    vx[j] = v;
+                }
+                [[unroll]] for (int e = 0; e < 8; e++) {
+                    vec4 w0 = gemm_sm[(e * CVL_L + lane) * CVN_NV];
+                    vec4 w1 = CVN_NV > 1 ? gemm_sm[(e * CVL_L + lane) * CVN_NV + 1] : vec4(0.0);
+                    [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
+                        acc0[j] += vx[j][e] * w0;
+                        if (CVN_NV > 1) acc1[j] += vx[j][e] * w1;
+                    }
+                }
+            }
+        }
+    }
+    // Partial sums [lane][pixel][co % 4] through shared memory, one half of
+    // the channels at a time; invocation t finishes output (pixel t / 4, co).
+    for (int h = 0; h < CVN_NV; h++) {
+        barrier();
+        [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
+            vec4 a = h == 0 ? acc0[j] : acc1[j];
+            [[unroll]] for (int c = 0; c < 4; c++) {
+                int f = lane * CVL_RLD + (slot * CVL_PPT + j) * 4 + c;
+                gemm_sm[f >> 2][f & 3] = a[c];
+            }
+        }
+        barrier();
+        float s = 0.0;
+        [[unroll]] for (int l = 0; l < CVL_L; l++) {
+            int f = l * CVL_RLD + t;
+            s += gemm_sm[f >> 2][f & 3];
+        }
+        int m = m0 + t / 4, co = 4 * h + t % 4;
+        if (m < M && co < N) {
+            gemm_out_row(m);
+            gemm_store(m, co, s);
+        }
+    }
+}
+
 void main() {
     cv_g = int(gl_WorkGroupID.z);
+    if (CV_LANES) {
+        cv_narrow_lanes(P(DK_VKP_CV_M), P(DK_VKP_CV_NC));
+        return;
+    }
     if (CV_NARROW) {
         cv_narrow(P(DK_VKP_CV_M), P(DK_VKP_CV_NC));
         return;

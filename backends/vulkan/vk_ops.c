@@ -278,7 +278,12 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
  * output pixel per invocation, instead of 128-wide GEMM tiles that would waste
  * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
  * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
- * upsample). */
+ * upsample); bit 6 with bit 0: 16 invocations per pixel (shaders/conv2d.comp). */
+static int vkop_narrow_lanes(void) {
+    const char *env = getenv("DIFKERN_VULKAN_NARROW_LANES");
+    return !(env && env[0] == '0');
+}
+
 static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc,
                                       uint32_t groups) {
     int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
@@ -286,7 +291,16 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
     c->p[DK_VKP_CV_M] = (int32_t)m;
     c->p[DK_VKP_CV_NC] = (int32_t)nc;
     c->spec[DK_VKS_MODE] = 16 | (nc <= 4 ? 32 : 0) | (c->p[DK_VKP_CV_UPS] == 2 ? 4 : 0);
-    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->spec[DK_VKS_MODE] |= 1;
+    if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) {
+        /* bit 6: lane groups (16 invocations per pixel, 64 pixels per
+         * workgroup); DIFKERN_VULKAN_NARROW_LANES=0 keeps one pixel per
+         * invocation, for benchmarks */
+        int lanes = vkop_narrow_lanes();
+        c->spec[DK_VKS_MODE] |= 1 | (lanes ? 64 : 0);
+        if (lanes)
+            return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64, 1,
+                                   groups);
+    }
     return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 255) / 256, 1, groups);
 }
 
@@ -493,7 +507,9 @@ static int vkop_cl16(const dk_tensor *t) {
 
 /* Returns 0 where nothing is staged (no operand needs it or gains from it, or
  * staging memory cannot be had); else 1, with sg's tensors to run the conv on
- * and *st the status of the copies in. */
+ * and *st the status of the copies in.  Narrow convs (Cout <= 8, one group)
+ * stage x alone, for the lane-group shader's vector loads: they store y and
+ * read the residual per element in any layout. */
 static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
                          int64_t groups, int64_t cing, int64_t coutg, vkop_stage *sg, dk_status *st) {
     dk_vk_state *s = dk__vk(ctx);
@@ -505,8 +521,10 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
     src[0] = x;
     src[1] = y;
     src[2] = residual;
-    if ((env && env[0] == '0') || groups != 1 || y->dtype != x->dtype || coutg % 8 != 0 || coutg <= 8 ||
-        cing % (16 / es) != 0 || (residual && residual->dtype != y->dtype))
+    const int narrow = coutg <= 8 && vkop_narrow_lanes();
+    if ((env && env[0] == '0') || groups != 1 || y->dtype != x->dtype ||
+        (!narrow && (coutg % 8 != 0 || coutg <= 8)) || cing % (narrow ? 8 : 16 / es) != 0 ||
+        (residual && residual->dtype != y->dtype))
         return 0;
     memset(sg, 0, sizeof *sg);
     for (i = 0; i < 3; i++) {
@@ -514,7 +532,7 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
         uint64_t bytes;
         if (!t) continue;
         sg->t[i] = *t;
-        if (vkop_cl16(t) || (i > 0 && !tc)) continue;
+        if (vkop_cl16(t) || (i > 0 && (!tc || narrow))) continue;
         bytes = (uint64_t)(t->shape[0] * t->shape[1] * t->shape[2] * t->shape[3] * es);
         if (vkop_grow(ctx, &s->stage[i], bytes) != DK_OK) {
             dk__clear_error(ctx); /* the shaders take the operands where they are */
