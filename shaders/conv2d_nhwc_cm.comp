@@ -53,6 +53,8 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 // epilogue, it was exposed: the epilogue took ~28% of conv 128->128 @1024).
 shared float cv_bias[CMG_BN];
 
+void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]);
+
 // Loads the next slice into registers (zeros outside the input) and advances.
 // Taps inside, channel slices outside, so that consecutive slices read
 // neighbouring pixels of the same channels (meant for L1 reuse; no measurable
@@ -66,6 +68,11 @@ void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[
                  uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
         CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
     }
+    cv_fetch_b(rb, rb2);
+}
+
+// Loads the next slice's B (weights) into registers and advances.
+void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
     uint wrow = cv_wbase + uint(cv_kh0 + cv_th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + cv_tw * cv_kstw) * cv_ws_kw +
                 uint(cv_ci0) * cv_ws_ci;
     [[unroll]] for (int p = 0; p < CMG_LB; p++)
@@ -78,6 +85,45 @@ void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[
             cv_th = 0;
             cv_ci0 += CMG_BK;
         }
+    }
+}
+
+// Halo staging (MODE bit 3; the host's conditions: vkop_conv_cm_run in
+// vk_ops.c): the tile's 128 rows are consecutive pixels of one sub-grid row,
+// input step 1 along w, 2-3 taps each way and at least 6 in all (2x2 taps
+// measured slower: every step then refills).  Each channel slice's input rows
+// (one per tap row, 127 + TW pixels) are staged once for all its taps, not
+// once per tap: at 3x3, 3x fewer A loads and shared stores (the staging
+// stores and the global loads together cost the 128-row tile ~45% over its
+// products; NOTES, session 23).  Tap row r lives in cmg_sa rows r * 130 ..;
+// tap (th, tw) reads 128 rows from pixel tw * DILW - min(0, (TW - 1) * DILW).
+// A tap row is refilled in two halves on two steps, as soon as its last tap
+// of the previous slice is done (the schedule: main()).
+int cv_h_n, cv_h_ih0, cv_h_iw0;   // staged pixels per tap row, input row of tap row 0, input column of pixel 0
+uint cv_h_base;                   // element offset of this tile's image
+
+// Half hf of tap row r of channel slice ci0 .. ci0 + 31 into registers:
+// vector v = t + 128 p is pixel v / 4, channels (v % 4) * 8 .. + 8.
+void cv_halo_fetch(out uvec4 ra[2], out uvec4 ra2[2], int r, int hf, int ci0) {
+    int h0 = (cv_h_n + 1) / 2;
+    int q0 = hf * h0, nv = (hf == 0 ? h0 : cv_h_n - h0) * CMG_VA;
+    int ih = cv_h_ih0 + r * cv_dilh;
+    [[unroll]] for (int p = 0; p < 3; p++) {
+        int v = cv_t + p * CMG_INV;
+        int iw = cv_h_iw0 + q0 + v / CMG_VA;
+        bool ok = v < nv && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
+        uint e = cv_h_base + uint(ci0 + 8 * (v % CMG_VA)) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h +
+                 uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
+        CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
+    }
+}
+
+void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
+    int h0 = (cv_h_n + 1) / 2;
+    int q0 = hf * h0, nv = (hf == 0 ? h0 : cv_h_n - h0) * CMG_VA;
+    [[unroll]] for (int p = 0; p < 3; p++) {
+        int v = cv_t + p * CMG_INV;
+        if (v < nv) cmg_sa[(r * CMG_HALO_ROWS + q0 + v / CMG_VA) * CMG_LDA + v % CMG_VA] = CMG_GET(ra, ra2, p);
     }
 }
 
@@ -131,11 +177,62 @@ void main() {
     // multiplied, then stored to the other slice buffer.  (Distance 2, with two
     // register sets, measured no faster on the H100.)
     uvec4 ra[2], ra2[2], rb[2], rb2[2];
-    for (int s = -1; s < slices; s++) {
-        if (s + 1 < slices) cv_fetch(ra, ra2, rb, rb2);
-        if (s >= 0) cmg_compute(s & 1, wm, wn);
-        if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
+    if (CMG_HALO == 0) {
+        for (int s = -1; s < slices; s++) {
+            if (s + 1 < slices) cv_fetch(ra, ra2, rb, rb2);
+            if (s >= 0) cmg_compute(s & 1, wm, wn);
+            if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
+            barrier();
+        }
+    } else {
+        int q = m0 / ows;
+        int nb = q / ohs;
+        cv_h_n = 127 + cv_tw_n;
+        cv_h_ih0 = (q - nb * ohs) * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
+        int tmin = min(0, (cv_tw_n - 1) * cv_dilw);
+        cv_h_iw0 = (m0 - q * ows) + P(DK_VKP_CV_OFFW) + tmin;
+        cv_h_base = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS);
+        int taps = cv_th_n * cv_tw_n, nci = slices / taps;
+        // Tap rows 0 .. TH-2 of channel slice 0 (tap row TH-1 comes in steps 0 and 1)
+        // and B of step 0.
+        for (int r = 0; r < cv_th_n - 1; r++) {
+            [[unroll]] for (int hf = 0; hf < 2; hf++) {
+                cv_halo_fetch(ra, ra2, r, hf, 0);
+                cv_halo_stage(ra, ra2, r, hf);
+            }
+        }
+        cv_fetch_b(rb, rb2);
+        cmg_stage_b(0, t, rb, rb2);
         barrier();
+        // Step s = tap j of channel slice ci.  Refills: steps 0 and 1 stage
+        // tap row TH-1 of this slice (first read at step (TH-1) TW >= 2);
+        // steps (r+1) TW and (r+1) TW + 1 stage tap row r < TH-1 of the
+        // next slice (its last read in this slice was step (r+1) TW - 1).
+        // (B two steps ahead, in two register sets, and the loop unrolled by
+        // two measured 3-11% slower on the H100; session 23.)
+        int j = 0, ci = 0;
+        for (int s = 0; s < slices; s++) {
+            int th = j / cv_tw_n, tw = j - th * cv_tw_n;
+            int rr = -1, hf = tw, cia = ci + 1;
+            if (j < 2) {
+                rr = cv_th_n - 1;
+                hf = j;
+                cia = ci;
+            } else if (tw < 2 && ci + 1 < nci) {
+                rr = th - 1;
+            }
+            if (s + 1 < slices) cv_fetch_b(rb, rb2);
+            if (rr >= 0) cv_halo_fetch(ra, ra2, rr, hf, cia * CMG_BK);
+            cmg_compute_at(uint((th * CMG_HALO_ROWS + tw * cv_dilw - tmin + wm) * CMG_LDA),
+                           uint((s & 1) * CMG_SB + wn / 8));
+            if (s + 1 < slices) cmg_stage_b((s + 1) & 1, t, rb, rb2);
+            if (rr >= 0) cv_halo_stage(ra, ra2, rr, hf);
+            barrier();
+            if (++j == taps) {
+                j = 0;
+                ci++;
+            }
+        }
     }
 
     // Epilogue: each fragment goes through this subgroup's shared slot; lane l

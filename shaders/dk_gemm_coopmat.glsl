@@ -74,7 +74,13 @@ const int CMG_VB = CMG_BN / 8;
 const int CMG_RB = CMG_INV / CMG_VB;
 const int CMG_LB = CMG_BK / CMG_RB;
 
-shared uvec4 cmg_sa[2 * CMG_SA];
+// MODE bit 3 (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
+// invocations): A holds up to three staged input rows of 130 pixels instead
+// of two slice buffers.  As arithmetic (a specialization-constant expression).
+const int CMG_HALO = (MODE >> 3) & 1;
+const int CMG_HALO_ROWS = 130;
+const int CMG_SA_ALLOC = 2 * CMG_SA + CMG_HALO * (3 * CMG_HALO_ROWS * CMG_LDA - 2 * CMG_SA);
+shared uvec4 cmg_sa[CMG_SA_ALLOC];
 shared uvec4 cmg_sb[2 * CMG_SB];
 
 // Accumulators: sixteen separate variables (row i, column j), touched only
@@ -112,10 +118,15 @@ int cmg_b_vec(int t) { return t % CMG_VB; }
     }
 #define CMG_GET(lo, hi, p) ((p) < 2 ? lo[(p) & 1] : hi[(p) & 1])
 
-void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 ra2[2], uvec4 rb[2], uvec4 rb2[2]) {
-    int a = buf * CMG_SA + cmg_a_vec(t), b = buf * CMG_SB + cmg_b_vec(t);
-    [[unroll]] for (int p = 0; p < CMG_LA; p++) cmg_sa[a + cmg_a_row(t, p) * CMG_LDA] = CMG_GET(ra, ra2, p);
+void cmg_stage_b(int buf, int t, uvec4 rb[2], uvec4 rb2[2]) {
+    int b = buf * CMG_SB + cmg_b_vec(t);
     [[unroll]] for (int p = 0; p < CMG_LB; p++) cmg_sb[b + cmg_b_row(t, p) * CMG_LDB] = CMG_GET(rb, rb2, p);
+}
+
+void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 ra2[2], uvec4 rb[2], uvec4 rb2[2]) {
+    int a = buf * CMG_SA + cmg_a_vec(t);
+    [[unroll]] for (int p = 0; p < CMG_LA; p++) cmg_sa[a + cmg_a_row(t, p) * CMG_LDA] = CMG_GET(ra, ra2, p);
+    cmg_stage_b(buf, t, rb, rb2);
 }
 
 // Row i of the products: c_ij += a b_j for the four column fragments.
@@ -125,13 +136,14 @@ void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 ra2[2], uvec4 rb[2], uvec4 rb2
     c2 = CM_MAD(a, b2, c2);          \
     c3 = CM_MAD(a, b3, c3);
 
-// The products of one staged slice for subgroup (wm, wn) (element offsets in
-// the tile).  CMG_FN is 4 in every mode; CMG_FM is 2 or 4.
-void cmg_compute(int buf, int wm, int wn) {
+// The products of one staged slice: this subgroup's first A row starts at
+// vector abase of cmg_sa, its first B column at vector bbase of cmg_sb's slice
+// buffer.  CMG_FN is 4 in every mode; CMG_FM is 2 or 4.
+void cmg_compute_at(uint abase, uint bbase) {
     [[unroll]] for (int kk = 0; kk < CMG_BK; kk += 16) {
         CM_A a0, a1, a2, a3;
         CM_B b0, b1, b2, b3;
-        uint ao = uint(buf * CMG_SA + wm * CMG_LDA + kk / 8), bo = uint(buf * CMG_SB + kk * CMG_LDB + wn / 8);
+        uint ao = abase + uint(kk / 8), bo = bbase + uint(kk * CMG_LDB);
         CM_LOAD(a0, cmg_sa, ao, uint(CMG_LDA));
         CM_LOAD(a1, cmg_sa, ao + uint(16 * CMG_LDA), uint(CMG_LDA));
         if (CMG_FM > 2) {
@@ -149,6 +161,11 @@ void cmg_compute(int buf, int wm, int wn) {
             CMG_ROW(a3, cmg_c30, cmg_c31, cmg_c32, cmg_c33)
         }
     }
+}
+
+// The products of slice buffer buf for subgroup (wm, wn) (element offsets in the tile).
+void cmg_compute(int buf, int wm, int wn) {
+    cmg_compute_at(uint(buf * CMG_SA + wm * CMG_LDA), uint(buf * CMG_SB + wn / 8));
 }
 
 // Spills accumulator (i, j) to subgroup sg's slot as a row-major 16x16 fp32

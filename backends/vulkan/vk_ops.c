@@ -350,6 +350,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                           : inv == 128 || !khr ? 0u
                                                : 4u;
     const uint32_t bm = 128u << (mode & 1), bn = 128u << ((mode >> 1) & 1);
+    const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO");
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     p[DK_VKP_CV_M] = (int32_t)m;
@@ -361,6 +362,14 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
     spec[DK_VKS_MODE] = mode;
+    /* MODE bit 3, halo staging: 128-pixel tiles inside one sub-grid row, input step 1 along w,
+     * 2-3 taps each way and 6 or more in all (shaders/conv2d_nhwc_cm.comp).
+     * DIFKERN_VULKAN_CM_HALO=0: off. */
+    if (inv == 128 && mode == 0 && !(halo_env && halo_env[0] == '0') && p[DK_VKP_CV_STRW] == 1 &&
+        (p[DK_VKP_CV_DILW] == 1 || p[DK_VKP_CV_DILW] == -1) && p[DK_VKP_CV_TH] >= 2 && p[DK_VKP_CV_TH] <= 3 &&
+        p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
+        p[DK_VKP_CV_OWS] % 128 == 0)
+        spec[DK_VKS_MODE] |= 8u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),

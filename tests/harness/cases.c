@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HC_MAX_CASES 1024
+#define HC_MAX_CASES 2048
 
 /* Base-case flags. */
 #define Q 1   /* quick */
@@ -104,6 +104,12 @@ static const hcb_conv hcb_conv2d[] = {
     {"up2_phases_k3_p0_c64to32_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .upsample = 2, .bias = 1}},
     {"up2_groups2_c64to48_res_7x6", 0, {.cin = 64, .h = 7, .w = 6, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .upsample = 2, .bias = 1, .residual = 1}},
     {"up2_tma_b2_c64to64_res_silu_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    /* Vulkan halo staging (output rows a multiple of 128 long, 2-3 taps each way): two
+     * images, two and three channel slices, stride 2 along h, 2-tap rows and columns,
+     * both padded edges */
+    {"halo_b2_c64to72_4x128_res_silu", 0, {.n = 2, .cin = 64, .h = 4, .w = 128, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"halo_s2x1_k3x2_c96to40_5x255", 0, {.cin = 96, .h = 5, .w = 255, .cout = 40, .kh = 3, .kw = 2, .stride_h = 2, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"halo_k2x3_c32to24_4x128", 0, {.cin = 32, .h = 4, .w = 128, .cout = 24, .kh = 2, .kw = 3, .pad_w = 1, .bias = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -131,6 +137,8 @@ static const hcb_conv hcb_convt[] = {
     {"tc_c64to40_k3_s2_p1_op1_9x7_res", 0, {.cin = 64, .h = 9, .w = 7, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_RELU}},
     {"tiles_c96to160_k3_s2_p1_op1_13x11", 0, {.cin = 96, .h = 13, .w = 11, .cout = 160, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"narrow_groups2_c48to10_k4_s2_p1_res_6x7", 0, {.cin = 48, .h = 6, .w = 7, .cout = 10, .kh = 4, .kw = 4, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
+    /* Vulkan halo staging with the input walked backwards (phases of 2x3 taps, 128 wide) */
+    {"halo_c64to48_k3_s2x1_p1_op1x0_3x128", 0, {.cin = 64, .h = 3, .w = 128, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .bias = 1, .residual = 1}},
     {"narrow_c80to3_k3_s2_p1_op1_9x11", 0, {.cin = 80, .h = 9, .w = 11, .cout = 3, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     /* fast kernels: 9 stride phases in launches of 4, 4 and 1, two images */
     {"phases9_b2_c64to32_k3_s3_p1_op2_5x6", 0, {.n = 2, .cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1, .output_padding_h = 2, .output_padding_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
@@ -517,7 +525,10 @@ static int hc_build(void) {
     hc_expand_ew(HC_ACTIVATION, hcb_activation, HC_COUNT(hcb_activation));
     hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
     hc_expand_convert();
-    if (hc_count >= HC_MAX_CASES) return -1;
+    if (hc_count >= HC_MAX_CASES) {
+        fprintf(stderr, "harness bug: more than %d cases (raise HC_MAX_CASES)\n", HC_MAX_CASES - 1);
+        return -1;
+    }
     for (i = 0; i < hc_count; i++)
         for (j = i + 1; j < hc_count; j++)
             if (strcmp(hc_list[i].name, hc_list[j].name) == 0) {
