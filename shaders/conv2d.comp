@@ -278,20 +278,6 @@ void cv_narrow(int M, int N) {
 const bool CV_LANES = (MODE & 64) != 0;
 const int CVL_L = 16, CVL_PPT = 4, CVL_TILE = 256 / CVL_L * CVL_PPT; // 64 pixels per workgroup
 const int CVL_RLD = CVL_TILE * 4 + 1; // partial-sum rows (one per lane), padded against bank conflicts
-// MODE bit 7 (with bit 6; the host sets it for Cout <= 4, Cin <= 128 and at most
-// 9 taps): every tap's weights are staged once, up front, and the tap loop runs
-// without barriers.  Staged per tap (two barriers around each), the VAE's
-// conv_out waited on the weight loads 9 times per 64 pixels.
-// Staged as [tap][channel % 8][channel / 8] vec4s (co in the vec4): taps 0-7
-// in gemm_sm (free until the partial sums; 1056 vec4s), tap 8 in cvl_w, so
-// that the shader stays within 32 KB of shared memory (lavapipe's limit).
-const int CVL_WALL = (MODE >> 7) & 1;
-shared vec4 cvl_w[1 + CVL_WALL * (CVN_CI - 1)];
-void cvl_wset(int tp, int i, int co, float w) {
-    if (tp < 8) gemm_sm[tp * CVN_CI + i][co] = w;
-    else cvl_w[i][co] = w;
-}
-vec4 cvl_wget(int tp, int i) { return tp < 8 ? gemm_sm[tp * CVN_CI + i] : cvl_w[i]; }
 
 void cv_narrow_lanes(int M, int N) {
     int t = int(gl_LocalInvocationIndex), lane = t % CVL_L, slot = t / CVL_L;
@@ -321,17 +307,6 @@ void cv_narrow_lanes(int M, int N) {
         acc0[j] = vec4(0.0);
         acc1[j] = vec4(0.0);
     }
-    if (CVL_WALL != 0) {
-        for (int e = t; e < th_n * tw_n * CVN_CI * 4; e += 256) {
-            int tp = e / (CVN_CI * 4), cl = (e / 4) % CVN_CI, co = e % 4;
-            int th = tp / tw_n, tw = tp - th * tw_n;
-            uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
-                      uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
-            cvl_wset(tp, (cl & 7) * CVL_L + (cl >> 3), co,
-                     cl < cing && co < N ? Wt_ld(wt + uint(cl) * ws_ci + uint(co) * ws_co) : 0.0);
-        }
-        barrier();
-    }
     for (int th = 0; th < th_n; th++) {
         for (int tw = 0; tw < tw_n; tw++) {
             bool ok[CVL_PPT];
@@ -343,25 +318,6 @@ void cv_narrow_lanes(int M, int N) {
             }
             uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
                       uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
-            if (CVL_WALL != 0) {
-                int c = lane * 8, tp = th * tw_n + tw;
-                if (c >= cing) continue;
-                float vx[CVL_PPT][8];
-                [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
-                    float v[8];
-                    if (ok[j]) {
-                        GEMM_LOAD8(xv, xp[j] + uint(c), v);
-                    } else {
-                        [[unroll]] for (int e = 0; e < 8; e++) v[e] = 0.0;
-                    }
-                    vx[j] = v;
-                }
-                [[unroll]] for (int e = 0; e < 8; e++) {
-                    vec4 w0 = cvl_wget(tp, e * CVL_L + lane);
-                    [[unroll]] for (int j = 0; j < CVL_PPT; j++) acc0[j] += vx[j][e] * w0;
-                }
-                continue;
-            }
             for (int c0 = 0; c0 < cing; c0 += CVN_CI) {
                 barrier(); // the previous chunk's readers are done
                 for (int e = t; e < CVN_CI * nch; e += 256) {

@@ -297,9 +297,6 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
          * invocation, for benchmarks */
         int lanes = vkop_narrow_lanes();
         c->spec[DK_VKS_MODE] |= 1 | (lanes ? 64 : 0);
-        /* bit 7: every tap's weights staged once (Cout <= 4, Cin <= 128, <= 9 taps) */
-        if (lanes && nc <= 4 && cing <= 128 && c->p[DK_VKP_CV_TH] * c->p[DK_VKP_CV_TW] <= 9)
-            c->spec[DK_VKS_MODE] |= 128;
         if (lanes)
             return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64, 1,
                                    groups);

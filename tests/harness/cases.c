@@ -79,7 +79,6 @@ static const hcb_conv hcb_conv2d[] = {
     /* Vulkan narrow-output direct conv (Cout/groups <= 8): several workgroups of 256
      * pixels, input-channel chunks of 128 (a partial last one), 4 and 8 channels */
     {"narrow_c136to3_19x23_res_silu", I, {.cin = 136, .h = 19, .w = 23, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
-    {"narrow_all_taps_up2_c128to3_res_9x10", 0, {.cin = 128, .h = 9, .w = 10, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"narrow_upsample2_c72to8_9x10", 0, {.cin = 72, .h = 9, .w = 10, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}},
     /* HIP narrow kernel (dk_conv_narrow.hip; 16-byte channel vectors on channels-last input with
      * Cin/groups % 8 == 0, f32: % 4): Cout == 4 (one accumulator vector), taps in batches of 9
