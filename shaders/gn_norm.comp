@@ -6,6 +6,8 @@
 // MODE 1 / 2 (x and y dense in the same layout): 16-byte vectors; MODE 2 runs
 // on gn_stats' grid of (pixel chunk, n).
 // In place is allowed: each element is read and written by the same invocation.
+// MODE 1 and 2 walk the tensor backwards: pass 1 read it forwards, so its last
+// tens of MB are still in the L2 when this pass starts.
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -40,7 +42,8 @@ void main() {
     uint xb = PU(DK_VKP_GN_XS + 4) / vw, yb = PU(DK_VKP_GN_YS + 4) / vw;
     if (MODE == 1) {   // grid-stride over vectors, one channel each: i = (n*C + c) * hwv + s
         uint hwv = H * W / vw;
-        for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {
+        for (uint ir = group_x() * 256u + gl_LocalInvocationID.x; ir < total; ir += step) {
+            uint i = total - 1u - ir;
             uvec4 u = xv.v[xb + i];
             vec4 k = coef.v[cbase + i / hwv];
             if (DT != 1)
@@ -54,8 +57,8 @@ void main() {
     if (MODE == 2) {   // workgroup (pixel chunk, n), as in gn_stats: an invocation keeps
                        // one channel vector and its coefficients over the chunk's pixels
         uint cv = C / vw, rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
-        uint n = gl_WorkGroupID.y, hw = H * W, chunk = PU(DK_VKP_GN_CHUNK);
-        uint p0 = group_x() * chunk, p1 = min(hw, p0 + chunk);
+        uint n = PU(DK_VKP_GN_N) - 1u - gl_WorkGroupID.y, hw = H * W, chunk = PU(DK_VKP_GN_CHUNK);
+        uint p0 = (PU(DK_VKP_GN_CHUNKS) - 1u - group_x()) * chunk, p1 = min(hw, p0 + chunk);
         if (row >= rows) return;
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];

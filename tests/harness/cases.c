@@ -79,6 +79,7 @@ static const hcb_conv hcb_conv2d[] = {
     /* Vulkan narrow-output direct conv (Cout/groups <= 8): several workgroups of 256
      * pixels, input-channel chunks of 128 (a partial last one), 4 and 8 channels */
     {"narrow_c136to3_19x23_res_silu", I, {.cin = 136, .h = 19, .w = 23, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .residual_scale = 0.5f}},
+    {"narrow_up2_c128to3_res_silu_9x10", 0, {.cin = 128, .h = 9, .w = 10, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"narrow_upsample2_c72to8_9x10", 0, {.cin = 72, .h = 9, .w = 10, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}},
     /* HIP narrow kernel (dk_conv_narrow.hip; 16-byte channel vectors on channels-last input with
      * Cin/groups % 8 == 0, f32: % 4): Cout == 4 (one accumulator vector), taps in batches of 9
@@ -201,6 +202,9 @@ static const hcb_norm hcb_group_norm[] = {
     {"c512_g32_24x20_mean4", 0, {.shape = {1, 512, 24, 20}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f}},
     {"b2_c96_g32_9x11", 0, {.shape = {2, 96, 9, 11}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1}},
     {"g_eq_c512_instance_6x5", 0, {.shape = {1, 512, 6, 5}, .groups = 512, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    /* planes longer than one block's 2048 vectors (HIP's NCHW apply by planes, forced
+     * by a test: several blocks per plane, walked in reverse) */
+    {"planes_b2_g4_c8_136x136_mean3", 0, {.shape = {2, 8, 136, 136}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 3.0f}},
     /* split GroupNorm (statistics per band of rows, merged, applied per band) */
     {"split_b2_g4_c16_9x7_silu", Q, {.shape = {2, 16, 9, 7}, .groups = 4, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .split = 1}},
     {"split_no_affine_g3_c12_5x4", 0, {.shape = {1, 12, 5, 4}, .groups = 3, .eps = 1e-5f, .split = 1}},

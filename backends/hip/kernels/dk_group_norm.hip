@@ -267,6 +267,8 @@ DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
 /* ACT >= 0: the activation as a compile-time constant (the host's SiLU, the
  * common case); -1: p.act at run time.  As a run-time value it put a branch on
  * every element (the Vulkan shaders measured 4-31% from the same change). */
+/* The vector paths walk the tensor backwards: the partial kernel read it
+ * forwards, so its last tens of MB are still in the L2 when this one starts. */
 template <int DT, int ACT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
     const int act = ACT >= 0 ? ACT : p.act;
     const int VW = dkn_vec<DT>::VW;
@@ -277,7 +279,9 @@ template <int DT, int ACT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
         /* grid (pixel chunk, n) as in the partial kernel: a thread keeps one channel
          * vector and its coefficients over the chunk's pixels */
         int cv = (int)C / VW, rows = DKH_THREADS / cv, t = dkp_tid(), col = t % cv, row = t / cv;
-        dkh_i64 hw = H * W, n = dkp_bid_y(), p0 = dkp_bid_x() * p.chunk, p1 = p0 + p.chunk < hw ? p0 + p.chunk : hw;
+        /* chunks and images in reverse (see below) */
+        dkh_i64 hw = H * W, n = p.shape[0] - 1 - dkp_bid_y(), p0 = (p.chunks - 1 - dkp_bid_x()) * p.chunk,
+                p1 = p0 + p.chunk < hw ? p0 + p.chunk : hw;
         const dkn_v16 *x = (const dkn_v16 *)p.x + n * hw * cv + col;
         dkn_v16 *y = (dkn_v16 *)p.y + n * hw * cv + col;
         float m[8], a[8], b[8];
@@ -312,7 +316,8 @@ template <int DT, int ACT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
          * division per vector to find its channel (the 64-bit division was about
          * a third of this kernel's time at 512 channels @ 512) */
         const int PV = 8; /* plane_vecs / DKH_THREADS */
-        const dkh_i64 hwv = H * W / VW, plane = dkp_bid_y(), v0 = dkp_bid_x() * p.plane_vecs + dkp_tid();
+        const dkh_i64 hwv = H * W / VW, nx = (hwv + p.plane_vecs - 1) / p.plane_vecs;
+        const dkh_i64 plane = p.shape[0] * C - 1 - dkp_bid_y(), v0 = (nx - 1 - dkp_bid_x()) * p.plane_vecs + dkp_tid();
         const dkn_v16 *x = (const dkn_v16 *)p.x + plane * hwv;
         dkn_v16 *y = (dkn_v16 *)p.y + plane * hwv;
         const float *k = coef + plane * 4;
@@ -335,12 +340,13 @@ template <int DT, int ACT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
         dkn_v16 *y = (dkn_v16 *)p.y;
         dkh_i64 hwv = H * W / VW;
         for (; i < p.total; i += step) {
-            dkn_v16 u = x[i];
-            const float *k = coef + (i / hwv) * 4; /* one channel per vector: i = (n*C + c)*hwv + s */
+            const dkh_i64 iv = p.total - 1 - i;
+            dkn_v16 u = x[iv];
+            const float *k = coef + (iv / hwv) * 4; /* one channel per vector: iv = (n*C + c)*hwv + s */
             float m = k[0], a = k[1], b = k[2];
 #pragma unroll
             for (int j = 0; j < VW; j++) dkn_set<DT>(u, j, dkp_act_fast(act, (dkn_get<DT>(u, j) - m) * a + b));
-            y[i] = u;
+            y[iv] = u;
         }
         return;
     }
