@@ -304,6 +304,11 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
     return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 255) / 256, 1, groups);
 }
 
+/* Shared memory of the tensor-core conv's default tile (MODE 0, 128 invocations) and of its
+ * halo staging (MODE bit 3), as NVIDIA's driver reports them. */
+#define VKOP_CM_SHARED 38400u
+#define VKOP_CM_HALO_SHARED 49120u
+
 /* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
  * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
  * its 32-deep K slice and Cout a multiple of 8; p holds the bound views'
@@ -314,6 +319,7 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
     dk_vk_state *s = dk__vk(ctx);
     int i;
     if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0 || coutg % 8 != 0) return 0;
+    if (s->props.limits.maxComputeSharedMemorySize < VKOP_CM_SHARED) return 0;
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
@@ -368,7 +374,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     if (inv == 128 && mode == 0 && !(halo_env && halo_env[0] == '0') && p[DK_VKP_CV_STRW] == 1 &&
         (p[DK_VKP_CV_DILW] == 1 || p[DK_VKP_CV_DILW] == -1) && p[DK_VKP_CV_TH] >= 2 && p[DK_VKP_CV_TH] <= 3 &&
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
-        p[DK_VKP_CV_OWS] % 128 == 0)
+        p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= 8u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
@@ -524,7 +530,8 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
     dk_vk_state *s = dk__vk(ctx);
     const char *env = getenv("DIFKERN_VULKAN_STAGE_NHWC");
     const int64_t es = (int64_t)dk_dtype_size(x->dtype);
-    const int tc = dk__vk_cm_dtype(s, x->dtype) && cing % 32 == 0;
+    const int tc = dk__vk_cm_dtype(s, x->dtype) && cing % 32 == 0 &&
+                   s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED;
     const dk_tensor *src[3];
     int i, any = 0;
     src[0] = x;
