@@ -1281,3 +1281,5 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
 }
 
 #undef VKOP_MAX_INDEX
+#undef VKOP_CM_SHARED
+#undef VKOP_CM_HALO_SHARED
