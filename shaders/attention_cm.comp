@@ -15,7 +15,9 @@
 //     CG 4: K staged through shared memory (subgroup-private 16 x 64 slices,
 //       16-byte loads), Q from global memory;
 //     CG 8: K staged as for CG 4 and Q staged by the workgroup 64 dims at a
-//       time, both prefetched into registers one slice ahead;
+//       time, both prefetched into registers one slice ahead, the next
+//       block's first slice during this block's softmax and P V;
+//     CG 8 with MODE bit 5 (R64): 64 query rows, keys 64 at a time (below);
 //   S goes to shared memory; 256 invocations, CG per row, do the online
 //     softmax in fp32 (log2 domain) and write P as f16 to shared memory;
 //   O (32 rows x 64 columns per subgroup, 8 fp32 accumulator fragments) stays
@@ -28,7 +30,7 @@
 // holds: an accumulator-typed "probe" matrix loaded from a table whose element
 // (r, c) is r gives it (elements of equal matrix types map alike).
 // Shared memory: S (BR x BC fp32) + P (BR x BC f16) + staging; CG 8 needs
-// 48896 bytes (NVIDIA's Vulkan limit is 49152).
+// 48896 bytes (NVIDIA's Vulkan limit is 49152), R64 45584.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
@@ -38,14 +40,24 @@
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
-const int CG = MODE & 15;        // column groups = invocations per softmax row
-// MODE bit 4 (CG 8; the host sets it from 8192 keys): three K/Q slices in
-// flight instead of one.  On the H100 at D 512: n 16384 6.75 -> 5.80 ms, n
-// 4096 0.322 -> 0.336 (K and V then sit in the near L2).
-const bool DEEP = (MODE & 16) != 0;
+const int CG = MODE & 15;        // column groups (the field of MODE: 2, 4 or 8)
+// MODE bit 5 (with CG 8; the host sets it where such a grid fills the GPU): 64
+// query rows per workgroup, keys 64 at a time.  S: subgroup (sg / 4, sg % 4)
+// computes rows 32 (sg / 4) .. +32, keys 16 (sg % 4) .. +16; P V: subgroup sg
+// owns output columns 64 sg .. +64 of all 64 rows (16 accumulator fragments).
+// Per 64 rows x 64 keys it reads K, V and Q once (192 KB at D 512), where CG 8
+// reads 288 KB per 32 rows x 128 keys: 1.5x fewer bytes per product.  K and Q
+// slices are staged side by side in at_st (their space is V's in P V).
+// (Spec-constant selects in these shared-array sizes crash NVIDIA's SPIR-V
+// front end, driver 580: hence the arithmetic.)
+const int R64I = (MODE >> 5) & 1;    // (the host sets it only with CG 8)
+const bool R64 = R64I != 0;
 const int RG = 8 / CG;
-const int BR = 32 * RG;          // query rows per workgroup
-const int BC = 16 * CG;          // keys per block
+const int BR = 32 * RG + 32 * R64I;  // query rows per workgroup
+const int BC = 16 * CG - 64 * R64I;  // keys per block
+const int KG = BC / 16;              // key groups of S (rows groups: 8 / KG)
+const int SPR = 256 / BR;            // softmax invocations per row
+const int OFR = 2 + 2 * R64I;        // O row fragments per subgroup
 const int LDS = BC / 4 + 1;      // S row in 16-byte vectors (+1: banks)
 const int LDP = BC / 8 + 1;      // P row in 16-byte vectors
 
@@ -67,23 +79,16 @@ const bool STG = CG >= 4;
 // the K slices, so Q fragments come from shared memory too (two barriers per
 // slice; shared memory then totals 48896 bytes).
 const bool QST = CG == 8;
-shared uvec4 at_qc[QST ? 32 * SV : 1];
+shared uvec4 at_qc[(QST ? 32 * SV : 1) - R64I * (32 * SV - 1)];
 shared uvec4 at_st[STG ? 8 * 16 * SV : 1];
-
-// CG 8: this invocation's 4 K rows and 1 Q row of the 64-dim slice starting
-// at vector n8 (zeros past D).
-#define AT_LOAD_KQ(rk, rq, n8)                                                                              \
-    {                                                                                                     \
-        [[unroll]] for (int i = 0; i < 4; i++)                                                            \
-            rk[i] = (n8) + uint(xv) < D8 ? kv.v[ka + uint(xr + 4 * i) * kst + (n8) + uint(xv)] : uvec4(0); \
-        rq = (n8) + uint(qx) < D8 ? qv.v[qa + (n8) + uint(qx)] : uvec4(0);                                 \
-    }
 
 void main() {
     int t = int(gl_LocalInvocationIndex);
     int sg = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
-    int rgi = sg / CG, cgi = sg % CG;
-    int r0 = 32 * rgi;                       // this subgroup's first row in the block
+    int kgi = sg % KG;                       // this subgroup's key group of S
+    int r0 = 32 * (sg / KG);                 // and its first row in the block
+    int cgi = R64 ? sg : kgi;                // its output column group
+    int or0 = R64 ? 0 : r0;                  // and first output row
     uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
     uint nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), D = PU(DK_VKP_AT_D), Dv = PU(DK_VKP_AT_DV);
     uint q0 = group_x() * uint(BR);
@@ -105,53 +110,110 @@ void main() {
     CM_LOAD(probe, at_s, 0u, 4u);
     barrier();
 
-    CM_C o0[4], o1[4];
+    CM_C o0[4], o1[4], o2[4], o3[4];   // O rows or0 .. +16, +16 .. +32, (R64) +32, +48
     [[unroll]] for (int j = 0; j < 4; j++) {
         o0[j] = CM_C(0.0);
         o1[j] = CM_C(0.0);
+        if (R64) {
+            o2[j] = CM_C(0.0);
+            o3[j] = CM_C(0.0);
+        }
     }
     // Softmax role: row sr, keys sp*16 .. +16 of each block; running max and sum.
-    int sr = t / CG, sp = t % CG;
+    int sr = t / SPR, sp = t % SPR;
     float m_run = -1.0 / 0.0, l_run = 0.0;
 
     int stb = sg * 16 * SV;
     int xr = lane >> 3, xv = lane & 7;     // staging: rows xr + 4i, vector xv
     uint D8 = D >> 3;
+    // CG 8 (with or without R64): the K and Q slices are fetched into
+    // registers in one sequence that runs on across blocks (the next block's
+    // first slice loads during this block's softmax and P V: measured at D
+    // 512 n 16384, R64, 5.41 -> 4.02 ms), the slice of keys fk .., vectors
+    // fn .. fn + 8 of the head dimension.  Keys past Nkv read the last keys
+    // (masked in the softmax), rows past Nq the last row (never stored), and
+    // vectors past D zeros.
+    //   R64: keys fk + kr, + 32 and query rows q0 + kr, + 32, vector xq; K
+    //     rows 0 .. 63 of at_st, Q rows QO ..; one slice in flight (two
+    //     spill: 255 registers).
+    //   else: this subgroup's keys fk + 16 kgi + xr + 4 i, query row q0 +
+    //     t / 8, vector xv; one slice in flight (three, in session 21 a gain
+    //     from 8192 keys, measured slower at every size since the fetch runs
+    //     on across blocks: D 512 n 4096 0.282 -> 0.308 ms, n 16384 5.19 ->
+    //     5.67).
+    const int QO = 64 * SV;
+    int kr = t >> 3, xq = t & 7;
+    uint qc0 = (qb + min(q0 + uint(kr), nq - 1u) * qs2) >> 3;
+    uint qc1 = (qb + min(q0 + uint(kr + 32), nq - 1u) * qs2) >> 3;
+    uint fk = 0u, fn = 0u;
+    uvec4 rk0, rk1, rq0, rq1;
+    uvec4 rkA[4], rqA;
+#define AT_ADVANCE          \
+    {                       \
+        fn += 8u;           \
+        if (fn >= D8) {     \
+            fn = 0u;        \
+            fk += uint(BC); \
+        }                   \
+    }
+#define AT_FETCH64                                                                        \
+    {                                                                                     \
+        bool in_ = fn + uint(xq) < D8;                                                    \
+        uint ka0 = ((kb + min(fk + uint(kr), nkv - 1u) * ks2) >> 3) + fn + uint(xq);      \
+        uint ka1 = ((kb + min(fk + uint(kr + 32), nkv - 1u) * ks2) >> 3) + fn + uint(xq); \
+        rk0 = in_ ? kv.v[ka0] : uvec4(0);                                                 \
+        rk1 = in_ ? kv.v[ka1] : uvec4(0);                                                 \
+        rq0 = in_ ? qv.v[qc0 + fn + uint(xq)] : uvec4(0);                                 \
+        rq1 = in_ ? qv.v[qc1 + fn + uint(xq)] : uvec4(0);                                 \
+        AT_ADVANCE                                                                        \
+    }
+#define AT_FETCH_KQ(rk, rq)                                                                 \
+    {                                                                                       \
+        bool in_ = fn + uint(xq) < D8;                                                      \
+        uint ka = ((kb + min(fk + uint(16 * kgi), nkv - 16u) * ks2) >> 3) + fn + uint(xq);  \
+        [[unroll]] for (int i = 0; i < 4; i++)                                              \
+            rk[i] = in_ ? kv.v[ka + uint(xr + 4 * i) * (ks2 >> 3)] : uvec4(0);              \
+        rq = in_ ? qv.v[qc0 + fn + uint(xq)] : uvec4(0);                                    \
+        AT_ADVANCE                                                                          \
+    }
+    if (R64) {
+        AT_FETCH64
+    } else if (QST) {
+        AT_FETCH_KQ(rkA, rqA)
+    }
     for (uint kv0 = 0u; kv0 < nkv; kv0 += uint(BC)) {
-        // S for rows r0 .. r0+31, keys kv0 + cgi*16 .. +16.
-        uint key = kv0 + uint(16 * cgi);
+        // S for rows r0 .. r0+31, keys kv0 + kgi*16 .. +16.
+        uint key = kv0 + uint(16 * kgi);
         CM_C s0 = CM_C(0.0), s1 = CM_C(0.0);
-        if (QST) {
-            // Every subgroup runs the slices (workgroup barriers): keys past
-            // Nkv read the last 16 keys instead and are masked in the softmax.
-            uint ka = (kb + min(key, nkv - 16u) * ks2) >> 3, kst = ks2 >> 3;
-            uint qa = (qb + min(q0 + uint(t >> 3), nq - 1u) * qs2) >> 3;
-            int qx = t & 7;
-            // DEEP: three slices in flight (registers A, B, C: slices d8, +8,
-            // +16 vectors), else one (A).  A slice's 16 products per subgroup
-            // are far shorter than a load's latency, and the workgroup (158
-            // registers with one slice in flight, 236 with three) runs alone
-            // on its SM either way.
-            uvec4 rkA[4], rkB[4], rkC[4], rqA, rqB, rqC;
-            AT_LOAD_KQ(rkA, rqA, 0u)
-            if (DEEP) {
-                AT_LOAD_KQ(rkB, rqB, 8u)
-                AT_LOAD_KQ(rkC, rqC, 16u)
+        if (R64) {
+            for (uint d8 = 0u; d8 < D8; d8 += 8u) {
+                barrier();   // the previous slice's (or block's) readers are done
+                at_st[kr * SV + xq] = rk0;
+                at_st[(kr + 32) * SV + xq] = rk1;
+                at_st[QO + kr * SV + xq] = rq0;
+                at_st[QO + (kr + 32) * SV + xq] = rq1;
+                barrier();
+                if (fk < nkv) AT_FETCH64   // the next slice, during the products
+                [[unroll]] for (int kk = 0; kk < 4; kk++) {
+                    if (d8 + uint(2 * kk) < D8) {
+                        CM_A a0, a1;
+                        CM_B kf;
+                        CM_LOADT(kf, at_st, uint(kgi * 16 * SV + 2 * kk), uint(SV));
+                        CM_LOAD(a0, at_st, uint(QO + r0 * SV + 2 * kk), uint(SV));
+                        CM_LOAD(a1, at_st, uint(QO + (r0 + 16) * SV + 2 * kk), uint(SV));
+                        s0 = CM_MAD(a0, kf, s0);
+                        s1 = CM_MAD(a1, kf, s1);
+                    }
+                }
             }
+        } else if (QST) {
+            // Every subgroup runs the slices (workgroup barriers).
             for (uint d8 = 0u; d8 < D8; d8 += 8u) {
                 barrier();   // the previous slice's (or block's) readers are done
                 [[unroll]] for (int i = 0; i < 4; i++) at_st[stb + (xr + 4 * i) * SV + xv] = rkA[i];
-                at_qc[(t >> 3) * SV + qx] = rqA;
+                at_qc[kr * SV + xq] = rqA;
                 barrier();
-                if (DEEP) {
-                    rkA = rkB;
-                    rqA = rqB;
-                    rkB = rkC;
-                    rqB = rqC;
-                    AT_LOAD_KQ(rkC, rqC, d8 + 24u)
-                } else if (d8 + 8u < D8) {   // the next slice, during the products
-                    AT_LOAD_KQ(rkA, rqA, d8 + 8u)
-                }
+                if (fk < nkv) AT_FETCH_KQ(rkA, rqA)   // the next slice, during the products
                 [[unroll]] for (int kk = 0; kk < 4; kk++) {
                     if (d8 + uint(2 * kk) < D8) {
                         CM_A a0, a1;
@@ -205,8 +267,8 @@ void main() {
             [[unroll]] for (int i = 0; i < 4; i++)
                 rv[i] = uint(xv) < nv ? vv.v[va + uint(xr + 4 * i) * vst + uint(xv)] : uvec4(0);
         }
-        CM_STORE(s0, at_s, uint(r0 * LDS + 4 * cgi), uint(LDS));
-        CM_STORE(s1, at_s, uint((r0 + 16) * LDS + 4 * cgi), uint(LDS));
+        CM_STORE(s0, at_s, uint(r0 * LDS + 4 * kgi), uint(LDS));
+        CM_STORE(s1, at_s, uint((r0 + 16) * LDS + 4 * kgi), uint(LDS));
         barrier();
 
         // Online softmax of row sr over this block (log2 domain).
@@ -223,7 +285,7 @@ void main() {
             }
             if (valid)
                 [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
-            [[unroll]] for (int off = 1; off < CG; off <<= 1) mx = max(mx, subgroupShuffleXor(mx, uint(off)));
+            [[unroll]] for (int off = 1; off < SPR; off <<= 1) mx = max(mx, subgroupShuffleXor(mx, uint(off)));
             float m_new = max(m_run, mx);        // finite: key 0 of the block is valid
             float alpha = exp2(m_run - m_new);   // 0 on the first block
             float sum = 0.0;
@@ -231,7 +293,7 @@ void main() {
                 sv[c] = valid ? exp2(sv[c] - m_new) : 0.0;
                 sum += sv[c];
             }
-            [[unroll]] for (int off = 1; off < CG; off <<= 1) sum += subgroupShuffleXor(sum, uint(off));
+            [[unroll]] for (int off = 1; off < SPR; off <<= 1) sum += subgroupShuffleXor(sum, uint(off));
             l_run = l_run * alpha + sum;
             m_run = m_new;
             [[unroll]] for (int c = 0; c < 2; c++) {
@@ -246,25 +308,37 @@ void main() {
 
         // O rows *= alpha, then O += P V.
         {
-            float al0[8], al1[8];
+            float al0[8], al1[8], al2[8], al3[8];
             [[unroll]] for (int i = 0; i < 8; i++)
                 if (i < probe.length()) {
                     int rr = int(probe[i]);
-                    al0[i] = at_alpha[r0 + rr];
-                    al1[i] = at_alpha[r0 + 16 + rr];
+                    al0[i] = at_alpha[or0 + rr];
+                    al1[i] = at_alpha[or0 + 16 + rr];
+                    if (R64) {
+                        al2[i] = at_alpha[32 + rr];
+                        al3[i] = at_alpha[48 + rr];
+                    }
                 }
             [[unroll]] for (int j = 0; j < 4; j++)
                 [[unroll]] for (int i = 0; i < 8; i++)
                     if (i < probe.length()) {
                         o0[j][i] *= al0[i];
                         o1[j][i] *= al1[i];
+                        if (R64) {
+                            o2[j][i] *= al2[i];
+                            o3[j][i] *= al3[i];
+                        }
                     }
         }
         [[unroll]] for (int kk = 0; kk < BC; kk += 16) {
             if (STG && kv0 + uint(kk) < nkv) {
-                CM_A p0, p1;
-                CM_LOAD(p0, at_p, uint(r0 * LDP + kk / 8), uint(LDP));
-                CM_LOAD(p1, at_p, uint((r0 + 16) * LDP + kk / 8), uint(LDP));
+                CM_A p0, p1, p2, p3;
+                CM_LOAD(p0, at_p, uint(or0 * LDP + kk / 8), uint(LDP));
+                CM_LOAD(p1, at_p, uint((or0 + 16) * LDP + kk / 8), uint(LDP));
+                if (R64) {
+                    CM_LOAD(p2, at_p, uint(32 * LDP + kk / 8), uint(LDP));
+                    CM_LOAD(p3, at_p, uint(48 * LDP + kk / 8), uint(LDP));
+                }
                 subgroupBarrier();
                 [[unroll]] for (int i = 0; i < 4; i++) at_st[stb + (xr + 4 * i) * SV + xv] = rv[i];
                 subgroupMemoryBarrierShared();
@@ -280,12 +354,16 @@ void main() {
                         CM_LOAD(vf, at_st, uint(stb + 2 * j), uint(SV));
                         o0[j] = CM_MAD(p0, vf, o0[j]);
                         o1[j] = CM_MAD(p1, vf, o1[j]);
+                        if (R64) {
+                            o2[j] = CM_MAD(p2, vf, o2[j]);
+                            o3[j] = CM_MAD(p3, vf, o3[j]);
+                        }
                     }
                 }
             } else if (kv0 + uint(kk) < nkv) {
                 CM_A p0, p1;
-                CM_LOAD(p0, at_p, uint(r0 * LDP + kk / 8), uint(LDP));
-                CM_LOAD(p1, at_p, uint((r0 + 16) * LDP + kk / 8), uint(LDP));
+                CM_LOAD(p0, at_p, uint(or0 * LDP + kk / 8), uint(LDP));
+                CM_LOAD(p1, at_p, uint((or0 + 16) * LDP + kk / 8), uint(LDP));
                 uint va = vb + (kv0 + uint(kk)) * vs2 + col0;
                 [[unroll]] for (int j = 0; j < 4; j++) {
                     if (col0 + uint(16 * j) < Dv) {
@@ -299,23 +377,28 @@ void main() {
         }
     }
 
+#undef AT_FETCH64
+#undef AT_FETCH_KQ
+#undef AT_ADVANCE
     // Epilogue: O / l, through this subgroup's spill slot (256 floats of
     // at_s, whose last readers finished before the loop's last barrier).
     if (sp == 0) at_l[sr] = l_run;
     barrier();
     uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
     int er = lane >> 1, ec = (lane & 1) * 8;
-    [[unroll]] for (int f = 0; f < 2; f++)
+    [[unroll]] for (int f = 0; f < OFR; f++)
         [[unroll]] for (int j = 0; j < 4; j++) {
             uint col = col0 + uint(16 * j);
             if (col >= Dv) continue;
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             if (f == 0) CM_STORE(o0[j], at_s, uint(sg * 64), 4u);
-            else CM_STORE(o1[j], at_s, uint(sg * 64), 4u);
+            else if (f == 1) CM_STORE(o1[j], at_s, uint(sg * 64), 4u);
+            else if (f == 2) CM_STORE(o2[j], at_s, uint(sg * 64), 4u);
+            else CM_STORE(o3[j], at_s, uint(sg * 64), 4u);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            int row = r0 + 16 * f + er;
+            int row = or0 + 16 * f + er;
             uint q = q0 + uint(row);
             if (q < nq) {
                 float inv = 1.0 / at_l[row];

@@ -1233,12 +1233,16 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
                                    (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
         }
         if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
-            br = 256 / cg;
-            /* MODE bit 4: three K/Q slices in flight where K and V outgrow the near L2 (attention_cm.comp);
-             * DIFKERN_VULKAN_ATTN_DEEP=0|1 forces it, for benchmarks */
-            const char *deep_env = getenv("DIFKERN_VULKAN_ATTN_DEEP");
-            const int deep = cg == 8 && (deep_env && deep_env[0] ? deep_env[0] == '1' : k->shape[2] >= 8192);
-            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (deep ? 16u : 0u));
+            /* MODE bit 5 (cg 8): 64 query rows per workgroup, keys 64 at a time (1.5x fewer
+             * bytes per product; attention_cm.comp) where that grid still fills a large GPU
+             * (on the H100, D 512: n 8192 1.14 -> 1.01 ms, n 16384 5.19 -> 3.99, b 2 h 4 n 4096
+             * D 256 1.57 -> 1.38; but with 64 workgroups n 4096 0.28 -> 0.47, half the SMs
+             * idle).  DIFKERN_VULKAN_ATTN_R64=0|1 forces it, for benchmarks and tests. */
+            const char *r64_env = getenv("DIFKERN_VULKAN_ATTN_R64");
+            const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
+            const int r64 = cg == 8 && (r64_env && r64_env[0] ? r64_env[0] == '1' : groups64 >= 128);
+            br = r64 ? 64 : 256 / cg;
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (r64 ? 32u : 0u));
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
                                    DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
                                    (uint32_t)q->shape[0]);
