@@ -1,9 +1,11 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Flash attention on tensor cores (cooperative matrix), f16 data, fp32 scores,
-// softmax statistics and output accumulation.  The host uses it when Nq, Nkv,
-// D and Dv are multiples of 16, every head dimension is contiguous and every
-// row start 16-byte aligned (attention.comp covers everything else).
+// softmax statistics and output accumulation.  The host uses it when D and Dv
+// are multiples of 8 (with CG 8, any Nq and Nkv: MODE bit 6 below; where CG 2
+// or 4 is forced, Nq, Nkv, D and Dv multiples of 16), every head dimension is
+// contiguous and every row start 16-byte aligned (attention.comp covers
+// everything else).
 //
 // A workgroup = 8 subgroups of 32, arranged as RG row groups x CG column
 // groups (CG = MODE: 2, 4 or 8, chosen by the host from max(D, Dv): 64
@@ -48,6 +50,14 @@ const int CG = MODE & 15;        // column groups (the field of MODE: 2, 4 or 8)
 // Per 64 rows x 64 keys it reads K, V and Q once (192 KB at D 512), where CG 8
 // reads 288 KB per 32 rows x 128 keys: 1.5x fewer bytes per product.  K and Q
 // slices are staged side by side in at_st (their space is V's in P V).
+// MODE bit 6 (with CG 8; the host sets it where Nq, Nkv, D or Dv is not a
+// multiple of 16): keys past Nkv read as the last key (CG 8) or zeros (V) and
+// weigh nothing key by key, D and Dv multiples of 8 (the last 16-wide step
+// half zeros), output fragments stored 8 columns at a time.  A constant, so
+// aligned shapes keep the code without the masks (with them, D 512 n 4096
+// measured 0.285 -> 0.299 ms on the H100; n 4100, which took the portable
+// shader, 3.00 -> 0.30, n 15625 52.7 -> 3.8).
+const bool ANYN = (MODE & 64) != 0;
 // (Spec-constant selects in these shared-array sizes crash NVIDIA's SPIR-V
 // front end, driver 580: hence the arithmetic.)
 const int R64I = (MODE >> 5) & 1;    // (the host sets it only with CG 8)
@@ -171,8 +181,11 @@ void main() {
     {                                                                                       \
         bool in_ = fn + uint(xq) < D8;                                                      \
         uint ka = ((kb + min(fk + uint(16 * kgi), nkv - 16u) * ks2) >> 3) + fn + uint(xq);  \
-        [[unroll]] for (int i = 0; i < 4; i++)                                              \
-            rk[i] = in_ ? kv.v[ka + uint(xr + 4 * i) * (ks2 >> 3)] : uvec4(0);              \
+        [[unroll]] for (int i = 0; i < 4; i++) {                                            \
+            uint key_ = min(fk + uint(16 * kgi + xr + 4 * i), nkv - 1u);                    \
+            uint a_ = ANYN ? ((kb + key_ * ks2) >> 3) + fn + uint(xq) : ka + uint(xr + 4 * i) * (ks2 >> 3); \
+            rk[i] = in_ ? kv.v[a_] : uvec4(0);                                              \
+        }                                                                                   \
         rq = in_ ? qv.v[qc0 + fn + uint(xq)] : uvec4(0);                                    \
         AT_ADVANCE                                                                          \
     }
@@ -264,8 +277,10 @@ void main() {
         uvec4 rv[4];
         if (STG) {
             uint va = (vb + kv0 * vs2 + col0) >> 3;
-            [[unroll]] for (int i = 0; i < 4; i++)
-                rv[i] = uint(xv) < nv ? vv.v[va + uint(xr + 4 * i) * vst + uint(xv)] : uvec4(0);
+            [[unroll]] for (int i = 0; i < 4; i++)   // (ANYN: zeros past Nkv, where P is 0)
+                rv[i] = uint(xv) < nv && (!ANYN || kv0 + uint(xr + 4 * i) < nkv)
+                            ? vv.v[va + uint(xr + 4 * i) * vst + uint(xv)]
+                            : uvec4(0);
         }
         CM_STORE(s0, at_s, uint(r0 * LDS + 4 * kgi), uint(LDS));
         CM_STORE(s1, at_s, uint((r0 + 16) * LDS + 4 * kgi), uint(LDS));
@@ -274,7 +289,9 @@ void main() {
         // Online softmax of row sr over this block (log2 domain).
         {
             float sv[16];
-            bool valid = kv0 + uint(16 * sp) < nkv;   // Nkv % 16 == 0: all 16 or none
+            // Keys valid in this lane's 16: all or none where Nkv % 16 == 0.
+            int nval = ANYN ? clamp(int(nkv) - int(kv0) - 16 * sp, 0, 16) : (kv0 + uint(16 * sp) < nkv ? 16 : 0);
+            bool valid = nval > 0;
             float mx = -1.0 / 0.0;
             [[unroll]] for (int c = 0; c < 4; c++) {
                 vec4 x = uintBitsToFloat(at_s[sr * LDS + 4 * sp + c]);
@@ -284,13 +301,14 @@ void main() {
                 sv[4 * c + 3] = x.w * sl2;
             }
             if (valid)
-                [[unroll]] for (int c = 0; c < 16; c++) mx = max(mx, sv[c]);
+                [[unroll]] for (int c = 0; c < 16; c++)
+                    if (!ANYN || c < nval) mx = max(mx, sv[c]);
             [[unroll]] for (int off = 1; off < SPR; off <<= 1) mx = max(mx, subgroupShuffleXor(mx, uint(off)));
             float m_new = max(m_run, mx);        // finite: key 0 of the block is valid
             float alpha = exp2(m_run - m_new);   // 0 on the first block
             float sum = 0.0;
             [[unroll]] for (int c = 0; c < 16; c++) {
-                sv[c] = valid ? exp2(sv[c] - m_new) : 0.0;
+                sv[c] = (ANYN ? c < nval : valid) ? exp2(sv[c] - m_new) : 0.0;
                 sum += sv[c];
             }
             [[unroll]] for (int off = 1; off < SPR; off <<= 1) sum += subgroupShuffleXor(sum, uint(off));
@@ -346,7 +364,9 @@ void main() {
                 if (kk + 16 < BC && kv0 + uint(kk + 16) < nkv) {   // the next step's rows
                     uint va = (vb + (kv0 + uint(kk + 16)) * vs2 + col0) >> 3;
                     [[unroll]] for (int i = 0; i < 4; i++)
-                        rv[i] = uint(xv) < nv ? vv.v[va + uint(xr + 4 * i) * vst + uint(xv)] : uvec4(0);
+                        rv[i] = uint(xv) < nv && (!ANYN || kv0 + uint(kk + 16 + xr + 4 * i) < nkv)
+                                    ? vv.v[va + uint(xr + 4 * i) * vst + uint(xv)]
+                                    : uvec4(0);
                 }
                 [[unroll]] for (int j = 0; j < 4; j++) {
                     if (col0 + uint(16 * j) < Dv) {
@@ -400,7 +420,7 @@ void main() {
             subgroupBarrier();
             int row = or0 + 16 * f + er;
             uint q = q0 + uint(row);
-            if (q < nq) {
+            if (q < nq && (!ANYN || col + uint(ec) < Dv)) {   // (Dv % 8 == 0)
                 float inv = 1.0 / at_l[row];
                 vec4 lo = uintBitsToFloat(at_s[sg * 64 + er * 4 + (ec >> 2)]);
                 vec4 hi = uintBitsToFloat(at_s[sg * 64 + er * 4 + (ec >> 2) + 1]);

@@ -1156,8 +1156,9 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
  * each view's start a multiple of 8 elements inside a 16-byte aligned binding.
  * shaders/attention_cm_rows.comp (rows: D, Dv <= 128) stages everything with
  * zeros past the tensors: D and Dv multiples of 8, any Nq and Nkv, 47616 bytes
- * of shared memory.  shaders/attention_cm.comp (larger heads) loads fragments
- * in place: Nq, Nkv, D and Dv multiples of 16, 48896 bytes (CG 8).
+ * of shared memory.  shaders/attention_cm.comp (larger heads): the same with CG
+ * 8, 48896 bytes; CG 2 and 4 (forced, for benchmarks) load fragments in place
+ * and need Nq, Nkv, D and Dv multiples of 16 (the caller's check).
  * p: the parameter slot with the four tensors' strides and offsets. */
 static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                 const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind, int rows) {
@@ -1166,9 +1167,7 @@ static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const 
     if (!dk__vk_cm_dtype(s, q->dtype) || s->props.limits.maxComputeSharedMemorySize < (rows ? 47616u : 48896u) ||
         k->dtype != q->dtype || v->dtype != q->dtype || out->dtype != q->dtype)
         return 0;
-    if (rows ? q->shape[3] % 8 || v->shape[3] % 8
-             : q->shape[2] % 16 || k->shape[2] % 16 || q->shape[3] % 16 || v->shape[3] % 16)
-        return 0;
+    if (q->shape[3] % 8 || v->shape[3] % 8) return 0;
     for (i = 0; i < 3; i++) {
         const int32_t *t = &p[vkop_at_in[i]];
         if (t[3] != 1 || bind[i].offset % 16) return 0;
@@ -1226,6 +1225,7 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
             cg = (uint32_t)(env[0] - '0');
         else
             env = NULL;
+        if (cg != 8 && (q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16)) cg = 8;
         if (dm <= 128 && !(env && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 1)) {
             vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, dm > 64 ? 1u : 0u);
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM_ROWS, q->dtype), spec,
@@ -1241,8 +1241,10 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
             const char *r64_env = getenv("DIFKERN_VULKAN_ATTN_R64");
             const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
             const int r64 = cg == 8 && (r64_env && r64_env[0] ? r64_env[0] == '1' : groups64 >= 128);
+            /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
+            const int anyn = q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16;
             br = r64 ? 64 : 256 / cg;
-            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (r64 ? 32u : 0u));
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (r64 ? 32u : 0u) | (anyn ? 64u : 0u));
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
                                    DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
                                    (uint32_t)q->shape[0]);

@@ -262,6 +262,11 @@ static const hcb_attn hcb_attention[] = {
     /* ... with 64 query rows per workgroup (taken by default where that grid has >= 128 workgroups;
      * DIFKERN_VULKAN_ATTN_R64=1 forces it on every case above): partial row, key and dimension slices */
     {"tc_r64_b2_h64_nq80_nkv48_d144_dv160", 0, {.b = 2, .heads = 64, .nq = 80, .nkv = 48, .d = 144, .dv = 160}},
+    /* ... with Nq and Nkv not multiples of 16 (CG 8 and R64 mask rows and keys one by one) and D,
+     * Dv multiples of 8 only: a 17-vector head dimension (half of its last 16-dim step is zeros),
+     * 8 output columns in the last fragment, fewer keys than one 16-key group */
+    {"tc_any_b2_h64_nq70_nkv37_d136_dv152", 0, {.b = 2, .heads = 64, .nq = 70, .nkv = 37, .d = 136, .dv = 152, .q_range = 150.0f}},
+    {"tc_any_nq33_nkv5_d264_dv200_bnhd", 0, {.b = 1, .heads = 2, .nq = 33, .nkv = 5, .d = 264, .dv = 200, .storage = HC_BNHD}},
     /* ... and its small-head shader (D, Dv <= 64 multiples of 8, any Nq and Nkv: 128 query rows
      * per workgroup, 32-key blocks): a workgroup with one busy subgroup, a half-valid last block,
      * D != Dv both ways, partial 16-row / 16-key / 16-dimension fragments (and the cases above
