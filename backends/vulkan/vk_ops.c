@@ -1234,13 +1234,15 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         }
         if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
             /* MODE bit 5 (cg 8): 64 query rows per workgroup, keys 64 at a time (1.5x fewer
-             * bytes per product; attention_cm.comp) where that grid still fills a large GPU
-             * (on the H100, D 512: n 8192 1.14 -> 1.01 ms, n 16384 5.19 -> 3.99, b 2 h 4 n 4096
-             * D 256 1.57 -> 1.38; but with 64 workgroups n 4096 0.28 -> 0.47, half the SMs
-             * idle).  DIFKERN_VULKAN_ATTN_R64=0|1 forces it, for benchmarks and tests. */
+             * bytes per product; attention_cm.comp) where that grid still fills a large GPU:
+             * on the H100 (132 SMs) D 512 n 4608 .. 16384 (72 .. 256 workgroups) 10-24% faster
+             * (n 4608 0.611 -> 0.525 ms, 7680 1.005 -> 0.906, 16384 5.19 -> 3.99), b 2 h 4 n 4096
+             * D 256 1.57 -> 1.38; but with 64 workgroups n 4096 0.28 -> 0.47 (half the SMs
+             * idle, where cg 8's 128 still fill them).  DIFKERN_VULKAN_ATTN_R64=0|1 forces it,
+             * for benchmarks and tests. */
             const char *r64_env = getenv("DIFKERN_VULKAN_ATTN_R64");
             const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
-            const int r64 = cg == 8 && (r64_env && r64_env[0] ? r64_env[0] == '1' : groups64 >= 128);
+            const int r64 = cg == 8 && (r64_env && r64_env[0] ? r64_env[0] == '1' : groups64 >= 72);
             /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
             const int anyn = q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16;
             br = r64 ? 64 : 256 / cg;

@@ -259,7 +259,7 @@ static const hcb_attn hcb_attention[] = {
     {"tc_d96_dv192_nq32_nkv144", 0, {.b = 2, .heads = 1, .nq = 32, .nkv = 144, .d = 96, .dv = 192}},
     {"tc_d512_b2_nq80_nkv176_logits", 0, {.b = 2, .heads = 1, .nq = 80, .nkv = 176, .d = 512, .dv = 512, .q_range = 150.0f}},
     {"tc_d512_nq256_nkv256_bnhd", 0, {.b = 1, .heads = 2, .nq = 256, .nkv = 256, .d = 512, .dv = 512, .storage = HC_BNHD}},
-    /* ... with 64 query rows per workgroup (taken by default where that grid has >= 128 workgroups;
+    /* ... with 64 query rows per workgroup (taken by default where that grid has >= 72 workgroups;
      * DIFKERN_VULKAN_ATTN_R64=1 forces it on every case above): partial row, key and dimension slices */
     {"tc_r64_b2_h64_nq80_nkv48_d144_dv160", 0, {.b = 2, .heads = 64, .nq = 80, .nkv = 48, .d = 144, .dv = 160}},
     /* ... with Nq and Nkv not multiples of 16 (CG 8 and R64 mask rows and keys one by one) and D,
