@@ -13,14 +13,18 @@
 // conv_transpose2d runs here too.  Tiles, pipelining and fragments:
 // dk_gemm_coopmat.glsl.  FLAGS bit 4 (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
-// epilogue reads and writes 8 channels per 16-byte vector.
+// epilogue reads and writes 8 channels per 16-byte vector.  MODE bit 4
+// (with FLAGS bit 4): the epilogue also writes GroupNorm partials of y
+// (cv_stats_put) for dk_conv2d_stats.
 #include "dk_common.glsl"
 #include "dk_gemm_coopmat.glsl"
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 16-bit input, 8 per vector
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
+layout(std430, set = 0, binding = 5) writeonly buffer GnPart { float v[]; } gnp;   // MODE bit 4
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
@@ -124,6 +128,65 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
     [[unroll]] for (int p = 0; p < 3; p++) {
         int v = cv_t + p * CMG_INV;
         if (v < nv) cmg_sa[(r * CMG_HALO_ROWS + q0 + v / CMG_VA) * CMG_LDA + v % CMG_VA] = CMG_GET(ra, ra2, p);
+    }
+}
+
+// MODE bit 4: GroupNorm partials of y, written where shaders/gn_final.comp
+// merges them: (count, mean, M2) at ((n * G + g) * chunks + chunk) * 3, a chunk
+// being one 64-row tile (one subgroup's rows; the host requires OH*OW % 64 == 0,
+// so a tile lies in one image) times one unit of a group's channels: 8 channels
+// (Cout/G a multiple of 8) or 4 (Cout/G = 4: a unit per half of the lane's 8).
+const int CV_STATS = (MODE >> 4) & 1;
+
+// Chan: merge (nb, mb, qb) into (na, ma, qa).
+void cv_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
+    if (nb <= 0.0) return;
+    float nn = na + nb, d = mb - ma;
+    ma += d * (nb / nn);
+    qa += qb + d * d * (na * nb / nn);
+    na = nn;
+}
+
+// Shifted sums (shift k, s1 = sum(x - k), s2 = sum((x - k)^2) of cnt values) as (mean, M2).
+vec2 cv_unshift(float cnt, float k, float s1, float s2) {
+    return cnt > 0.0 ? vec2(k + s1 / cnt, max(s2 - s1 * (s1 / cnt), 0.0)) : vec2(0.0);
+}
+
+void cv_part_store(int ch, int rt, float cnt, float mean, float m2) {
+    int cpg = P(DK_VKP_CV_GN_CPG), uw = min(cpg, 8), upg = cpg / uw, rti = P(DK_VKP_CV_GN_RT);
+    int img = rt / rti, g = ch / cpg;
+    uint chunk = uint((rt - img * rti) * upg + (ch - g * cpg) / uw);
+    uint o = (uint(img * P(DK_VKP_CV_GN_G) + g) * uint(rti * upg) + chunk) * 3u;
+    gnp.v[o] = cnt;
+    gnp.v[o + 1u] = mean;
+    gnp.v[o + 2u] = m2;
+}
+
+// One fragment column's partials: lane l holds shifted sums of its 4 rows x
+// channels ch .. ch + 3 (k0, s10, s20) and ch + 4 .. ch + 7 (k1, s11, s21),
+// cnt values each; merged over the subgroup's 64 rows (lanes of equal l % 2),
+// then written by lanes 0 and 1.  All lanes call it (shuffles).
+void cv_stats_put(int ch, int rt, float k0, float s10, float s20, float k1, float s11, float s21, float cnt) {
+    bool whole = P(DK_VKP_CV_GN_CPG) != 4;   // the 8 channels are one unit
+    vec2 a = cv_unshift(cnt, k0, s10, s20), b = cv_unshift(cnt, k1, s11, s21);
+    float na = cnt, ma = a.x, qa = a.y, nb = cnt, mb = b.x, qb = b.y;
+    if (whole) {
+        cv_merge(na, ma, qa, nb, mb, qb);
+        nb = 0.0;
+    }
+    [[unroll]] for (int x = 2; x < 32; x <<= 1) {
+        float n2 = subgroupShuffleXor(na, x), m2 = subgroupShuffleXor(ma, x), q2 = subgroupShuffleXor(qa, x);
+        cv_merge(na, ma, qa, n2, m2, q2);
+        if (!whole) {
+            n2 = subgroupShuffleXor(nb, x);
+            m2 = subgroupShuffleXor(mb, x);
+            q2 = subgroupShuffleXor(qb, x);
+            cv_merge(nb, mb, qb, n2, m2, q2);
+        }
+    }
+    if (gl_SubgroupInvocationID < 2u && na > 0.0) {
+        cv_part_store(ch, rt, na, ma, qa);
+        if (!whole) cv_part_store(ch + 4, rt, nb, mb, qb);
     }
 }
 
@@ -251,6 +314,7 @@ void main() {
         int n = n0 + wn + 16 * j + c8;   // N % 8 == 0: all 8 channels or none
         float bias[8];
         [[unroll]] for (int c = 0; c < 8; c++) bias[c] = cv_bias[wn + 16 * j + c8 + c];
+        float gk0 = 0.0, gs10 = 0.0, gs20 = 0.0, gk1 = 0.0, gs11 = 0.0, gs21 = 0.0, gcnt = 0.0;
         [[unroll]] for (int i = 0; i < CMG_FM; i++) {
             int m = m0 + wm + 16 * i + r;
             // The residual vector is loaded before the spill's barriers so that
@@ -273,6 +337,25 @@ void main() {
                 uvec4 o;
                 [[unroll]] for (int c = 0; c < 4; c++) o[c] = cm_pack2(v[2 * c], v[2 * c + 1]);
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
+                if (CV_STATS != 0) {   // the values as stored
+                    [[unroll]] for (int c = 0; c < 4; c++) {
+                        vec2 h = cm_unpack2(o[c]);
+                        v[2 * c] = h.x;
+                        v[2 * c + 1] = h.y;
+                    }
+                    if (gcnt == 0.0) {
+                        gk0 = v[0];
+                        gk1 = v[4];
+                    }
+                    [[unroll]] for (int c = 0; c < 4; c++) {
+                        float d0 = v[c] - gk0, d1 = v[c + 4] - gk1;
+                        gs10 += d0;
+                        gs20 += d0 * d0;
+                        gs11 += d1;
+                        gs21 += d1 * d1;
+                    }
+                    gcnt += 4.0;
+                }
             } else {
                 [[unroll]] for (int c = 0; c < 8; c++) {
                     float x = v[c];
@@ -281,5 +364,6 @@ void main() {
                 }
             }
         }
+        if (CV_STATS != 0) cv_stats_put(n, (m0 + wm) / 64, gk0, gs10, gs20, gk1, gs11, gs21, gcnt);
     }
 }

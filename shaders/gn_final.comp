@@ -1,19 +1,20 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // GroupNorm pass 2: workgroup ng = n*G + g merges the chunk partials of its group
 // (Chan's formula, population variance) and writes, for each channel c of the
 // group, the vec4 (mean, rstd * gamma[c], beta[c], 0) at COEF + (n*C + c)*4, so
 // the normalize pass is one subtract and one fma per element.
 #include "dk_common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 
 DK_IO(1, Gamma, DT)
 DK_IO(2, Beta, DT)
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
 layout(std430, set = 0, binding = 3) buffer GnStats { float v[]; } stats; // split GroupNorm (FLAGS 4 / 8)
 
-shared float sh_n[64], sh_mean[64], sh_m2[64];
+shared float sh_n[256], sh_mean[256], sh_m2[256];
 
 void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
     if (nb <= 0.0) return;
@@ -32,13 +33,26 @@ void main() {
         m2 = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u];
     }
     if ((FLAGS & 8) != 0) chunks = 0u;
-    for (uint i = t; i < chunks; i += 64u) {
-        uint o = PU(DK_VKP_GN_SCR) + (ng * chunks + i) * 3u;
+    // Four partials loaded per step, so that their latencies overlap:
+    // dk_conv2d_stats leaves up to tens of thousands per group.
+    uint i = t, base = PU(DK_VKP_GN_SCR) + ng * chunks * 3u;
+    for (; i + 768u < chunks; i += 1024u) {
+        float v[12];
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            uint o = base + (i + 256u * u) * 3u;
+            v[3u * u] = scr.v[o];
+            v[3u * u + 1u] = scr.v[o + 1u];
+            v[3u * u + 2u] = scr.v[o + 2u];
+        }
+        [[unroll]] for (uint u = 0u; u < 4u; u++) gn_merge(cnt, mean, m2, v[3u * u], v[3u * u + 1u], v[3u * u + 2u]);
+    }
+    for (; i < chunks; i += 256u) {
+        uint o = base + i * 3u;
         gn_merge(cnt, mean, m2, scr.v[o], scr.v[o + 1u], scr.v[o + 2u]);
     }
     sh_n[t] = cnt; sh_mean[t] = mean; sh_m2[t] = m2;
     barrier();
-    for (uint s = 32u; s > 0u; s >>= 1) {
+    for (uint s = 128u; s > 0u; s >>= 1) {
         if (t < s) {
             float na = sh_n[t], ma = sh_mean[t], qa = sh_m2[t];
             gn_merge(na, ma, qa, sh_n[t + s], sh_mean[t + s], sh_m2[t + s]);
@@ -55,7 +69,7 @@ void main() {
     }
     uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), cg = C / G, n = ng / G, g = ng % G;
     float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + PF(DK_VKP_GN_EPS));
-    for (uint c = g * cg + t; c < g * cg + cg; c += 64u) {
+    for (uint c = g * cg + t; c < g * cg + cg; c += 256u) {
         float a = rstd, b = 0.0;
         if ((FLAGS & 1) != 0) a *= Gamma_ld(PU(DK_VKP_GN_GAMMA + 1) + c * PU(DK_VKP_GN_GAMMA));
         if ((FLAGS & 2) != 0) b = Beta_ld(PU(DK_VKP_GN_BETA + 1) + c * PU(DK_VKP_GN_BETA));

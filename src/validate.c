@@ -301,9 +301,11 @@ static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tens
     return DK_OK;
 }
 
-dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    static const char op[] = "dk_conv2d";
+static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
+                             int32_t groups);
+
+static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_desc *d, const dk_tensor *x,
+                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     int64_t cin, cout, oh, ow;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
@@ -347,6 +349,30 @@ dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk
     VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
     return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
+}
+
+dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    return val_conv2d(ctx, "dk_conv2d", d, x, w, bias, residual, y);
+}
+
+dk_status dk__validate_conv2d_stats(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x,
+                                    const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                    const dk_tensor *y, int32_t groups, const dk_tensor *stats) {
+    static const char op[] = "dk_conv2d_stats";
+    VAL_TRY(val_conv2d(ctx, op, d, x, w, bias, residual, y));
+    VAL_TRY(val_need(ctx, op, "stats", stats));
+    VAL_TRY(val_min(ctx, op, "groups", groups, 1));
+    if (y->shape[1] % groups)
+        return dk__fail(ctx, VAL_BAD, "%s: y.shape[1] (=%lld) must be divisible by groups (=%d)", op,
+                        (long long)y->shape[1], (int)groups);
+    VAL_TRY(val_gn_stats(ctx, op, stats, y, groups));
+    VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
+    VAL_TRY(val_no_alias(ctx, op, "stats", stats, "x", x, 0));
+    VAL_TRY(val_no_alias(ctx, op, "stats", stats, "w", w, 0));
+    VAL_TRY(val_no_alias(ctx, op, "stats", stats, "bias", bias, 0));
+    VAL_TRY(val_no_alias(ctx, op, "stats", stats, "residual", residual, 0));
+    return val_no_alias(ctx, op, "stats", stats, "y", y, 0);
 }
 
 /* --------------------------------------------------------- conv_transpose2d */
