@@ -138,55 +138,42 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
 // (Cout/G a multiple of 8) or 4 (Cout/G = 4: a unit per half of the lane's 8).
 const int CV_STATS = (MODE >> 4) & 1;
 
-// Chan: merge (nb, mb, qb) into (na, ma, qa).
-void cv_merge(inout float na, inout float ma, inout float qa, float nb, float mb, float qb) {
-    if (nb <= 0.0) return;
-    float nn = na + nb, d = mb - ma;
-    ma += d * (nb / nn);
-    qa += qb + d * d * (na * nb / nn);
-    na = nn;
-}
-
-// Shifted sums (shift k, s1 = sum(x - k), s2 = sum((x - k)^2) of cnt values) as (mean, M2).
-vec2 cv_unshift(float cnt, float k, float s1, float s2) {
-    return cnt > 0.0 ? vec2(k + s1 / cnt, max(s2 - s1 * (s1 / cnt), 0.0)) : vec2(0.0);
-}
-
-void cv_part_store(int ch, int rt, float cnt, float mean, float m2) {
+void cv_part_store(int ch, int rt, float cnt, float k, float s1, float s2) {
     int cpg = P(DK_VKP_CV_GN_CPG), uw = min(cpg, 8), upg = cpg / uw, rti = P(DK_VKP_CV_GN_RT);
     int img = rt / rti, g = ch / cpg;
     uint chunk = uint((rt - img * rti) * upg + (ch - g * cpg) / uw);
     uint o = (uint(img * P(DK_VKP_CV_GN_G) + g) * uint(rti * upg) + chunk) * 3u;
     gnp.v[o] = cnt;
-    gnp.v[o + 1u] = mean;
-    gnp.v[o + 2u] = m2;
+    gnp.v[o + 1u] = k + s1 / cnt;
+    gnp.v[o + 2u] = max(s2 - s1 * (s1 / cnt), 0.0);
 }
 
-// One fragment column's partials: lane l holds shifted sums of its 4 rows x
-// channels ch .. ch + 3 (k0, s10, s20) and ch + 4 .. ch + 7 (k1, s11, s21),
-// cnt values each; merged over the subgroup's 64 rows (lanes of equal l % 2),
-// then written by lanes 0 and 1.  All lanes call it (shuffles).
+// One fragment column's partials: lane l holds, for its 4 rows x channels
+// ch .. ch + 3 and ch + 4 .. ch + 7, sums of (y - k) and (y - k)^2 (shifts k0,
+// k1: the same in all lanes of equal l % 2, so the sums add); summed over the
+// subgroup's 64 rows, then written by lanes 0 and 1.  All lanes call it
+// (shuffles).  The values are y's before rounding to its dtype (the
+// difference to the rounded ones' statistics is far below that dtype's
+// precision; dk_conv2d_stats allows fp32-level differences).
 void cv_stats_put(int ch, int rt, float k0, float s10, float s20, float k1, float s11, float s21, float cnt) {
-    bool whole = P(DK_VKP_CV_GN_CPG) != 4;   // the 8 channels are one unit
-    vec2 a = cv_unshift(cnt, k0, s10, s20), b = cv_unshift(cnt, k1, s11, s21);
-    float na = cnt, ma = a.x, qa = a.y, nb = cnt, mb = b.x, qb = b.y;
+    bool whole = P(DK_VKP_CV_GN_CPG) != 4;   // the 8 channels are one unit (k0 == k1)
     if (whole) {
-        cv_merge(na, ma, qa, nb, mb, qb);
-        nb = 0.0;
+        s10 += s11;
+        s20 += s21;
+        cnt *= 2.0;
     }
     [[unroll]] for (int x = 2; x < 32; x <<= 1) {
-        float n2 = subgroupShuffleXor(na, x), m2 = subgroupShuffleXor(ma, x), q2 = subgroupShuffleXor(qa, x);
-        cv_merge(na, ma, qa, n2, m2, q2);
+        s10 += subgroupShuffleXor(s10, x);
+        s20 += subgroupShuffleXor(s20, x);
+        cnt += subgroupShuffleXor(cnt, x);
         if (!whole) {
-            n2 = subgroupShuffleXor(nb, x);
-            m2 = subgroupShuffleXor(mb, x);
-            q2 = subgroupShuffleXor(qb, x);
-            cv_merge(nb, mb, qb, n2, m2, q2);
+            s11 += subgroupShuffleXor(s11, x);
+            s21 += subgroupShuffleXor(s21, x);
         }
     }
-    if (gl_SubgroupInvocationID < 2u && na > 0.0) {
-        cv_part_store(ch, rt, na, ma, qa);
-        if (!whole) cv_part_store(ch + 4, rt, nb, mb, qb);
+    if (gl_SubgroupInvocationID < 2u && cnt > 0.0) {
+        cv_part_store(ch, rt, cnt, k0, s10, s20);
+        if (!whole) cv_part_store(ch + 4, rt, cnt, k1, s11, s21);
     }
 }
 
@@ -322,6 +309,13 @@ void main() {
             uvec4 rw = uvec4(0);
             if (vec && (FLAGS & 2) != 0 && m < M && n < N) rw = rv.v[(rpix[i] + uint(n)) >> 3];
             cmg_spill(sg, i, j);
+            if (CV_STATS != 0 && i == 0) {
+                // the shifts: row 0's first value of each half (bias and
+                // activation applied, not the residual); equal across rows
+                vec4 k0 = cmg_spilled(sg, 0, c8 >> 2), k1 = cmg_spilled(sg, 0, (c8 >> 2) + 1);
+                gk0 = osc * dk_act(k0.x + bias[0]);
+                gk1 = P(DK_VKP_CV_GN_CPG) != 4 ? gk0 : osc * dk_act(k1.x + bias[4]);
+            }
             if (m >= M || n >= N) continue;
             vec4 lo = cmg_spilled(sg, r, c8 >> 2), hi = cmg_spilled(sg, r, (c8 >> 2) + 1);
             float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
@@ -337,16 +331,7 @@ void main() {
                 uvec4 o;
                 [[unroll]] for (int c = 0; c < 4; c++) o[c] = cm_pack2(v[2 * c], v[2 * c + 1]);
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
-                if (CV_STATS != 0) {   // the values as stored
-                    [[unroll]] for (int c = 0; c < 4; c++) {
-                        vec2 h = cm_unpack2(o[c]);
-                        v[2 * c] = h.x;
-                        v[2 * c + 1] = h.y;
-                    }
-                    if (gcnt == 0.0) {
-                        gk0 = v[0];
-                        gk1 = v[4];
-                    }
+                if (CV_STATS != 0) {
                     [[unroll]] for (int c = 0; c < 4; c++) {
                         float d0 = v[c] - gk0, d1 = v[c + 4] - gk1;
                         gs10 += d0;

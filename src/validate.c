@@ -302,7 +302,7 @@ static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tens
 }
 
 static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
-                             int32_t groups);
+                             int32_t groups, const char *groups_name);
 
 static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_desc *d, const dk_tensor *x,
                             const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
@@ -366,7 +366,7 @@ dk_status dk__validate_conv2d_stats(dk_context *ctx, const dk_conv2d_desc *d, co
     if (y->shape[1] % groups)
         return dk__fail(ctx, VAL_BAD, "%s: y.shape[1] (=%lld) must be divisible by groups (=%d)", op,
                         (long long)y->shape[1], (int)groups);
-    VAL_TRY(val_gn_stats(ctx, op, stats, y, groups));
+    VAL_TRY(val_gn_stats(ctx, op, stats, y, groups, "groups"));
     VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
     VAL_TRY(val_no_alias(ctx, op, "stats", stats, "x", x, 0));
     VAL_TRY(val_no_alias(ctx, op, "stats", stats, "w", w, 0));
@@ -532,13 +532,13 @@ static dk_status val_affine(dk_context *ctx, const char *op, const char *name, c
 
 /* stats of the split GroupNorm: f32 [N, groups, 2], dense row-major. */
 static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
-                              int32_t groups) {
+                              int32_t groups, const char *groups_name) {
     VAL_TRY(dk__validate_tensor(ctx, op, "stats", stats));
     if (stats->dtype != DK_F32)
         return dk__fail(ctx, VAL_BAD, "%s: stats.dtype (=%s) must be f32", op, dk_dtype_name(stats->dtype));
     VAL_TRY(val_ndim(ctx, op, "stats", stats, 3, "[N, groups, 2]"));
     VAL_TRY(val_dim(ctx, op, "stats", stats, 0, "N = x.shape[0]", x->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "stats", stats, 1, "desc->groups", groups));
+    VAL_TRY(val_dim(ctx, op, "stats", stats, 1, groups_name, groups));
     VAL_TRY(val_dim(ctx, op, "stats", stats, 2, "2 (mean, variance)", 2));
     if (stats->strides[2] != 1 || stats->strides[1] != 2 || (stats->shape[0] > 1 && stats->strides[0] != 2 * groups))
         return dk__fail(ctx, VAL_BAD,
@@ -569,7 +569,7 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     if (x->shape[1] % d->groups)
         return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by desc->groups (=%d)", op,
                         (long long)x->shape[1], (int)d->groups);
-    if (mode != DK__GN_FULL) VAL_TRY(val_gn_stats(ctx, op, stats, x, d->groups));
+    if (mode != DK__GN_FULL) VAL_TRY(val_gn_stats(ctx, op, stats, x, d->groups, "desc->groups"));
     if (mode == DK__GN_STATS) {
         VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
         return val_no_alias(ctx, op, "stats", stats, "x", x, 0);

@@ -38,6 +38,17 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
         const char *env = getenv("DIFKERN_VAE_PINNED");
         e->pin = banded && !dry && dk_context_backend(vae->ctx) != DK_BACKEND_CPU && !(env && env[0] == '0');
     }
+    {
+        /* Untiled on Vulkan, each 3x3 conv's output statistics come from the conv
+         * (dk_conv2d_stats: its epilogue writes them) and the GroupNorm after it
+         * only applies them.  Elsewhere dk_conv2d_stats is the conv plus the
+         * statistics pass, which measured slower than GroupNorm's own passes
+         * (HIP on the H100: 24.0-24.3 -> 24.3-25.4 ms at 1024x1024; NOTES,
+         * session 25).  DIFKERN_VAE_CONV_STATS=0 or 1 forces it off or on. */
+        const char *env = getenv("DIFKERN_VAE_CONV_STATS");
+        e->conv_stats = env && (env[0] == '0' || env[0] == '1') ? env[0] == '1'
+                                                                : dk_context_backend(vae->ctx) == DK_BACKEND_VULKAN;
+    }
 }
 
 /* ------------------------------------------------------------ profile */
@@ -417,12 +428,13 @@ static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_a
         vaex_group_norm(e, a->in, a->gn_gamma, a->gn_beta, DK_ACT_SILU, g);
     }
     if (e->st == DK_OK && !e->dry) {
-        /* Every 3x3 conv of this decoder with a multiple of 32 output channels
+        /* e->conv_stats: every 3x3 conv of this decoder with a multiple of 32 output channels
          * feeds a GroupNorm next (resnet conv1 -> norm2, conv2 and the upsample
          * and input convs -> the next block's norm1, the attention's norm or
          * conv_norm_out): its statistics come with the conv. */
         dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr, ts;
-        const int stats = a->k == 3 && out.c % VAEX_GROUPS == 0 && vaex_gn_stats_buf(e, DK__VAE_MAX_ACTS * DK__VAE_GN_FLOATS * sizeof(float));
+        const int stats = e->conv_stats && a->k == 3 && out.c % VAEX_GROUPS == 0 &&
+                          vaex_gn_stats_buf(e, DK__VAE_MAX_ACTS * DK__VAE_GN_FLOATS * sizeof(float));
         if (a->resid.id >= 0) tr = vaex_t(e, a->resid);
         if (stats) ts = vaex_gn_slot(e, out.id);
         vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->k / 2, &ty, stats ? &ts : NULL);
