@@ -42,11 +42,6 @@ typedef struct dk_backend_ops {
     dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                         const dk_tensor *y);
-    /* Optional (NULL: conv2d, then group_norm in DK__GN_STATS mode on y):
-     * conv2d that also writes y's GroupNorm statistics (dk_conv2d_stats). */
-    dk_status (*conv2d_stats)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                              const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                              const dk_tensor *y, int32_t groups, const dk_tensor *stats);
     dk_status (*conv_transpose2d)(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                   const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                   const dk_tensor *residual, const dk_tensor *y);

@@ -274,22 +274,6 @@ DK_API dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc,
                            const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                            const dk_tensor *residual, const dk_tensor *y);
 
-/* dk_conv2d that also writes the GroupNorm statistics of y, for a
- * dk_group_norm_apply that follows (the SDXL VAE's resnets: conv, then
- * GroupNorm of its output): stats (f32 [N, groups, 2], dense row-major, as
- * dk_group_norm_stats writes it) receives per image and group of y's Cout
- * channels the mean and the population variance of y's values as stored.
- * groups >= 1 divides Cout; stats may not overlap x, w, bias, residual or y.
- * The result equals dk_conv2d followed by dk_group_norm_stats on y (up to fp32
- * rounding of the statistics).  Where the backend can, the statistics come from
- * the conv's epilogue and GroupNorm's pass over y is saved (Vulkan's
- * tensor-core conv: f16/bf16, channels-last y, one conv group, Cout/groups a
- * multiple of 8 or 4, OH*OW a multiple of 64, no fused upsample); elsewhere it
- * runs as those two calls. */
-DK_API dk_status dk_conv2d_stats(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                                 const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                                 const dk_tensor *y, int32_t groups, const dk_tensor *stats);
-
 /* -------------------------------------------------------- conv_transpose2d */
 
 typedef struct dk_conv_transpose2d_desc {

@@ -13,18 +13,14 @@
 // conv_transpose2d runs here too.  Tiles, pipelining and fragments:
 // dk_gemm_coopmat.glsl.  FLAGS bit 4 (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
-// epilogue reads and writes 8 channels per 16-byte vector.  MODE bit 4
-// (with FLAGS bit 4): the epilogue also writes GroupNorm partials of y
-// (cv_stats_put) for dk_conv2d_stats.
+// epilogue reads and writes 8 channels per 16-byte vector.
 #include "dk_common.glsl"
 #include "dk_gemm_coopmat.glsl"
-#extension GL_KHR_shader_subgroup_shuffle : require
 
 layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 16-bit input, 8 per vector
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
-layout(std430, set = 0, binding = 5) writeonly buffer GnPart { float v[]; } gnp;   // MODE bit 4
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
@@ -128,52 +124,6 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
     [[unroll]] for (int p = 0; p < 3; p++) {
         int v = cv_t + p * CMG_INV;
         if (v < nv) cmg_sa[(r * CMG_HALO_ROWS + q0 + v / CMG_VA) * CMG_LDA + v % CMG_VA] = CMG_GET(ra, ra2, p);
-    }
-}
-
-// MODE bit 4: GroupNorm partials of y, written where shaders/gn_final.comp
-// merges them: (count, mean, M2) at ((n * G + g) * chunks + chunk) * 3, a chunk
-// being one 64-row tile (one subgroup's rows; the host requires OH*OW % 64 == 0,
-// so a tile lies in one image) times one unit of a group's channels: 8 channels
-// (Cout/G a multiple of 8) or 4 (Cout/G = 4: a unit per half of the lane's 8).
-const int CV_STATS = (MODE >> 4) & 1;
-
-void cv_part_store(int ch, int rt, float cnt, float k, float s1, float s2) {
-    int cpg = P(DK_VKP_CV_GN_CPG), uw = min(cpg, 8), upg = cpg / uw, rti = P(DK_VKP_CV_GN_RT);
-    int img = rt / rti, g = ch / cpg;
-    uint chunk = uint((rt - img * rti) * upg + (ch - g * cpg) / uw);
-    uint o = (uint(img * P(DK_VKP_CV_GN_G) + g) * uint(rti * upg) + chunk) * 3u;
-    gnp.v[o] = cnt;
-    gnp.v[o + 1u] = k + s1 / cnt;
-    gnp.v[o + 2u] = max(s2 - s1 * (s1 / cnt), 0.0);
-}
-
-// One fragment column's partials: lane l holds, for its 4 rows x channels
-// ch .. ch + 3 and ch + 4 .. ch + 7, sums of (y - k) and (y - k)^2 (shifts k0,
-// k1: the same in all lanes of equal l % 2, so the sums add); summed over the
-// subgroup's 64 rows, then written by lanes 0 and 1.  All lanes call it
-// (shuffles).  The values are y's before rounding to its dtype (the
-// difference to the rounded ones' statistics is far below that dtype's
-// precision; dk_conv2d_stats allows fp32-level differences).
-void cv_stats_put(int ch, int rt, float k0, float s10, float s20, float k1, float s11, float s21, float cnt) {
-    bool whole = P(DK_VKP_CV_GN_CPG) != 4;   // the 8 channels are one unit (k0 == k1)
-    if (whole) {
-        s10 += s11;
-        s20 += s21;
-        cnt *= 2.0;
-    }
-    [[unroll]] for (int x = 2; x < 32; x <<= 1) {
-        s10 += subgroupShuffleXor(s10, x);
-        s20 += subgroupShuffleXor(s20, x);
-        cnt += subgroupShuffleXor(cnt, x);
-        if (!whole) {
-            s11 += subgroupShuffleXor(s11, x);
-            s21 += subgroupShuffleXor(s21, x);
-        }
-    }
-    if (gl_SubgroupInvocationID < 2u && cnt > 0.0) {
-        cv_part_store(ch, rt, cnt, k0, s10, s20);
-        if (!whole) cv_part_store(ch + 4, rt, cnt, k1, s11, s21);
     }
 }
 
@@ -301,7 +251,6 @@ void main() {
         int n = n0 + wn + 16 * j + c8;   // N % 8 == 0: all 8 channels or none
         float bias[8];
         [[unroll]] for (int c = 0; c < 8; c++) bias[c] = cv_bias[wn + 16 * j + c8 + c];
-        float gk0 = 0.0, gs10 = 0.0, gs20 = 0.0, gk1 = 0.0, gs11 = 0.0, gs21 = 0.0, gcnt = 0.0;
         [[unroll]] for (int i = 0; i < CMG_FM; i++) {
             int m = m0 + wm + 16 * i + r;
             // The residual vector is loaded before the spill's barriers so that
@@ -309,13 +258,6 @@ void main() {
             uvec4 rw = uvec4(0);
             if (vec && (FLAGS & 2) != 0 && m < M && n < N) rw = rv.v[(rpix[i] + uint(n)) >> 3];
             cmg_spill(sg, i, j);
-            if (CV_STATS != 0 && i == 0) {
-                // the shifts: row 0's first value of each half (bias and
-                // activation applied, not the residual); equal across rows
-                vec4 k0 = cmg_spilled(sg, 0, c8 >> 2), k1 = cmg_spilled(sg, 0, (c8 >> 2) + 1);
-                gk0 = osc * dk_act(k0.x + bias[0]);
-                gk1 = P(DK_VKP_CV_GN_CPG) != 4 ? gk0 : osc * dk_act(k1.x + bias[4]);
-            }
             if (m >= M || n >= N) continue;
             vec4 lo = cmg_spilled(sg, r, c8 >> 2), hi = cmg_spilled(sg, r, (c8 >> 2) + 1);
             float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
@@ -331,16 +273,6 @@ void main() {
                 uvec4 o;
                 [[unroll]] for (int c = 0; c < 4; c++) o[c] = cm_pack2(v[2 * c], v[2 * c + 1]);
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
-                if (CV_STATS != 0) {
-                    [[unroll]] for (int c = 0; c < 4; c++) {
-                        float d0 = v[c] - gk0, d1 = v[c + 4] - gk1;
-                        gs10 += d0;
-                        gs20 += d0 * d0;
-                        gs11 += d1;
-                        gs21 += d1 * d1;
-                    }
-                    gcnt += 4.0;
-                }
             } else {
                 [[unroll]] for (int c = 0; c < 8; c++) {
                     float x = v[c];
@@ -349,6 +281,5 @@ void main() {
                 }
             }
         }
-        if (CV_STATS != 0) cv_stats_put(n, (m0 + wm) / 64, gk0, gs10, gs20, gk1, gs11, gs21, gcnt);
     }
 }

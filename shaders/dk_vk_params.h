@@ -55,12 +55,6 @@
 #define DK_VKP_CV_YS 43   /* output 4 strides + offset */
 #define DK_VKP_CV_OSCALE 48
 #define DK_VKP_CV_RSCALE 49
-/* dk_conv2d_stats in the tensor-core conv's epilogue (MODE bit 4 of
- * conv2d_nhwc_cm.comp): channels per group (4 or a multiple of 8), 64-row
- * tiles per image, groups; partials at element 0 of binding 5 */
-#define DK_VKP_CV_GN_CPG 50
-#define DK_VKP_CV_GN_RT 51
-#define DK_VKP_CV_GN_G 52
 
 /* matmul */
 #define DK_VKP_MM_M 0

@@ -33,8 +33,10 @@ void main() {
         m2 = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u];
     }
     if ((FLAGS & 8) != 0) chunks = 0u;
-    // Four partials loaded per step, so that their latencies overlap:
-    // dk_conv2d_stats leaves up to tens of thousands per group.
+    // 256 invocations, four partials loaded per step so that their latencies
+    // overlap: the statistics pass leaves up to 4096 per group, which 64
+    // invocations merged one dependent load at a time (~20 us of the 0.34 ms
+    // GroupNorm of 128 ch @1024; NOTES, session 25).
     uint i = t, base = PU(DK_VKP_GN_SCR) + ng * chunks * 3u;
     for (; i + 768u < chunks; i += 1024u) {
         float v[12];

@@ -76,23 +76,6 @@ dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor
              ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y));
 }
 
-dk_status dk_conv2d_stats(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
-                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int32_t groups,
-                          const dk_tensor *stats) {
-    dk_group_norm_desc g;
-    dk_status st;
-    OPS_BEGIN("dk_conv2d_stats");
-    st = dk__validate_conv2d_stats(ctx, desc, x, w, bias, residual, y, groups, stats);
-    if (st != DK_OK) return st;
-    dk__buffer_written(ctx, y->buffer);
-    dk__buffer_written(ctx, stats->buffer);
-    if (ctx->ops->conv2d_stats) return ctx->ops->conv2d_stats(ctx, desc, x, w, bias, residual, y, groups, stats);
-    dk_group_norm_desc_init(&g);
-    g.groups = groups;
-    st = ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y);
-    return st == DK_OK ? ctx->ops->group_norm(ctx, &g, DK__GN_STATS, y, stats, NULL, NULL, NULL) : st;
-}
-
 dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
                               const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                               const dk_tensor *y) {

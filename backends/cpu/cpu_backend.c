@@ -147,7 +147,6 @@ const dk_backend_ops dk__cpu_backend = {
     cpubk_timer_end,
     dk__cpu_prepare_weight,
     dk__cpu_conv2d,
-    NULL, /* conv2d_stats: conv2d, then the statistics pass */
     dk__cpu_conv_transpose2d,
     dk__cpu_matmul,
     dk__cpu_group_norm,

@@ -573,7 +573,6 @@ const dk_backend_ops dk__hip_backend = {
     hipbk_timer_end,
     dk__hip_prepare_weight,
     dk__hip_conv2d,
-    NULL, /* conv2d_stats: conv2d, then the statistics pass */
     dk__hip_conv_transpose2d,
     dk__hip_matmul,
     dk__hip_group_norm,

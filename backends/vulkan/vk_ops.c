@@ -336,20 +336,6 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
     return 1;
 }
 
-/* dk_conv2d_stats from the tensor-core conv's epilogue (MODE bit 4 of
- * shaders/conv2d_nhwc_cm.comp): the statistics asked for, and whether they were
- * written (else the caller runs GroupNorm's statistics pass on y). */
-typedef struct vkop_gnout {
-    int32_t groups;
-    const dk_tensor *stats;
-    int done;
-} vkop_gnout;
-
-static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes);
-static dk_vk_binding vkop_scratch_binding(dk_context *ctx, uint64_t bytes);
-static dk_status vkop_gn_final_stats(dk_context *ctx, const char *op, const dk_tensor *stats, uint64_t ng,
-                                     uint64_t chunks, dk_dtype dt);
-
 /* One tensor-core GEMM (conv2d, or one stride phase of conv_transpose2d):
  * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape (MODE of
  * shaders/dk_gemm_coopmat.glsl): 128x128 with 32-deep K slices in workgroups
@@ -358,7 +344,7 @@ static dk_status vkop_gn_final_stats(dk_context *ctx, const char *op, const dk_t
  * those; NV module 2-4% over its best, MODE 0).  It compiles to 241 registers,
  * two workgroups per SM, 32 KB of loads in flight per SM (NOTES, session 21). */
 static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
-                                  int64_t coutg, int64_t k, int has_residual, vkop_gnout *gs) {
+                                  int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];
     /* benchmarks: DIFKERN_VULKAN_CM_INV=256 (eight subgroups) and DIFKERN_VULKAN_CM_TILE, another valid MODE
      * (0 or 4 with 128 invocations; 0, 4, 5 or 6 with 256) */
@@ -390,33 +376,6 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
         p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= 8u;
-    /* MODE bit 4: GroupNorm partials from the epilogue (16-byte output vectors; a
-     * unit of 8 or 4 channels per group; 64-row tiles inside one image) */
-    if (gs && (p[DK_VKP_FLAGS] & 16) && coutg % gs->groups == 0) {
-        const int64_t cpg = coutg / gs->groups, pix = (int64_t)p[DK_VKP_CV_OHS] * p[DK_VKP_CV_OWS];
-        const uint64_t rt = (uint64_t)pix / 64, ng = m / (uint64_t)pix * (uint64_t)gs->groups;
-        const uint64_t chunks = rt * (uint64_t)(cpg == 4 ? 1 : cpg / 8), floats = ng * chunks * 3;
-        if ((cpg == 4 || cpg % 8 == 0) && pix % 64 == 0 && ng <= 65535 && floats <= VKOP_MAX_INDEX) {
-            dk_vk_binding bind[DK_VK_BINDINGS];
-            dk_status st = vkop_scratch(ctx, floats * 4);
-            if (st != DK_OK) return st;
-            memcpy(bind, c->bind, sizeof bind);
-            bind[5] = vkop_scratch_binding(ctx, floats * 4);
-            p[DK_VKP_CV_GN_CPG] = (int32_t)cpg;
-            p[DK_VKP_CV_GN_RT] = (int32_t)rt;
-            p[DK_VKP_CV_GN_G] = gs->groups;
-            spec[DK_VKS_MODE] |= 16u;
-            st = dk__vk_dispatch(ctx,
-                                 dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128
-                                                                          : DK_VK_SH_CONV2D_NHWC_CM,
-                                                  (dk_dtype)spec[DK_VKS_DT]),
-                                 spec, bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm,
-                                 (uint32_t)(((uint64_t)coutg + bn - 1) / bn), 1);
-            if (st == DK_OK) st = vkop_gn_final_stats(ctx, op, gs->stats, ng, chunks, (dk_dtype)spec[DK_VKS_DT]);
-            if (st == DK_OK) gs->done = 1;
-            return st;
-        }
-    }
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),
@@ -527,8 +486,7 @@ static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const
             p[DK_VKP_CV_OFFW] = (int32_t)aw.off0[b];
             p[DK_VKP_CV_OHS] = (int32_t)ohs;
             p[DK_VKP_CV_OWS] = (int32_t)ows;
-            st = tc ? vkop_conv_cm_run(ctx, "dk_conv2d", c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg, k, has_residual,
-                                       NULL)
+            st = tc ? vkop_conv_cm_run(ctx, "dk_conv2d", c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg, k, has_residual)
                     : vkop_conv_run(ctx, "dk_conv2d", c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
                                     (uint64_t)k, 1);
             if (st != DK_OK) return st;
@@ -617,15 +575,14 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
     return dk__vk_convert(ctx, &sg->t[1], y);
 }
 
-/* dk_conv2d; gs: dk_conv2d_stats's request (NULL: none). */
-static dk_status vkop_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                             const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, vkop_gnout *gs) {
+dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     vkop_conv c;
     vkop_stage sg;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
     dk_status st;
     if (vkop_stage_in(ctx, x, residual, y, d->groups, cing, coutg, &sg, &st)) {
-        if (st == DK_OK) st = vkop_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], gs);
+        if (st == DK_OK) st = dk__vk_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
         return vkop_stage_out(ctx, &sg, y, st);
     }
     st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
@@ -658,38 +615,13 @@ static dk_status vkop_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_
         c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
         if (tc && coutg > 8)
             return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
-                                    coutg, cing * w->shape[2] * w->shape[3], residual != NULL, gs);
+                                    coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
     if (coutg <= 8)
         return vkop_conv_narrow_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     (uint64_t)coutg, (uint32_t)d->groups);
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
-}
-
-dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    return vkop_conv2d(ctx, d, x, w, bias, residual, y, NULL);
-}
-
-/* The statistics from the conv's epilogue where it can (vkop_conv_cm_run), else
- * GroupNorm's statistics pass on y.  DIFKERN_VULKAN_CONV_STATS=0: always the pass
- * (benchmarks, tests). */
-dk_status dk__vk_conv2d_stats(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int32_t groups,
-                              const dk_tensor *stats) {
-    const char *env = getenv("DIFKERN_VULKAN_CONV_STATS");
-    vkop_gnout gs;
-    dk_group_norm_desc g;
-    dk_status st;
-    gs.groups = groups;
-    gs.stats = stats;
-    gs.done = 0;
-    st = vkop_conv2d(ctx, d, x, w, bias, residual, y, env && env[0] == '0' ? NULL : &gs);
-    if (st != DK_OK || gs.done) return st;
-    dk_group_norm_desc_init(&g);
-    g.groups = groups;
-    return dk__vk_group_norm(ctx, &g, DK__GN_STATS, y, stats, NULL, NULL, NULL);
 }
 
 static int32_t vkop_gcd(int32_t a, int32_t b) {
@@ -775,7 +707,7 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
             p[DK_VKP_CV_OWS] = (int32_t)ows;
             if (tc) {
                 st = vkop_conv_cm_run(ctx, "dk_conv_transpose2d", &c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg,
-                                      cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW], residual != NULL, NULL);
+                                      cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW], residual != NULL);
                 if (st != DK_OK) return st;
                 c.bind[4].write = 2;
                 continue;
@@ -1073,39 +1005,6 @@ dk_status dk__vk_release_scratch(dk_context *ctx) {
 /* The statistics scratch buffer. */
 static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
     return vkop_grow(ctx, &dk__vk(ctx)->scratch, bytes < 65536 ? 65536 : bytes);
-}
-
-/* The statistics scratch buffer's first bytes as a (written) binding. */
-static dk_vk_binding vkop_scratch_binding(dk_context *ctx, uint64_t bytes) {
-    dk_vk_state *s = dk__vk(ctx);
-    dk_vk_binding b;
-    memset(&b, 0, sizeof b);
-    b.buf = &s->scratch;
-    b.offset = s->scratch.base;
-    b.range = bytes;
-    b.write = 1;
-    return b;
-}
-
-/* GroupNorm's pass 2 alone (shaders/gn_final.comp, FLAGS 4): the (count, mean, M2)
- * partials at the start of the scratch, chunks per (image, group), merged into
- * stats' (mean, variance) pairs. */
-static dk_status vkop_gn_final_stats(dk_context *ctx, const char *op, const dk_tensor *stats, uint64_t ng,
-                                     uint64_t chunks, dk_dtype dt) {
-    dk_vk_binding b[DK_VK_BINDINGS];
-    int32_t p[DK_VKP_SLOT_INTS], t[5];
-    uint32_t spec[DK_VK_SPEC];
-    dk_status st;
-    memset(b, 0, sizeof b);
-    memset(p, 0, sizeof p);
-    st = vkop_bind(ctx, op, "stats", stats, 1, &b[3], t);
-    if (st != DK_OK) return st;
-    b[5] = vkop_scratch_binding(ctx, ng * chunks * 3 * 4);
-    p[DK_VKP_GN_STATS] = t[4];
-    p[DK_VKP_GN_CHUNKS] = (int32_t)chunks;
-    p[DK_VKP_GN_SCR] = 0;
-    vkop_spec(spec, p, dt, DK_ACT_NONE, 4u, dt, 0);
-    return dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b, p, DK_VKP_SLOT_INTS, ng, 1, 1);
 }
 
 /* GroupNorm vector mode (DK_VKP_GN_COEF): 1 when x or y (4-D strides ps, element

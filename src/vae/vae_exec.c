@@ -38,17 +38,6 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights 
         const char *env = getenv("DIFKERN_VAE_PINNED");
         e->pin = banded && !dry && dk_context_backend(vae->ctx) != DK_BACKEND_CPU && !(env && env[0] == '0');
     }
-    {
-        /* Untiled on Vulkan, each 3x3 conv's output statistics come from the conv
-         * (dk_conv2d_stats: its epilogue writes them) and the GroupNorm after it
-         * only applies them.  Elsewhere dk_conv2d_stats is the conv plus the
-         * statistics pass, which measured slower than GroupNorm's own passes
-         * (HIP on the H100: 24.0-24.3 -> 24.3-25.4 ms at 1024x1024; NOTES,
-         * session 25).  DIFKERN_VAE_CONV_STATS=0 or 1 forces it off or on. */
-        const char *env = getenv("DIFKERN_VAE_CONV_STATS");
-        e->conv_stats = env && (env[0] == '0' || env[0] == '1') ? env[0] == '1'
-                                                                : dk_context_backend(vae->ctx) == DK_BACKEND_VULKAN;
-    }
 }
 
 /* ------------------------------------------------------------ profile */
@@ -370,39 +359,22 @@ static dk_group_norm_desc vaex_gn_desc(const dk__vae_exec *e, dk_activation act)
     return d;
 }
 
-static dk_buffer *vaex_gn_stats_buf(dk__vae_exec *e, uint64_t bytes);
-static dk_tensor vaex_gn_slot(dk__vae_exec *e, int64_t i);
-
-/* Untiled: GroupNorm statistics of activation x written by the conv that made it
- * (dk_conv2d_stats; act_count[x.id] > 0), in slot x.id of e->gn_stats; the
- * GroupNorm then only applies them. */
-static int vaex_has_dev_stats(const dk__vae_exec *e, dk__vae_act x) {
-    return !e->banded && !e->dry && x.id >= 0 && e->act_count[x.id] > 0.0;
-}
-
 static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32_t beta, dk_activation act,
                             dk__vae_act y) {
     dk_group_norm_desc d = vaex_gn_desc(e, act);
-    dk_tensor tx, ty, tg, tb, ts;
+    dk_tensor tx, ty, tg, tb;
     if (e->st != DK_OK || e->dry) return;
     tx = vaex_t(e, x);
     ty = vaex_t(e, y);
     tg = dk__vae_weight(e->ws, &e->vae->arch, gamma);
     tb = dk__vae_weight(e->ws, &e->vae->arch, beta);
     vaex_prof_begin(e);
-    if (vaex_has_dev_stats(e, x)) {
-        ts = vaex_gn_slot(e, x.id);
-        e->st = dk_group_norm_apply(e->vae->ctx, &d, &tx, &ts, &tg, &tb, &ty);
-    } else {
-        e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &ty);
-    }
-    vaex_prof_end(e, "group_norm%s C%d %dx%d%s", act == DK_ACT_SILU ? "+silu" : "", (int)x.c, (int)x.h, (int)x.w,
-                  vaex_has_dev_stats(e, x) ? " (apply)" : "");
+    if (e->st == DK_OK) e->st = dk_group_norm(e->vae->ctx, &d, &tx, &tg, &tb, &ty);
+    vaex_prof_end(e, "group_norm%s C%d %dx%d", act == DK_ACT_SILU ? "+silu" : "", (int)x.c, (int)x.h, (int)x.w);
 }
 
-/* stats: NULL, or where dk_conv2d_stats writes y's GroupNorm statistics. */
 static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_tensor *x, const dk_tensor *r,
-                          int32_t pad_h, const dk_tensor *y, const dk_tensor *stats) {
+                          int32_t pad_h, const dk_tensor *y) {
     dk_conv2d_desc d;
     dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb;
     if (a->b >= 0) tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
@@ -412,13 +384,10 @@ static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_
     d.upsample = a->upsample;
     d.output_scale = a->out_scale;
     vaex_prof_begin(e);
-    if (e->st == DK_OK && stats)
-        e->st = dk_conv2d_stats(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y, VAEX_GROUPS, stats);
-    else if (e->st == DK_OK)
-        e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
-    vaex_prof_end(e, "conv%dx%d%s %d->%d %dx%d%s%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
+    if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+    vaex_prof_end(e, "conv%dx%d%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
                   (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample), (int)(a->in.w * a->upsample),
-                  r ? " +res" : "", e->banded ? " (bands, device)" : "", stats ? " +stats" : "");
+                  r ? " +res" : "", e->banded ? " (bands, device)" : "");
 }
 
 static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
@@ -428,17 +397,9 @@ static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_a
         vaex_group_norm(e, a->in, a->gn_gamma, a->gn_beta, DK_ACT_SILU, g);
     }
     if (e->st == DK_OK && !e->dry) {
-        /* e->conv_stats: every 3x3 conv of this decoder with a multiple of 32 output channels
-         * feeds a GroupNorm next (resnet conv1 -> norm2, conv2 and the upsample
-         * and input convs -> the next block's norm1, the attention's norm or
-         * conv_norm_out): its statistics come with the conv. */
-        dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr, ts;
-        const int stats = e->conv_stats && a->k == 3 && out.c % VAEX_GROUPS == 0 &&
-                          vaex_gn_stats_buf(e, DK__VAE_MAX_ACTS * DK__VAE_GN_FLOATS * sizeof(float));
+        dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr;
         if (a->resid.id >= 0) tr = vaex_t(e, a->resid);
-        if (stats) ts = vaex_gn_slot(e, out.id);
-        vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->k / 2, &ty, stats ? &ts : NULL);
-        if (stats && e->st == DK_OK) e->act_count[out.id] = 1.0;
+        vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->k / 2, &ty);
     }
     if (a->gn_gamma >= 0 && !a->consume) dk__vae_free_act(e, g);
 }
@@ -591,7 +552,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
             dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
             dk_tensor tr;
             if (br) tr = dk_tensor_nhwc(br, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
-            vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty, NULL);
+            vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty);
         }
         if (want && e->st == DK_OK) {
             dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);

@@ -170,9 +170,6 @@ typedef struct dk__vae_exec {
     double act_count[DK__VAE_MAX_ACTS];
     /* BANDED on a GPU: host blocks pinned (vae_hostmem.c) unless DIFKERN_VAE_PINNED=0 */
     int32_t pin;
-    /* DEVICE: 3x3 convs write their output's GroupNorm statistics (dk_conv2d_stats)
-     * into slot act id of gn_stats (act_count[id] = 1), the GroupNorm applies them */
-    int32_t conv_stats;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
      * after, summed per label and printed to stderr by dk__vae_exec_free */
     int32_t profile, nprof;

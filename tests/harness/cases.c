@@ -7,7 +7,6 @@
  * spatial sizes scaled down so the whole list runs on a 2-core CPU in seconds.
  */
 #include "cases.h"
-#include "reference.h" /* hr_conv_out_h/w */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,7 +344,6 @@ const char *hc_op_name(hc_op op) {
     case HC_ACTIVATION: return "activation";
     case HC_UPSAMPLE_NEAREST: return "upsample_nearest";
     case HC_CONVERT: return "convert";
-    case HC_CONV2D_GN: return "conv2d_gn";
     case HC_OP_COUNT: break;
     }
     return "invalid";
@@ -446,51 +444,6 @@ static void hc_expand_norm(hc_op op, const hcb_norm *base, int nbase, int has_la
             }
 }
 
-/* ----------------------------------------------------- conv2d + GroupNorm */
-
-/* dk_conv2d_stats (conv p; GroupNorm statistics of its output in `groups`
- * groups), then dk_group_norm_apply(gamma, beta, act) on that output.  Vulkan's
- * tensor-core conv writes the statistics from its epilogue (f16/bf16, NHWC) where
- * Cout/groups is 4 or a multiple of 8 and OH*OW a multiple of 64; the rest (and
- * every other backend) takes the statistics pass. */
-typedef struct hcb_convgn { const char *label; int flags; hc_conv p; int32_t groups; dk_activation act; } hcb_convgn;
-
-static const hcb_convgn hcb_conv2d_gn[] = {
-    {"c32to128_g32_16x16_b2", Q, {.n = 2, .cin = 32, .h = 16, .w = 16, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}, 32, DK_ACT_SILU},
-    /* 128-pixel rows: the halo-staged conv; a residual; 8 channels per group */
-    {"c64to256_g32_4x128_res", Q, {.cin = 64, .h = 4, .w = 128, .cout = 256, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}, 32, DK_ACT_SILU},
-    /* 16 channels per group; 3 images of 64 pixels (the last tile half past M) */
-    {"1x1_c32to512_g32_8x8_b3", 0, {.n = 3, .cin = 32, .h = 8, .w = 8, .cout = 512, .kh = 1, .kw = 1, .bias = 1}, 32, DK_ACT_NONE},
-    /* 24 channels per group (three units), a conv activation and output scale */
-    {"c32to96_g4_8x16_relu", 0, {.cin = 32, .h = 8, .w = 16, .cout = 96, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_RELU, .output_scale = 0.5f}, 4, DK_ACT_SILU},
-    /* Cout 72: a tile past the last channel */
-    {"c32to72_g9_8x16", 0, {.cin = 32, .h = 8, .w = 16, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}, 9, DK_ACT_NONE},
-    /* the statistics pass: 2 channels per group; 63 pixels per image; fused upsample */
-    {"c32to64_g32_8x8", 0, {.cin = 32, .h = 8, .w = 8, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}, 32, DK_ACT_NONE},
-    {"c32to64_g16_7x9_b2", 0, {.n = 2, .cin = 32, .h = 7, .w = 9, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1}, 16, DK_ACT_SILU},
-    {"up2_c32to64_g8_4x8", 0, {.cin = 32, .h = 4, .w = 8, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1}, 8, DK_ACT_NONE},
-};
-
-static void hc_expand_conv_gn(const hcb_convgn *base, int nbase) {
-    int i, d, l;
-    for (i = 0; i < nbase; i++)
-        for (d = 0; d < 3; d++)
-            for (l = 0; l < 2; l++) {
-                hc_case *c = hc_push(HC_CONV2D_GN, base[i].label, base[i].flags, i, d, l, 1, 0, NULL);
-                if (!c) continue;
-                c->conv = hc_norm_conv(base[i].p);
-                c->norm.ndim = 4;
-                c->norm.shape[0] = c->conv.n;
-                c->norm.shape[1] = c->conv.cout;
-                c->norm.shape[2] = hr_conv_out_h(&c->conv, 0);
-                c->norm.shape[3] = hr_conv_out_w(&c->conv, 0);
-                c->norm.groups = base[i].groups;
-                c->norm.eps = 1e-6f;
-                c->norm.gamma = c->norm.beta = 1;
-                c->norm.act = base[i].act;
-            }
-}
-
 static void hc_expand_attn(const hcb_attn *base, int nbase) {
     int i, d;
     for (i = 0; i < nbase; i++)
@@ -584,7 +537,6 @@ static int hc_build(void) {
     hc_expand_ew(HC_ACTIVATION, hcb_activation, HC_COUNT(hcb_activation));
     hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
     hc_expand_convert();
-    hc_expand_conv_gn(hcb_conv2d_gn, HC_COUNT(hcb_conv2d_gn));
     if (hc_count >= HC_MAX_CASES) {
         fprintf(stderr, "harness bug: more than %d cases (raise HC_MAX_CASES)\n", HC_MAX_CASES - 1);
         return -1;

@@ -23,7 +23,6 @@ typedef enum hc_op {
     HC_ACTIVATION,
     HC_UPSAMPLE_NEAREST,
     HC_CONVERT,
-    HC_CONV2D_GN,   /* dk_conv2d_stats, then dk_group_norm_apply on its output (conv + norm fields) */
     HC_OP_COUNT
 } hc_op;
 

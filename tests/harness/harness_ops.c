@@ -10,7 +10,6 @@
 
 /* Slots per op family. */
 enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4 };          /* conv, matmul, linear */
-enum { HO_GN_GAMMA = 5, HO_GN_BETA = 6 };                                /* conv2d_gn (HO_Y: the norm's output) */
 enum { HO_NX = 0, HO_GAMMA = 1, HO_BETA = 2, HO_NY = 3 };                /* norms */
 enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* attention */
 enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
@@ -229,16 +228,6 @@ void ho_setup(const hc_case *c, ho_plan *p) {
     memset(p, 0, sizeof *p);
     switch (c->op) {
     case HC_CONV2D: ho_setup_conv(c, p, 0); break;
-    case HC_CONV2D_GN: {
-        int64_t ch = c->conv.cout;
-        ho_setup_conv(c, p, 0);
-        ho_rowmajor(&p->set, HO_GN_GAMMA, c->dtype, 1, &ch, 0, 0, 0.5, 1.0);
-        ho_rowmajor(&p->set, HO_GN_BETA, c->dtype, 1, &ch, 0, 0, 0.5, 0.0);
-        p->weight = -1; /* the conv's own weight cache is exercised by the conv2d cases */
-        /* the norm divides the conv output's rounding by its std: |y| / std(y) is up to ~3 here */
-        p->out_margin = 3.0;
-        break;
-    }
     case HC_CONV_TRANSPOSE2D: ho_setup_conv(c, p, 1); break;
     case HC_MATMUL: ho_setup_matmul(c, p, 0); break;
     case HC_LINEAR: ho_setup_matmul(c, p, 1); break;
@@ -292,35 +281,6 @@ static dk_status ho_split_group_norm(dk_context *ctx, const dk_group_norm_desc *
 
 static const dk_tensor *ho_opt(ho_plan *p, int slot) { return p->set.t[slot].used ? &p->set.t[slot].t : NULL; }
 
-/* conv2d_gn: the conv's output y in a buffer of its own (the case's layout,
- * dense, poisoned) with its statistics from dk_conv2d_stats, then
- * dk_group_norm_apply from y into the checked output. */
-static dk_status ho_conv_gn(dk_context *ctx, const hc_case *c, ho_plan *p, const dk_conv2d_desc *d) {
-    const dk_tensor *z = ho_opt(p, HO_Y);
-    int64_t n = z->shape[0], ch = z->shape[1], h = z->shape[2], w = z->shape[3], ng = n * c->norm.groups;
-    int64_t sshape[3] = {n, c->norm.groups, 2};
-    uint64_t ybytes = (uint64_t)(n * ch * h * w) * dk_dtype_size(c->dtype), sbytes = (uint64_t)ng * 2 * sizeof(float);
-    dk_buffer *b = NULL;
-    dk_tensor y, st;
-    dk_group_norm_desc g;
-    dk_status s = dk_buffer_create(ctx, ybytes + 256 + sbytes, &b);
-    if (s != DK_OK) return s;
-    y = c->layout == HC_NHWC ? dk_tensor_nhwc(b, 0, c->dtype, n, ch, h, w) : dk_tensor_nchw(b, 0, c->dtype, n, ch, h, w);
-    st = dk_tensor_contiguous(b, (ybytes + 255) / 256 * 256, DK_F32, 3, sshape);
-    s = dk_buffer_fill(ctx, b, 0, dk_buffer_size(b), HT_POISON);
-    dk_group_norm_desc_init(&g);
-    g.groups = c->norm.groups;
-    g.eps = c->norm.eps;
-    g.activation = c->norm.act;
-    if (s == DK_OK)
-        s = dk_conv2d_stats(ctx, d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES), &y,
-                            c->norm.groups, &st);
-    if (s == DK_OK) s = dk_group_norm_apply(ctx, &g, &y, &st, ho_opt(p, HO_GN_GAMMA), ho_opt(p, HO_GN_BETA), z);
-    if (s == DK_OK) s = dk_sync(ctx);
-    dk_buffer_destroy(ctx, b);
-    return s;
-}
-
 /* dk_linear's weight [N, K] seen as matmul's b [K, N]. */
 static dk_tensor ho_transposed(const dk_tensor *w) {
     dk_tensor t = *w;
@@ -341,8 +301,7 @@ dk_status ho_prepare(dk_context *ctx, const hc_case *c, ho_plan *p) {
 
 dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
     switch (c->op) {
-    case HC_CONV2D:
-    case HC_CONV2D_GN: {
+    case HC_CONV2D: {
         dk_conv2d_desc d;
         dk_conv2d_desc_init(&d);
         d.stride_h = c->conv.stride_h; d.stride_w = c->conv.stride_w;
@@ -353,7 +312,6 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.activation = c->conv.act;
         d.output_scale = c->conv.output_scale;
         d.residual_scale = c->conv.residual_scale;
-        if (c->op == HC_CONV2D_GN) return ho_conv_gn(ctx, c, p, &d);
         return dk_conv2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
                          ho_opt(p, HO_Y));
     }
@@ -434,15 +392,6 @@ int ho_reference(const hc_case *c, ho_plan *p) {
     case HC_CONV2D:
         hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
         break;
-    case HC_CONV2D_GN: { /* GroupNorm of the conv's output as stored (rounded to the dtype) */
-        double *y = (double *)malloc((size_t)n * sizeof(double));
-        if (!y) return 0;
-        hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), y);
-        for (i = 0; i < n; i++) y[i] = ht_round(c->dtype, y[i]);
-        hr_group_norm(&c->norm, y, ho_val(p, HO_GN_GAMMA), ho_val(p, HO_GN_BETA), p->ref);
-        free(y);
-        break;
-    }
     case HC_CONV_TRANSPOSE2D:
         hr_conv_transpose2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES),
                             p->ref);

@@ -15,7 +15,6 @@ typedef struct ho_plan {
     int64_t k;               /* reduction length (tolerance grows with it) */
     int exact;               /* pure data movement: must equal the reference bit for bit */
     int weight_sums;         /* backends may sum weights and round the sums (upsample convs) */
-    double out_margin;       /* > 1: the output-rounding bound times this (dk_test_runner's tr_tolerance) */
     double *ref;             /* expected output, logical dense, numel of the output */
 } ho_plan;
 

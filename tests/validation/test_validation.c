@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TV_MAXT 6
+#define TV_MAXT 5
 #define TV_BUF_BYTES 16384u
 #define TV_POISON 0x7fc00001u /* a quiet NaN in f32; two non-zero halves in 16-bit */
 
@@ -982,47 +982,6 @@ static void tv_valid_after_failure(dk_context *ctx) {
     tv_free(&c);
 }
 
-/* dk_conv2d_stats: the conv's checks (shared with dk_conv2d) and the statistics'. */
-static void tv_conv2d_stats(dk_context *ctx) {
-    static const struct { int groups, stats_groups, stats_on_y; const char *msg; } cases[] = {
-        {3, 3, 0, NULL},
-        {0, 3, 0, "dk_conv2d_stats: groups (=0) must be >= 1"},
-        {4, 4, 0, "dk_conv2d_stats: y.shape[1] (=6) must be divisible by groups (=4)"},
-        {2, 3, 0, "dk_conv2d_stats: stats.shape[1] (=3) must equal groups (=2)"},
-        {3, 3, 1, "dk_conv2d_stats: stats (bytes 0..47) overlaps y"},
-    };
-    size_t i;
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tv_call c;
-        dk_tensor stats;
-        const int64_t shape[3] = {2, cases[i].stats_groups, 2};
-        dk_status st;
-        tv_base(&c, ctx, TV_CONV2D);
-        stats = dk_tensor_contiguous(cases[i].stats_on_y ? c.t[Y].buffer : c.t[X].buffer, 0, DK_F32, 3, shape);
-        if (!cases[i].stats_on_y) { /* a buffer of its own */
-            tv_tensor(&c, 5, DK_F32, 3, 2, cases[i].stats_groups, 2, 1);
-            stats = c.t[5];
-        }
-        st = dk_conv2d_stats(ctx, &c.conv, &c.t[X], &c.t[W], &c.t[BIAS], &c.t[RES], &c.t[Y], cases[i].groups, &stats);
-        if (!cases[i].msg)
-            TV_CHECK(st == DK_OK && dk_sync(ctx) == DK_OK, "dk_conv2d_stats valid call: %s", dk_last_error(ctx));
-        else
-            TV_CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), cases[i].msg),
-                     "dk_conv2d_stats case %zu: %s '%s', expected '%s'", i, dk_status_name(st), dk_last_error(ctx),
-                     cases[i].msg);
-        tv_free(&c);
-    }
-    {
-        tv_call c;
-        tv_base(&c, ctx, TV_CONV2D);
-        TV_CHECK(dk_conv2d_stats(ctx, &c.conv, &c.t[X], &c.t[W], NULL, NULL, &c.t[Y], 3, NULL) ==
-                         DK_ERR_INVALID_ARGUMENT &&
-                     strstr(dk_last_error(ctx), "dk_conv2d_stats: stats must not be NULL"),
-                 "dk_conv2d_stats NULL stats: '%s'", dk_last_error(ctx));
-        tv_free(&c);
-    }
-}
-
 int main(void) {
     dk_context_options opt;
     dk_context *ctx = NULL;
@@ -1037,7 +996,6 @@ int main(void) {
     for (i = 0; i < n; i++) tv_run_case(ctx, i);
     tv_null_ctx(ctx);
     tv_valid_after_failure(ctx);
-    tv_conv2d_stats(ctx);
     dk_context_destroy(ctx);
     printf("%zu validation cases, %d failures\n", n, tv_fail_count);
     return tv_fail_count ? 1 : 0;
