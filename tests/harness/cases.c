@@ -88,6 +88,10 @@ static const hcb_conv hcb_conv2d[] = {
     {"narrow_5x5_c40to6_b2_12x70_res", I, {.n = 2, .cin = 40, .h = 12, .w = 70, .cout = 6, .kh = 5, .kw = 5, .pad_h = 2, .pad_w = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = -0.75f}},
     {"narrow_groups2_c32to6_s2_d2_15x17", 0, {.cin = 32, .h = 15, .w = 17, .cout = 6, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .groups = 2, .bias = 1, .act = DK_ACT_RELU}},
     {"narrow_1x1_c264to1_7x9", 0, {.cin = 264, .h = 7, .w = 9, .cout = 1, .kh = 1, .kw = 1, .bias = 1}},
+    /* 3 taps along w over rows of a multiple of 4 pixels (the Vulkan lane groups' shared-column path):
+     * two channel chunks (the second partial), 5-8 outputs, two images, dilation along h */
+    {"narrow_c136to6_b2_9x12_res", 0, {.n = 2, .cin = 136, .h = 9, .w = 12, .cout = 6, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"narrow_c128to3_d2x1_7x8", 0, {.cin = 128, .h = 7, .w = 8, .cout = 3, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 1, .dilation_h = 2, .bias = 1}},
     /* HIP Hopper TMA loads: pixel rows a multiple of 64 long, 64-channel slices
      * (padding from outside the tensor map, two images, a partial channel tile,
      * four warpgroups with a tail block, dilation, 1x1) */
