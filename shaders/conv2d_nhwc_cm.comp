@@ -3,7 +3,8 @@
 // Tensor-core implicit-GEMM convolution for the common fast case: f16 data
 // (or bf16 in the KHR bf16 module), channels-last input (ci stride 1), Cin a
 // multiple of 32, and weights pre-packed by the host to the data's dtype,
-// [KH][KW][Cin][Cout] (co stride 1).  With k = (tap_h, tap_w,
+// [KH][KW][Cin][Cout] (co stride 1; in the narrow module, for Cout <= 8,
+// Cout padded to 16).  With k = (tap_h, tap_w,
 // ci), ci fastest (the packed weights' order), a K slice (16 or 32 deep) lies
 // inside one tap, so each output pixel's slice is contiguous in the input and
 // each weight row contiguous in the packed weights: the loads are 16-byte
@@ -75,8 +76,12 @@ void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[
 void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
     uint wrow = cv_wbase + uint(cv_kh0 + cv_th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + cv_tw * cv_kstw) * cv_ws_kw +
                 uint(cv_ci0) * cv_ws_ci;
+#ifdef CMG_NARROW_TILE
+    rb[0] = cv_bcol && cmg_b_row(cv_t, 0) < CMG_BK ? wv.v[(wrow + uint(cmg_b_row(cv_t, 0)) * cv_ws_ci) >> 3] : uvec4(0);
+#else
     [[unroll]] for (int p = 0; p < CMG_LB; p++)
         CMG_SET(rb, rb2, p, cv_bcol ? wv.v[(wrow + uint(cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0))
+#endif
     cv_tw++;
     if (cv_tw == cv_tw_n) {
         cv_tw = 0;
@@ -248,7 +253,7 @@ void main() {
     float osc = PF(DK_VKP_CV_OSCALE), rsc = PF(DK_VKP_CV_RSCALE);
     uint ys_c = PU(DK_VKP_CV_YS + 1), rs_c = PU(DK_VKP_CV_RS + 1);
     [[unroll]] for (int j = 0; j < CMG_FN; j++) {
-        int n = n0 + wn + 16 * j + c8;   // N % 8 == 0: all 8 channels or none
+        int n = n0 + wn + 16 * j + c8;   // N % 8 == 0: all 8 channels or none (narrow: N < 8, no vectors)
         float bias[8];
         [[unroll]] for (int c = 0; c < 8; c++) bias[c] = cv_bias[wn + 16 * j + c8 + c];
         [[unroll]] for (int i = 0; i < CMG_FM; i++) {
@@ -275,6 +280,9 @@ void main() {
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
             } else {
                 [[unroll]] for (int c = 0; c < 8; c++) {
+#ifdef CMG_NARROW_TILE
+                    if (n + c >= N) break;
+#endif
                     float x = v[c];
                     if ((FLAGS & 2) != 0) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
                     Y_st(ypix[i] + uint(n + c) * ys_c, x);

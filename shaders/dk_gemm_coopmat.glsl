@@ -16,6 +16,11 @@
 //
 // The tile shape is the MODE specialization constant (see DK_VKS_MODE):
 //   bit 0: BM 256 (else 128)   bit 1: BN 256 (else 128)   bit 2: BK 16 (else 32)
+// except in the narrow module (CMG_NARROW_TILE, conv2d_nhwc_cm_narrow, 128
+// invocations): 128 x 16 x 32, the four subgroups stacked along M (32 x 16,
+// two fragments each), for convs of at most 8 output channels (the host packs
+// their weights with Cout padded to 16).  A module of its own so that the
+// other modules' code is untouched by it.
 // Valid with 256 invocations: 0 = 128x128x32 (subgroups 32x64), 4 =
 // 128x128x16, 5 = 256x128x16 and 6 = 128x256x16 (subgroups 64x64); with 128:
 // 0 and 4 (subgroups 64x64).  Shared memory stays under 48 KiB (NVIDIA's
@@ -50,15 +55,22 @@ layout(local_size_x = CMG_INV, local_size_y = 1, local_size_z = 1) in;
 #endif
 
 // Tile shape from MODE (specialization-constant expressions).
+#ifdef CMG_NARROW_TILE
+const int CMG_BM = 128;
+const int CMG_BN = 16;
+const int CMG_BK = 32;
+const int CMG_WARPS_N = 1;
+#else
 const int CMG_BM = 128 << (MODE & 1);
 const int CMG_BN = 128 << ((MODE >> 1) & 1);
 const int CMG_BK = 32 >> ((MODE >> 2) & 1);
 const int CMG_WARPS_N = 2 << ((MODE >> 1) & 1);   // subgroups along N (2 or 4)
+#endif
 const int CMG_WARPS_M = CMG_INV / 32 / CMG_WARPS_N;
 const int CMG_WM = CMG_BM / CMG_WARPS_M;             // 32 or 64
 const int CMG_WN = CMG_BN / CMG_WARPS_N;             // 64
 const int CMG_FM = CMG_WM / 16;                      // fragments per subgroup (<= 4)
-const int CMG_FN = CMG_WN / 16;
+const int CMG_FN = CMG_WN / 16;                      // 4, or 1 (narrow)
 // Shared rows in 16-byte vectors, padded by one vector: fragment rows of
 // neighbouring matrix rows start in different banks.
 const int CMG_LDA = CMG_BK / 8 + 1;
@@ -72,7 +84,11 @@ const int CMG_RA = CMG_INV / CMG_VA;                 // A rows per pass
 const int CMG_LA = CMG_BM / CMG_RA;
 const int CMG_VB = CMG_BN / 8;
 const int CMG_RB = CMG_INV / CMG_VB;
+#ifdef CMG_NARROW_TILE
+const int CMG_LB = 1;   // 64 invocations load B's 32 rows x 2 vectors; t / 2 >= 32 load nothing
+#else
 const int CMG_LB = CMG_BK / CMG_RB;
+#endif
 
 // MODE bit 3 (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
 // invocations): A holds up to three staged input rows of 130 pixels instead
@@ -120,7 +136,11 @@ int cmg_b_vec(int t) { return t % CMG_VB; }
 
 void cmg_stage_b(int buf, int t, uvec4 rb[2], uvec4 rb2[2]) {
     int b = buf * CMG_SB + cmg_b_vec(t);
+#ifdef CMG_NARROW_TILE
+    if (cmg_b_row(t, 0) < CMG_BK) cmg_sb[b + cmg_b_row(t, 0) * CMG_LDB] = rb[0];
+#else
     [[unroll]] for (int p = 0; p < CMG_LB; p++) cmg_sb[b + cmg_b_row(t, p) * CMG_LDB] = CMG_GET(rb, rb2, p);
+#endif
 }
 
 void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 ra2[2], uvec4 rb[2], uvec4 rb2[2]) {
@@ -129,16 +149,21 @@ void cmg_stage(int buf, int t, uvec4 ra[2], uvec4 ra2[2], uvec4 rb[2], uvec4 rb2
     cmg_stage_b(buf, t, rb, rb2);
 }
 
-// Row i of the products: c_ij += a b_j for the four column fragments.
+// Row i of the products: c_ij += a b_j for the four column fragments (one
+// in the narrow module).
+#ifdef CMG_NARROW_TILE
+#define CMG_ROW(a, c0, c1, c2, c3) c0 = CM_MAD(a, b0, c0);
+#else
 #define CMG_ROW(a, c0, c1, c2, c3)   \
     c0 = CM_MAD(a, b0, c0);          \
     c1 = CM_MAD(a, b1, c1);          \
     c2 = CM_MAD(a, b2, c2);          \
     c3 = CM_MAD(a, b3, c3);
+#endif
 
 // The products of one staged slice: this subgroup's first A row starts at
 // vector abase of cmg_sa, its first B column at vector bbase of cmg_sb's slice
-// buffer.  CMG_FN is 4 in every mode; CMG_FM is 2 or 4.
+// buffer.  CMG_FN is 4 (1 in the narrow module); CMG_FM is 2 or 4.
 void cmg_compute_at(uint abase, uint bbase) {
     [[unroll]] for (int kk = 0; kk < CMG_BK; kk += 16) {
         CM_A a0, a1, a2, a3;
@@ -151,9 +176,11 @@ void cmg_compute_at(uint abase, uint bbase) {
             CM_LOAD(a3, cmg_sa, ao + uint(48 * CMG_LDA), uint(CMG_LDA));
         }
         CM_LOAD(b0, cmg_sb, bo, uint(CMG_LDB));
+#ifndef CMG_NARROW_TILE
         CM_LOAD(b1, cmg_sb, bo + 2u, uint(CMG_LDB));
         CM_LOAD(b2, cmg_sb, bo + 4u, uint(CMG_LDB));
         CM_LOAD(b3, cmg_sb, bo + 6u, uint(CMG_LDB));
+#endif
         CMG_ROW(a0, cmg_c00, cmg_c01, cmg_c02, cmg_c03)
         CMG_ROW(a1, cmg_c10, cmg_c11, cmg_c12, cmg_c13)
         if (CMG_FM > 2) {

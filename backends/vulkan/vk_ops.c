@@ -116,24 +116,28 @@ static void vkop_packed_free(dk_context *ctx, void *data) {
 static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
                               const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
 
-/* w: conv2d [Cout, Cin, KH, KW] or conv_transpose2d [Cin, Cout, KH, KW]. */
-static dk_status vkop_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, vkop_packed **out) {
+/* w: conv2d [Cout, Cin, KH, KW] or conv_transpose2d [Cin, Cout, KH, KW].
+ * pad16: Cout padded to 16 with zeros (the tensor-core conv's narrow tile,
+ * conv2d only), cached apart from the plain packing. */
+static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const dk_tensor *w, int pad16,
+                                       vkop_packed **out) {
     dk_weight_key key;
     vkop_packed *pk;
     dk_buffer shadow;
     dk_tensor dst;
     int transposed = use == DK_WEIGHT_CONV_TRANSPOSE2D;
     int64_t cout = transposed ? w->shape[1] : w->shape[0], cin = transposed ? w->shape[0] : w->shape[1];
-    int64_t kh = w->shape[2], kw = w->shape[3];
-    uint64_t bytes = (uint64_t)(cout * cin * kh * kw) * dk_dtype_size(w->dtype);
+    int64_t kh = w->shape[2], kw = w->shape[3], coutp = pad16 && cout < 16 ? 16 : cout;
+    uint64_t bytes = (uint64_t)(coutp * cin * kh * kw) * dk_dtype_size(w->dtype);
     dk_status st;
-    dk__weight_key(&key, w, (int32_t)use, 1);
+    dk__weight_key(&key, w, (int32_t)use, pad16 ? 4 : 1);
     pk = (vkop_packed *)dk__weight_find(ctx, &key);
     if (pk) {
         *out = pk;
         return DK_OK;
     }
-    if ((uint64_t)(cout * cin * kh * kw) > 0x7fffffffu) return vkop_too_big(ctx, "dk_prepare_weight", "weight elements", bytes);
+    if ((uint64_t)(coutp * cin * kh * kw) > 0x7fffffffu)
+        return vkop_too_big(ctx, "dk_prepare_weight", "weight elements", bytes);
     pk = (vkop_packed *)calloc(1, sizeof *pk);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
     st = dk__vk_alloc(ctx, &pk->buf, bytes);
@@ -142,13 +146,21 @@ static dk_status vkop_packed_weight(dk_context *ctx, dk_weight_use use, const dk
         return st;
     }
     pk->s_co = 1;
-    pk->s_ci = (int32_t)cout;
-    pk->s_kw = (int32_t)(cin * cout);
-    pk->s_kh = (int32_t)(kw * cin * cout);
-    /* The repack is a strided copy: the packed buffer seen with w's logical shape. */
+    pk->s_ci = (int32_t)coutp;
+    pk->s_kw = (int32_t)(cin * coutp);
+    pk->s_kh = (int32_t)(kw * cin * coutp);
+    /* The repack is a strided copy: the packed buffer seen with w's logical shape
+     * (the padding zeroed first). */
     memset(&shadow, 0, sizeof shadow);
     shadow.size = bytes;
     shadow.impl = &pk->buf;
+    if (coutp > cout) {
+        st = dk__vk_fill(ctx, &shadow, 0, bytes, 0u);
+        if (st != DK_OK) {
+            vkop_packed_free(ctx, pk);
+            return st;
+        }
+    }
     dst = *w;
     dst.buffer = &shadow;
     dst.offset = 0;
@@ -165,6 +177,10 @@ static dk_status vkop_packed_weight(dk_context *ctx, dk_weight_use use, const dk
     if (st != DK_OK) return st; /* the cache freed pk */
     *out = pk;
     return DK_OK;
+}
+
+static dk_status vkop_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, vkop_packed **out) {
+    return vkop_packed_weight_as(ctx, use, w, 0, out);
 }
 
 dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w) {
@@ -273,8 +289,9 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
                            (uint32_t)((nc + 127) / 128), groups);
 }
 
-/* Narrow outputs (Cout/groups <= 8: the SDXL VAE's conv_out 128 -> 3,
- * depthwise): MODE bit 4 of shaders/conv2d.comp, a direct convolution with one
+/* Narrow outputs (Cout/groups <= 8: depthwise, and the SDXL VAE's conv_out
+ * 128 -> 3 where the tensor-core narrow tile cannot take it: f32, groups,
+ * Cin % 32 != 0, no cooperative matrices): MODE bit 4 of shaders/conv2d.comp, a direct convolution with one
  * output pixel per invocation, instead of 128-wide GEMM tiles that would waste
  * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
  * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
@@ -304,6 +321,17 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
     return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 255) / 256, 1, groups);
 }
 
+/* The tensor-core conv's narrow module (CMG_NARROW_TILE in
+ * shaders/dk_gemm_coopmat.glsl: 128 x 16 tiles, weights packed with Cout
+ * padded to 16) for conv2d with at most 8 output channels, instead of the
+ * direct narrow conv (vkop_conv_narrow_run): on the H100, conv_out 128 -> 3
+ * @1024 f16 0.73 -> 0.53 ms.  Without halo staging (with it: 0.73 ms; NOTES,
+ * session 26).  DIFKERN_VULKAN_CM_NARROW=0: off, for benchmarks. */
+static int vkop_cm_narrow(int64_t coutg) {
+    const char *env = getenv("DIFKERN_VULKAN_CM_NARROW");
+    return coutg <= 8 && !(env && env[0] == '0');
+}
+
 /* Shared memory of the tensor-core conv's default tile (MODE 0, 128 invocations) and of its
  * halo staging (MODE bit 3), as NVIDIA's driver reports them. */
 #define VKOP_CM_SHARED 38400u
@@ -318,7 +346,8 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
                                   int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
     int i;
-    if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0 || coutg % 8 != 0) return 0;
+    if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0) return 0;
+    if (coutg % 8 != 0 && !vkop_cm_narrow(coutg)) return 0;
     if (s->props.limits.maxComputeSharedMemorySize < VKOP_CM_SHARED) return 0;
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
@@ -349,13 +378,14 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* benchmarks: DIFKERN_VULKAN_CM_INV=256 (eight subgroups) and DIFKERN_VULKAN_CM_TILE, another valid MODE
      * (0 or 4 with 128 invocations; 0, 4, 5 or 6 with 256) */
     const char *tile_env = getenv("DIFKERN_VULKAN_CM_TILE"), *inv_env = getenv("DIFKERN_VULKAN_CM_INV");
-    const int khr = dk__vk(ctx)->coopmat_khr || c->spec[DK_VKS_DT] == DK_BF16;
-    const uint32_t inv = inv_env && strcmp(inv_env, "256") == 0 ? 256u : 128u;
-    const uint32_t mode = tile_env && strlen(tile_env) == 1 && strchr(inv == 128 ? "04" : "0456", tile_env[0])
+    const int khr = dk__vk(ctx)->coopmat_khr || c->spec[DK_VKS_DT] == DK_BF16, narrow = coutg <= 8;
+    const uint32_t inv = !narrow && inv_env && strcmp(inv_env, "256") == 0 ? 256u : 128u;
+    const uint32_t mode = narrow ? 0u
+                          : tile_env && strlen(tile_env) == 1 && strchr(inv == 128 ? "04" : "0456", tile_env[0])
                               ? (uint32_t)(tile_env[0] - '0')
                           : inv == 128 || !khr ? 0u
                                                : 4u;
-    const uint32_t bm = 128u << (mode & 1), bn = 128u << ((mode >> 1) & 1);
+    const uint32_t bm = 128u << (mode & 1), bn = narrow ? 16u : 128u << ((mode >> 1) & 1);
     const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO");
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
@@ -364,20 +394,23 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     p[DK_VKP_CV_K] = (int32_t)k;
     /* bit 4: 16-byte epilogue vectors (y and the residual channels-last, aligned) */
     p[DK_VKP_FLAGS] &= ~16;
-    if (vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
+    if (coutg % 8 == 0 && vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
         p[DK_VKP_FLAGS] |= 16;
     memcpy(spec, c->spec, sizeof spec);
     spec[DK_VKS_MODE] = mode;
     /* MODE bit 3, halo staging: 128-pixel tiles inside one sub-grid row, input step 1 along w,
      * 2-3 taps each way and 6 or more in all (shaders/conv2d_nhwc_cm.comp).
      * DIFKERN_VULKAN_CM_HALO=0: off. */
-    if (inv == 128 && mode == 0 && !(halo_env && halo_env[0] == '0') && p[DK_VKP_CV_STRW] == 1 &&
+    if (!narrow && inv == 128 && mode == 0 && !(halo_env && halo_env[0] == '0') && p[DK_VKP_CV_STRW] == 1 &&
         (p[DK_VKP_CV_DILW] == 1 || p[DK_VKP_CV_DILW] == -1) && p[DK_VKP_CV_TH] >= 2 && p[DK_VKP_CV_TH] <= 3 &&
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
         p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= 8u;
     return dk__vk_dispatch(ctx,
-                           dk__vk_cm_shader(dk__vk(ctx), inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128 : DK_VK_SH_CONV2D_NHWC_CM,
+                           dk__vk_cm_shader(dk__vk(ctx),
+                                            narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
+                                            : inv == 128 ? DK_VK_SH_CONV2D_NHWC_CM128
+                                                         : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),
                            spec,
                            c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm, (uint32_t)(((uint64_t)coutg + bn - 1) / bn),
@@ -609,11 +642,14 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tenso
     c.p[DK_VKP_CV_OSTW] = 1;
     if (vkop_up2_ok(d, coutg)) return vkop_conv2d_up2(ctx, d, x, w, y, residual != NULL, &c, cing, coutg);
     if (d->groups == 1) {
-        int tc = vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
-        st = vkop_use_packed(ctx, DK_WEIGHT_CONV2D, w, &c.bind[1], c.p);
+        int tc = (coutg > 8 || vkop_cm_narrow(coutg)) && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
+        vkop_packed *pk;
+        /* the narrow tile (coutg <= 8) reads 16 packed output channels per tap row */
+        st = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, w, tc && coutg <= 8, &pk);
         if (st != DK_OK) return st;
+        vkop_bind_packed(pk, &c.bind[1], c.p);
         c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
-        if (tc && coutg > 8)
+        if (tc)
             return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
