@@ -291,7 +291,8 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
 
 /* Narrow outputs (Cout/groups <= 8: depthwise, and the SDXL VAE's conv_out
  * 128 -> 3 where the tensor-core narrow tile cannot take it: f32, groups,
- * Cin % 32 != 0, no cooperative matrices): MODE bit 4 of shaders/conv2d.comp, a direct convolution with one
+ * Cin % 32 != 0, no cooperative matrices): MODE bit 4 of shaders/conv2d.comp,
+ * a direct convolution with one
  * output pixel per invocation, instead of 128-wide GEMM tiles that would waste
  * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
  * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
