@@ -227,19 +227,20 @@ static dk__vae_act vaed_resnet(dk__vae_exec *e, dk__vae_act x, const dk__vae_res
 
 /* up_blocks.2's upsampler followed by up_blocks.3.resnets.0 (256 -> 128 channels
  * at full resolution), ordered for memory: the 256-channel x = upsampler(y) is
- * normalized in place and dies in conv1, and the shortcut is computed
- * afterwards from y through the composed conv (vae_params.c).  The plain
- * order needs x, the shortcut and conv1's output at once: 1024 MiB of f16
- * activations at 1024x1024 instead of 896 MiB. */
+ * normalized in place and conv1 writes its output over x's dead rows
+ * (dk__vae_conv_shrinking), and the shortcut is computed afterwards from y
+ * through the composed conv (vae_params.c).  The plain order needs x, the
+ * shortcut and conv1's output at once: 1024 MiB of f16 activations at
+ * 1024x1024; this one 705 MiB here and 768 MiB in the whole decode (896 MiB
+ * with conv1's output beside x). */
 static dk__vae_act vaed_upsample_resnet(dk__vae_exec *e, dk__vae_act y) {
     const dk__vae_arch *a = &e->vae->arch;
     const dk__vae_resnet *r = &a->up[3][0];
-    dk__vae_act x, h, sc, out;
-    dk__vae_conv_args c = vaed_conv(y, -1, -1, a->upc_w[2], a->upc_b[2], 3, 1.0f, 0);
+    dk__vae_act h, sc, out;
+    dk__vae_conv_args c = vaed_conv(y, -1, -1, a->upc_w[2], a->upc_b[2], 3, 1.0f, 0), c1;
     c.upsample = 2;
-    x = dk__vae_conv(e, &c);
-    c = vaed_conv(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, 1);
-    h = dk__vae_conv(e, &c);
+    c1 = vaed_conv(y, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, 1);
+    h = dk__vae_conv_shrinking(e, &c, &c1);
     c = vaed_conv(y, -1, -1, a->csc_w, a->csc_b, 3, 1.0f, 1);
     c.upsample = 2;
     sc = dk__vae_conv(e, &c);

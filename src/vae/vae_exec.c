@@ -104,32 +104,57 @@ static void vaex_prof_print(dk__vae_exec *e) {
 }
 
 /* The plan: activations sorted by size, largest first; each goes to the lowest
- * offset that overlaps no placed activation alive at the same time. */
+ * offset that overlaps no placed activation alive at the same time.  An
+ * activation with a successor (act_next) is placed together with it, the
+ * successor starting where it ends. */
+static uint64_t vaex_rounded(const dk__vae_exec *e, int32_t id) { return (e->act_bytes[id] + 255) / 256 * 256; }
+
+/* Whether [off, off + size) over id's lifetime collides with a placed activation; *end: that one's end. */
+static int vaex_collides(const dk__vae_exec *e, const unsigned char *placed, int32_t id, uint64_t off,
+                         uint64_t *end) {
+    uint64_t size = vaex_rounded(e, id);
+    int32_t o;
+    for (o = 0; o < e->nacts; o++)
+        if (placed[o] && e->act_start[id] < e->act_end[o] && e->act_start[o] < e->act_end[id] &&
+            off < e->act_off[o] + vaex_rounded(e, o) && e->act_off[o] < off + size) {
+            *end = e->act_off[o] + vaex_rounded(e, o);
+            return 1;
+        }
+    return 0;
+}
+
 static void vaex_assign(dk__vae_exec *e) {
-    int32_t order[DK__VAE_MAX_ACTS], i, j, k, moved;
+    int32_t order[DK__VAE_MAX_ACTS], lead[DK__VAE_MAX_ACTS], i, j;
+    unsigned char placed[DK__VAE_MAX_ACTS];
     for (i = 0; i < e->nacts; i++) {
         int32_t id = i;
         for (j = i; j > 0 && e->act_bytes[order[j - 1]] < e->act_bytes[id]; j--) order[j] = order[j - 1];
         order[j] = id;
+        placed[i] = 0;
+        lead[i] = i;
     }
+    for (i = 0; i < e->nacts; i++)
+        if (e->act_next[i] >= 0) lead[e->act_next[i]] = i;
     e->arena_bytes = 0;
     for (i = 0; i < e->nacts; i++) {
-        int32_t id = order[i];
-        uint64_t off = 0, size = (e->act_bytes[id] + 255) / 256 * 256;
-        do {
-            moved = 0;
-            for (k = 0; k < i; k++) {
-                int32_t o = order[k];
-                uint64_t osize = (e->act_bytes[o] + 255) / 256 * 256;
-                if (e->act_start[id] < e->act_end[o] && e->act_start[o] < e->act_end[id] && off < e->act_off[o] + osize &&
-                    e->act_off[o] < off + size) {
-                    off = e->act_off[o] + osize;
-                    moved = 1;
-                }
-            }
-        } while (moved);
+        int32_t id = lead[order[i]], nx;
+        uint64_t off = 0, end, size;
+        if (placed[id]) continue;
+        nx = e->act_next[id];
+        size = vaex_rounded(e, id);
+        for (;;) {
+            if (vaex_collides(e, placed, id, off, &end)) off = end;
+            else if (nx >= 0 && vaex_collides(e, placed, nx, off + size, &end)) off = end - size;
+            else break;
+        }
         e->act_off[id] = off;
+        placed[id] = 1;
         if (off + size > e->arena_bytes) e->arena_bytes = off + size;
+        if (nx >= 0) {
+            e->act_off[nx] = off + size;
+            placed[nx] = 1;
+            if (off + size + vaex_rounded(e, nx) > e->arena_bytes) e->arena_bytes = off + size + vaex_rounded(e, nx);
+        }
     }
     e->planned = 1;
     e->nplanned = e->nacts;
@@ -176,10 +201,11 @@ static uint64_t vaex_bytes(const dk__vae_exec *e, int64_t c, int64_t h, int64_t 
     return (uint64_t)(c * h * w) * dk_dtype_size(e->dtype);
 }
 
-static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) {
+/* An activation with bytes of storage, its tensor at byte view from the storage's
+ * start (negative: in the storage of the activation placed before it). */
+static dk__vae_act vaex_alloc_sized(dk__vae_exec *e, int32_t c, int32_t h, int32_t w, uint64_t bytes, int64_t view) {
     dk__vae_act a;
     int32_t id;
-    uint64_t bytes = vaex_bytes(e, c, h, w);
     a.c = c; a.h = h; a.w = w; a.id = -1;
     if (e->st != DK_OK) return a;
     if (e->nacts >= DK__VAE_MAX_ACTS) {
@@ -189,6 +215,8 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     id = e->nacts++;
     if (!e->planned) e->act_bytes[id] = bytes;
     e->act_count[id] = 0.0;
+    e->act_view[id] = view;
+    e->act_next[id] = -1;
     if (e->banded) {
         if (!e->dry) {
             vaex_prof_begin(e);
@@ -210,6 +238,10 @@ static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) 
     return a;
 }
 
+static dk__vae_act vaex_alloc(dk__vae_exec *e, int32_t c, int32_t h, int32_t w) {
+    return vaex_alloc_sized(e, c, h, w, vaex_bytes(e, c, h, w), 0);
+}
+
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a) {
     if (a.id < 0) return;
     if (e->banded) {
@@ -221,7 +253,8 @@ void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a) {
 }
 
 static dk_tensor vaex_t(const dk__vae_exec *e, dk__vae_act a) {
-    return dk_tensor_nhwc(e->arena, e->act_off[a.id], e->dtype, 1, a.c, a.h, a.w);
+    return dk_tensor_nhwc(e->arena, (uint64_t)((int64_t)e->act_off[a.id] + e->act_view[a.id]), e->dtype, 1, a.c, a.h,
+                          a.w);
 }
 
 /* [N, C] matrix view of an NHWC activation at b + off: one row per pixel (token). */
@@ -585,6 +618,60 @@ dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
     if (a->consume) dk__vae_free_act(e, a->in);
     return out;
 }
+
+/* Rows of second's output per band: four bands keep the extra room small
+ * (a quarter of the output's bytes) for three more barriers. */
+#define VAEX_SHRINK_BANDS 4
+
+/* The storage: out's rows, then (from byte D = b * orow, b the band rows, orow
+ * <= xrow the row bytes) a zero row, x's rows and a zero row; x's activation
+ * is the storage past out's bytes, placed right after out.  Bands of out run
+ * top-down; band [r0, r1) reads x's rows r0 - 1 .. r1 (storage bytes from D +
+ * r0 * xrow on) and writes out's bytes below r1 * orow <= D + r0 * xrow: past
+ * no row that this band or a later one reads. */
+dk__vae_act dk__vae_conv_shrinking(dk__vae_exec *e, const dk__vae_conv_args *first, const dk__vae_conv_args *second) {
+    const dk__vae_arch *ar = &e->vae->arch;
+    int32_t cx = (int32_t)ar->p[first->w].shape[0], co = (int32_t)ar->p[second->w].shape[0];
+    int32_t h = first->in.h * first->upsample, w = first->in.w * first->upsample, b, r0, r1;
+    uint64_t xrow = vaex_bytes(e, cx, 1, w), orow = vaex_bytes(e, co, 1, w), d, obytes;
+    dk__vae_act x, out;
+    dk__vae_conv_args a = *second;
+    const char *env = getenv("DIFKERN_VAE_SHRINK"); /* 0: off (A/B and tests) */
+    b = (h + VAEX_SHRINK_BANDS - 1) / VAEX_SHRINK_BANDS;
+    d = (uint64_t)b * orow;
+    obytes = ((uint64_t)h * orow + 255) / 256 * 256; /* where the planner puts x's storage */
+    if (e->banded || co > cx || second->k != 3 || second->upsample != 1 || second->resid.id >= 0 ||
+        second->gn_gamma < 0 || !second->consume || d + (h + 2) * xrow <= obytes || (env && env[0] == '0')) {
+        a.in = dk__vae_conv(e, first);
+        return dk__vae_conv(e, &a);
+    }
+    out = vaex_alloc(e, co, h, w);
+    x = vaex_alloc_sized(e, cx, h, w, d + (h + 2) * xrow - obytes, (int64_t)(d + xrow) - (int64_t)obytes);
+    if (e->st != DK_OK) return out;
+    e->act_next[out.id] = x.id;
+    a.in = x;
+    if (!e->dry) {
+        uint64_t base = e->act_off[out.id];
+        vaex_prof_begin(e);
+        e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d, xrow, 0u);
+        if (e->st == DK_OK) e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d + (uint64_t)(h + 1) * xrow, xrow, 0u);
+        vaex_prof_end(e, "zero rows");
+        vaex_dev_conv(e, first, x);
+        vaex_group_norm(e, x, second->gn_gamma, second->gn_beta, DK_ACT_SILU, x);
+        for (r0 = 0; r0 < h && e->st == DK_OK; r0 = r1) {
+            dk_tensor tx, ty;
+            r1 = r0 + b < h ? r0 + b : h;
+            tx = dk_tensor_nhwc(e->arena, base + d + (uint64_t)r0 * xrow, e->dtype, 1, cx, r1 - r0 + 2, w);
+            ty = dk_tensor_nhwc(e->arena, base + (uint64_t)r0 * orow, e->dtype, 1, co, r1 - r0, w);
+            vaex_conv_run(e, &a, &tx, NULL, 0, &ty);
+        }
+    }
+    if (first->consume) dk__vae_free_act(e, first->in);
+    dk__vae_free_act(e, x);
+    return out;
+}
+
+#undef VAEX_SHRINK_BANDS
 
 /* Linear y = x W^T + b (+ residual) over token matrices. */
 static void vaex_linear(dk__vae_exec *e, int32_t w, int32_t b, const dk_tensor *x, const dk_tensor *r, float scale,

@@ -150,6 +150,8 @@ typedef struct dk__vae_exec {
     int32_t events;
     int32_t act_start[DK__VAE_MAX_ACTS], act_end[DK__VAE_MAX_ACTS];
     uint64_t act_off[DK__VAE_MAX_ACTS];
+    int64_t act_view[DK__VAE_MAX_ACTS];   /* the tensor's byte offset from its storage's start */
+    int32_t act_next[DK__VAE_MAX_ACTS];   /* -1, or the activation placed right after this one */
     int32_t planned;         /* offsets assigned: replay the recorded sequence */
     int32_t nplanned;        /* activations in the plan */
     uint64_t arena_bytes;
@@ -205,6 +207,12 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out); /* NCHW floats, frees a */
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
+/* first's output x, then second (a GroupNorm+SiLU in place and a 3x3 conv,
+ * stride 1, to no more channels, consuming x): second's output is written over
+ * the rows of x that have died, so the pair needs x plus about a quarter of
+ * the output instead of both.  second->in is ignored (it is x). */
+dk__vae_act dk__vae_conv_shrinking(dk__vae_exec *e, const dk__vae_conv_args *first,
+                                   const dk__vae_conv_args *second);
 /* Mid-block attention: x + to_out(attention(q, k, v of GroupNorm(x))); consumes x. */
 dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x);
 

@@ -3,10 +3,13 @@
  *                  in f32 and compared with the PyTorch reference
  *   precision DIR  f16 and bf16 decodes vs the reference (fp16/bf16 vs fp32)
  *   overflow DIR   weights scaled past the fp16 range: the f16 decode stays finite
- *   tiled          banded == untiled with every conv stage split (random weights)
+ *   tiled          banded == untiled with every conv stage split (random weights);
+ *                  the in-place banded conv of the untiled plan against the plain one
+ *   shrink HxW     that last check alone at an HxW latent
  *   errors DIR     missing tensor, wrong shape, truncated file, not a VAE, bad args
  * Backend: CPU, or the one DIFKERN_BACKEND names.
  * Prints every measured error; exits 1 on the first failed check. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <difkern.h>
 #include <difkern/safetensors.h>
 #include <difkern/sdxl_vae.h>
@@ -211,6 +214,59 @@ static void test_overflow(const char *dir) {
 }
 
 /* Banded decode equals untiled; every conv stage runs in >= 4 bands. */
+/* The untiled plan's in-place conv (up_blocks.3.resnets.0.conv1 writes its
+ * output over the dead rows of its input, in bands: src/vae/vae_exec.c) against
+ * the same decode with it off (DIFKERN_VAE_SHRINK=0): the same kernels on the
+ * same values, so the outputs agree to rounding, where a wrong band, halo or
+ * zero row moves whole image rows.  And the plan is smaller with it. */
+static void test_shrink(int32_t h, int32_t w) {
+    static const dk_dtype types[3] = {DK_F32, DK_F16, DK_BF16};
+    static const double tols[3] = {1e-6, 1e-4, 1e-3};
+    int64_t numel = (int64_t)3 * 64 * h * w, i;
+    float *z = (float *)malloc((size_t)(4 * h * w) * sizeof(float));
+    float *a = poisoned(numel), *b = poisoned(numel);
+    uint64_t s = 7;
+    int t;
+    printf("in-place conv of the untiled plan vs DIFKERN_VAE_SHRINK=0, %dx%d latent, random weights\n", (int)h,
+           (int)w);
+    for (i = 0; i < 4 * h * w; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+    for (t = 0; t < 3; t++) {
+        dk_sdxl_vae *vae = NULL;
+        dk_sdxl_vae_info ia, ib;
+        double err, maxd;
+        CHECK(dk_sdxl_vae_create_random(ctx, 8, types[t], NULL, &vae) == DK_OK, "%s", dk_last_error(ctx));
+        for (i = 0; i < numel; i++) a[i] = b[i] = NAN;
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, 1, h, w, a, &ia) == DK_OK, "%s", dk_last_error(ctx));
+        setenv("DIFKERN_VAE_SHRINK", "0", 1);
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, 1, h, w, b, &ib) == DK_OK, "%s", dk_last_error(ctx));
+        unsetenv("DIFKERN_VAE_SHRINK");
+        err = rel_err(a, b, numel, &maxd);
+        printf("  %-4s rel L2 %.3g, max |diff| %.3g (tol %.0e); plan %.2f MiB (off: %.2f MiB)\n",
+               dk_dtype_name(types[t]), err, maxd, tols[t], ia.plan_device_bytes / 1048576.0,
+               ib.plan_device_bytes / 1048576.0);
+        CHECK(err <= tols[t], "in place vs plain rel L2 %.3g > %.3g", err, tols[t]);
+        CHECK(ia.plan_device_bytes < ib.plan_device_bytes, "the in-place conv did not shrink the plan (%llu >= %llu)",
+              (unsigned long long)ia.plan_device_bytes, (unsigned long long)ib.plan_device_bytes);
+        if (types[t] != DK_F32) { /* issue 4: <= 1 GB at 1024x1024, backend scratch included */
+            dk_sdxl_vae_info ip;
+            uint64_t all;
+            CHECK(dk_sdxl_vae_plan(vae, 128, 128, &ip) == DK_OK, "%s", dk_last_error(ctx));
+            all = ip.plan_device_bytes + ip.weight_device_bytes + ip.scratch_reserve_bytes;
+            printf("  %-4s 1024x1024 plan: %.1f MiB = %.3f GB with the scratch reserve\n", dk_dtype_name(types[t]),
+                   all / 1048576.0, all * 1e-9);
+            CHECK(!ip.banded && all <= 1000000000u, "1024x1024 plan %llu bytes (banded %d)", (unsigned long long)all,
+                  ip.banded);
+        }
+        dk_sdxl_vae_destroy(vae);
+    }
+    free(z);
+    free(a);
+    free(b);
+}
+
 static void test_tiled(void) {
     static const dk_dtype types[3] = {DK_F32, DK_F16, DK_BF16};
     static const double tols[3] = {1e-5, 3e-3, 1e-2};
@@ -414,10 +470,21 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "e2e")) test_e2e(dir);
     else if (!strcmp(mode, "precision")) test_precision(dir);
     else if (!strcmp(mode, "overflow")) test_overflow(dir);
-    else if (!strcmp(mode, "tiled")) test_tiled();
+    else if (!strcmp(mode, "tiled")) {
+        test_shrink(5, 3); /* 40 rows at full resolution: bands of 10 */
+        test_tiled();
+    } else if (!strcmp(mode, "shrink")) { /* shrink HxW: a size of one's own (device runs) */
+        int hh = 0, ww = 0;
+        if (sscanf(dir, "%dx%d", &hh, &ww) == 2 && hh > 0 && ww > 0 && hh <= 512 && ww <= 512)
+            test_shrink(hh, ww);
+        else {
+            printf("shrink needs HxW (latent rows x columns, 1..512)\n");
+            failures = 1;
+        }
+    }
     else if (!strcmp(mode, "errors")) test_errors(dir);
     else {
-        printf("usage: test_vae e2e|precision|overflow|errors DIR | tiled\n");
+        printf("usage: test_vae e2e|precision|overflow|errors DIR | tiled | shrink HxW\n");
         failures = 1;
     }
     dk_context_destroy(ctx);
