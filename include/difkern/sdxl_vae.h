@@ -25,16 +25,15 @@
  * following conv.  A memory planner places every intermediate at an offset
  * of one device buffer (largest first, reusing memory whose tenant is dead;
  * src/vae/vae_exec.c), kept by the decoder between decodes and freed by
- * dk_sdxl_vae_destroy.  up_blocks.3's first shortcut is computed from the
- * low-resolution input through the upsampler conv composed with it, so the
- * 256-channel full-resolution tensor can be normalized in place; the conv1
- * that follows writes its 128-channel output over that tensor's dead rows, in
- * four bands (DIFKERN_VAE_SHRINK=0 turns this off).  Untiled plan at
- * 1024x1024 (128x128 latent) in f16/bf16: 768 MiB of activations + 95 MiB of
- * weights = 863 MiB (dk_sdxl_vae_plan, `sdxl_decode --plan 128`;
- * dk_memory_usage's peak equals the plan plus backend scratch: the HIP
- * backend's D-512 attention on Hopper takes 2 x tokens x 512 bytes, 16 MiB
- * here, 879 MiB in all); use max_device_bytes or tile_rows to stay below
+ * dk_sdxl_vae_destroy.  The decode's largest tensor, up_blocks.2's upsampler
+ * output (256 channels at full resolution), is normalized in place, and the
+ * conv1 of up_blocks.3.resnets.0 writes its 128-channel output over that
+ * tensor's dead rows, in eight bands (DIFKERN_VAE_SHRINK=0 turns this off).
+ * Untiled plan at 1024x1024 (128x128 latent) in f16/bf16: 801 MiB of
+ * activations + 94 MiB of weights = 895 MiB (dk_sdxl_vae_plan, `sdxl_decode
+ * --plan 128`; dk_memory_usage's peak equals the plan plus backend scratch:
+ * the HIP backend's D-512 attention on Hopper takes 2 x tokens x 512 bytes, 16 MiB
+ * here, 911 MiB in all); use max_device_bytes or tile_rows to stay below
  * another budget (max_device_bytes keeps room for that scratch: one more
  * tokens x 512 matrix).
  *

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Stage 4 (up_blocks.2) ends before its upsampler, which runs in stage 5. */
 static const char *const vaed_stage_names[DK_SDXL_VAE_NUM_STAGES] = {
     "conv_in", "mid_block", "up_blocks.0", "up_blocks.1", "up_blocks.2", "up_blocks.3", "conv_out"};
 
@@ -225,32 +224,6 @@ static dk__vae_act vaed_resnet(dk__vae_exec *e, dk__vae_act x, const dk__vae_res
     return out;
 }
 
-/* up_blocks.2's upsampler followed by up_blocks.3.resnets.0 (256 -> 128 channels
- * at full resolution), ordered for memory: the 256-channel x = upsampler(y) is
- * normalized in place and conv1 writes its output over x's dead rows
- * (dk__vae_conv_shrinking), and the shortcut is computed afterwards from y
- * through the composed conv (vae_params.c).  The plain order needs x, the
- * shortcut and conv1's output at once: 1024 MiB of f16 activations at
- * 1024x1024; this one 705 MiB here and 768 MiB in the whole decode (896 MiB
- * with conv1's output beside x). */
-static dk__vae_act vaed_upsample_resnet(dk__vae_exec *e, dk__vae_act y) {
-    const dk__vae_arch *a = &e->vae->arch;
-    const dk__vae_resnet *r = &a->up[3][0];
-    dk__vae_act h, sc, out;
-    dk__vae_conv_args c = vaed_conv(y, -1, -1, a->upc_w[2], a->upc_b[2], 3, 1.0f, 0), c1;
-    c.upsample = 2;
-    c1 = vaed_conv(y, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, 1);
-    h = dk__vae_conv_shrinking(e, &c, &c1);
-    c = vaed_conv(y, -1, -1, a->csc_w, a->csc_b, 3, 1.0f, 1);
-    c.upsample = 2;
-    sc = dk__vae_conv(e, &c);
-    c = vaed_conv(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
-    c.resid = sc;
-    out = dk__vae_conv(e, &c);
-    dk__vae_free_act(e, sc);
-    return out;
-}
-
 /* latent: [4, h, w] floats; out: [3, 8h, 8w] floats. */
 static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *latent, int32_t h, int32_t w,
                               float *out) {
@@ -270,13 +243,16 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
     x = vaed_resnet(e, x, &a->mid[1]);
     vaed_stage(e, r, 1);
     for (i = 0; i < 4; i++) {
-        /* up_blocks.2's upsampler runs with up_blocks.3's first resnet. */
-        for (j = 0; j < 3; j++) x = i == 3 && j == 0 ? vaed_upsample_resnet(e, x) : vaed_resnet(e, x, &a->up[i][j]);
-        if (i < 2) {
-            /* Input and output at scale s: the bias is stored pre-scaled. */
+        for (j = 0; j < 3; j++) x = vaed_resnet(e, x, &a->up[i][j]);
+        if (i < 3) {
+            /* Input and output at scale s: the bias is stored pre-scaled.  The
+             * last upsampler's 256-channel full-resolution output is the
+             * decode's largest tensor: it leaves room for up_blocks.3's first
+             * conv1 to write its output over its dead rows (at 1024x1024 the
+             * plan's peak is then 801 MiB instead of 1024). */
             c = vaed_conv(x, -1, -1, a->upc_w[i], a->upc_b[i], 3, 1.0f, 1);
             c.upsample = 2;
-            x = dk__vae_conv(e, &c);
+            x = i == 2 ? dk__vae_conv_roomy(e, &c, a->up[3][0].cout) : dk__vae_conv(e, &c);
         }
         vaed_stage(e, r, 2 + i);
     }

@@ -610,63 +610,99 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
 
 /* ------------------------------------------------------------ primitives */
 
+static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t oid);
+static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x);
+
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
     const dk__vae_param *w = &e->vae->arch.p[a->w];
-    dk__vae_act out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
+    int32_t room = vaex_room_of(e, a->in);
+    dk__vae_act out;
+    if (room >= 0 && a->consume) return vaex_conv_shrink(e, a, room);
+    out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
     if (e->banded) vaex_band_conv(e, a, out);
     else vaex_dev_conv(e, a, out);
     if (a->consume) dk__vae_free_act(e, a->in);
     return out;
 }
 
-/* Rows of second's output per band: four bands keep the extra room small
- * (a quarter of the output's bytes) for three more barriers. */
-#define VAEX_SHRINK_BANDS 4
+/* Rows per band of the conv that shrinks its input in place: eight bands keep
+ * the extra room to an eighth of its output's bytes, for seven more barriers. */
+#define VAEX_SHRINK_BANDS 8
 
-/* The storage: out's rows, then (from byte D = b * orow, b the band rows, orow
- * <= xrow the row bytes) a zero row, x's rows and a zero row; x's activation
- * is the storage past out's bytes, placed right after out.  Bands of out run
- * top-down; band [r0, r1) reads x's rows r0 - 1 .. r1 (storage bytes from D +
- * r0 * xrow on) and writes out's bytes below r1 * orow <= D + r0 * xrow: past
- * no row that this band or a later one reads. */
-dk__vae_act dk__vae_conv_shrinking(dk__vae_exec *e, const dk__vae_conv_args *first, const dk__vae_conv_args *second) {
-    const dk__vae_arch *ar = &e->vae->arch;
-    int32_t cx = (int32_t)ar->p[first->w].shape[0], co = (int32_t)ar->p[second->w].shape[0];
-    int32_t h = first->in.h * first->upsample, w = first->in.w * first->upsample, b, r0, r1;
-    uint64_t xrow = vaex_bytes(e, cx, 1, w), orow = vaex_bytes(e, co, 1, w), d, obytes;
+/* The storage of a roomy activation x and of the output of the conv that will
+ * consume it: that output's rows first, then (from byte D = b * orow, b the band
+ * rows, orow <= xrow the row bytes) a zero row, x's rows and a zero row.  The
+ * output is the activation placed first (act_next: x). */
+static uint64_t vaex_room_gap(int32_t h, uint64_t orow) {
+    return (uint64_t)((h + VAEX_SHRINK_BANDS - 1) / VAEX_SHRINK_BANDS) * orow;
+}
+
+dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t next_c) {
+    const dk__vae_param *w = &e->vae->arch.p[a->w];
+    int32_t cx = (int32_t)w->shape[0], h = a->in.h * a->upsample, wd = a->in.w * a->upsample;
+    uint64_t xrow = vaex_bytes(e, cx, 1, wd), orow = vaex_bytes(e, next_c, 1, wd), d = vaex_room_gap(h, orow);
+    uint64_t obytes = ((uint64_t)h * orow + 255) / 256 * 256; /* where the planner puts x's storage */
+    const char *env = getenv("DIFKERN_VAE_SHRINK");         /* 0: off (A/B and tests) */
     dk__vae_act x, out;
-    dk__vae_conv_args a = *second;
-    const char *env = getenv("DIFKERN_VAE_SHRINK"); /* 0: off (A/B and tests) */
-    b = (h + VAEX_SHRINK_BANDS - 1) / VAEX_SHRINK_BANDS;
-    d = (uint64_t)b * orow;
-    obytes = ((uint64_t)h * orow + 255) / 256 * 256; /* where the planner puts x's storage */
-    if (e->banded || co > cx || second->k != 3 || second->upsample != 1 || second->resid.id >= 0 ||
-        second->gn_gamma < 0 || !second->consume || d + (h + 2) * xrow <= obytes || (env && env[0] == '0')) {
-        a.in = dk__vae_conv(e, first);
-        return dk__vae_conv(e, &a);
-    }
-    out = vaex_alloc(e, co, h, w);
-    x = vaex_alloc_sized(e, cx, h, w, d + (h + 2) * xrow - obytes, (int64_t)(d + xrow) - (int64_t)obytes);
-    if (e->st != DK_OK) return out;
+    if (e->banded || next_c > cx || d + (uint64_t)(h + 2) * xrow <= obytes || (env && env[0] == '0'))
+        return dk__vae_conv(e, a);
+    out = vaex_alloc(e, next_c, h, wd);
+    x = vaex_alloc_sized(e, cx, h, wd, d + (uint64_t)(h + 2) * xrow - obytes, (int64_t)(d + xrow) - (int64_t)obytes);
+    if (e->st != DK_OK) return x;
     e->act_next[out.id] = x.id;
-    a.in = x;
     if (!e->dry) {
         uint64_t base = e->act_off[out.id];
         vaex_prof_begin(e);
         e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d, xrow, 0u);
         if (e->st == DK_OK) e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d + (uint64_t)(h + 1) * xrow, xrow, 0u);
         vaex_prof_end(e, "zero rows");
-        vaex_dev_conv(e, first, x);
-        vaex_group_norm(e, x, second->gn_gamma, second->gn_beta, DK_ACT_SILU, x);
-        for (r0 = 0; r0 < h && e->st == DK_OK; r0 = r1) {
+        vaex_dev_conv(e, a, x);
+    }
+    if (a->consume) dk__vae_free_act(e, a->in);
+    return x;
+}
+
+/* The activation whose storage precedes roomy x's (its consumer's output), or -1. */
+static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x) {
+    int32_t i;
+    if (x.id < 0) return -1;
+    for (i = 0; i < e->nacts; i++)
+        if (e->act_next[i] == x.id) return i;
+    return -1;
+}
+
+/* The consumer of a roomy input: GroupNorm+SiLU in place, then the conv in bands
+ * top-down as convs with pad_h 0 on row views.  Band [r0, r1) reads x's rows r0 -
+ * 1 .. r1 (storage bytes from D + r0 * xrow on) and writes the output's bytes
+ * below r1 * orow <= D + r0 * xrow: past no row that this band or a later one
+ * reads (the barrier between bands orders the earlier band's reads). */
+static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t oid) {
+    dk__vae_act x = a->in, out;
+    uint64_t xrow = vaex_bytes(e, x.c, 1, x.w), orow, d, base;
+    int32_t b, r0, r1;
+    out.c = (int32_t)e->vae->arch.p[a->w].shape[0];
+    out.h = x.h;
+    out.w = x.w;
+    out.id = oid;
+    if (a->gn_gamma < 0 || !a->consume || a->k != 3 || a->upsample != 1 || a->resid.id >= 0 ||
+        vaex_bytes(e, out.c, out.h, out.w) != e->act_bytes[oid]) {
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: a roomy activation's consumer is not the planned conv");
+        return out;
+    }
+    orow = vaex_bytes(e, out.c, 1, x.w);
+    d = vaex_room_gap(x.h, orow);
+    b = (x.h + VAEX_SHRINK_BANDS - 1) / VAEX_SHRINK_BANDS;
+    if (!e->dry) {
+        base = e->act_off[oid];
+        vaex_group_norm(e, x, a->gn_gamma, a->gn_beta, DK_ACT_SILU, x);
+        for (r0 = 0; r0 < x.h && e->st == DK_OK; r0 = r1) {
             dk_tensor tx, ty;
-            r1 = r0 + b < h ? r0 + b : h;
-            tx = dk_tensor_nhwc(e->arena, base + d + (uint64_t)r0 * xrow, e->dtype, 1, cx, r1 - r0 + 2, w);
-            ty = dk_tensor_nhwc(e->arena, base + (uint64_t)r0 * orow, e->dtype, 1, co, r1 - r0, w);
-            vaex_conv_run(e, &a, &tx, NULL, 0, &ty);
+            r1 = r0 + b < x.h ? r0 + b : x.h;
+            tx = dk_tensor_nhwc(e->arena, base + d + (uint64_t)r0 * xrow, e->dtype, 1, x.c, r1 - r0 + 2, x.w);
+            ty = dk_tensor_nhwc(e->arena, base + (uint64_t)r0 * orow, e->dtype, 1, out.c, r1 - r0, x.w);
+            vaex_conv_run(e, a, &tx, NULL, 0, &ty);
         }
     }
-    if (first->consume) dk__vae_free_act(e, first->in);
     dk__vae_free_act(e, x);
     return out;
 }

@@ -14,7 +14,6 @@
 #define DK__VAE_P_BIAS_SCALED 1 /* a bias added to an already scaled input: x activation scale */
 #define DK__VAE_P_LINEAR 2      /* [N, K] linear weight; the original naming stores [N, K, 1, 1] */
 #define DK__VAE_P_RESID_OUT 4   /* random init: a residual branch's last conv (smaller) */
-#define DK__VAE_P_DERIVED 8     /* computed from other parameters, not in files */
 
 typedef struct dk__vae_param {
     char diffusers[DK__VAE_NAME];  /* full diffusers name */
@@ -43,9 +42,6 @@ typedef struct dk__vae_arch {
     dk__vae_resnet up[4][3];
     int32_t upc_w[3], upc_b[3];  /* upsampler convs of up_blocks.0..2 */
     int32_t no_g, no_b, out_w, out_b;
-    /* up_blocks.3.resnets.0's 1x1 shortcut composed with the upsampler conv
-     * before it (see vae_decode.c: keeps the 1024x1024 plan under 1 GiB) */
-    int32_t csc_w, csc_b;
     dk__vae_param p[DK__VAE_MAX_PARAMS];
     int32_t np;
     int64_t total_elems;         /* weight buffer size in elements */
@@ -207,12 +203,12 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out); /* NCHW floats, frees a */
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
-/* first's output x, then second (a GroupNorm+SiLU in place and a 3x3 conv,
- * stride 1, to no more channels, consuming x): second's output is written over
- * the rows of x that have died, so the pair needs x plus about a quarter of
- * the output instead of both.  second->in is ignored (it is x). */
-dk__vae_act dk__vae_conv_shrinking(dk__vae_exec *e, const dk__vae_conv_args *first,
-                                   const dk__vae_conv_args *second);
+/* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU
+ * in place, 3x3, stride 1, to next_c <= C channels, no residual): that conv
+ * then writes its output over x's dead rows, in bands, so the pair needs x plus
+ * an eighth of the output instead of both.  Untiled only (elsewhere a plain
+ * conv); DIFKERN_VAE_SHRINK=0 turns it off. */
+dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *args, int32_t next_c);
 /* Mid-block attention: x + to_out(attention(q, k, v of GroupNorm(x))); consumes x. */
 dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x);
 

@@ -120,9 +120,6 @@ void dk__vae_arch_build(dk__vae_arch *a) {
     }
     a->no_g = vaep_norm(a, "decoder.conv_norm_out", "decoder.norm_out", 128, &a->no_b);
     a->out_w = vaep_conv(a, "decoder.conv_out", "decoder.conv_out", 3, 128, 3, 0, 0, &a->out_b);
-    a->csc_w = vaep_conv(a, "(composed) up_blocks.3.resnets.0.conv_shortcut o up_blocks.2.upsamplers.0.conv",
-                         "(composed)", 128, 256, 3, DK__VAE_P_DERIVED, DK__VAE_P_DERIVED | DK__VAE_P_BIAS_SCALED,
-                         &a->csc_b);
 }
 
 void dk__vae_arch_free(dk__vae_arch *a) {
@@ -175,61 +172,6 @@ static dk_status vaep_upload(dk_sdxl_vae *vae, dk__vae_weights *ws, int32_t i, c
     st = dk_buffer_upload(vae->ctx, ws->buf, (uint64_t)p->elem_offset * ds, tmp, (uint64_t)p->numel * ds);
     free(scaled);
     free(tmp);
-    return st;
-}
-
-/* Host floats of a weight already in ws (NULL on failure, message set). */
-static float *vaep_download(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t i) {
-    const dk__vae_param *p = &vae->arch.p[i];
-    size_t ds = dk_dtype_size(ws->dtype);
-    float *f = (float *)malloc((size_t)p->numel * sizeof(float));
-    void *raw = malloc((size_t)p->numel * ds);
-    int64_t k;
-    if (!f || !raw || dk_buffer_download(vae->ctx, ws->buf, (uint64_t)p->elem_offset * ds, raw,
-                                         (uint64_t)p->numel * ds) != DK_OK) {
-        if (!f || !raw) dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory for %s", p->diffusers);
-        free(f);
-        free(raw);
-        return NULL;
-    }
-    for (k = 0; k < p->numel; k++)
-        f[k] = ws->dtype == DK_F32 ? ((float *)raw)[k]
-               : ws->dtype == DK_F16 ? dk_f16_to_f32(((uint16_t *)raw)[k]) : dk_bf16_to_f32(((uint16_t *)raw)[k]);
-    free(raw);
-    return f;
-}
-
-/* csc = conv_shortcut(upsampler(y)) as one 3x3 conv on the upsampled y:
- * weight Wsc . Wup, bias Wsc . b_up (the shortcut's own bias stays folded
- * into conv2's).  Computed from the weights as stored in ws. */
-static dk_status vaep_compose(dk_sdxl_vae *vae, dk__vae_weights *ws) {
-    dk__vae_arch *a = &vae->arch;
-    const dk__vae_resnet *r = &a->up[3][0];
-    dk__vae_param *pc = &a->p[a->csc_w], *pb = &a->p[a->csc_b];
-    const float *bup = a->p[a->upc_b[2]].host;
-    int64_t co = pc->shape[0], ci = pc->shape[1], m, mid = a->p[r->scw].shape[1], i, k;
-    float *wsc = vaep_download(vae, ws, r->scw), *wup = vaep_download(vae, ws, a->upc_w[2]);
-    float *wc = (float *)malloc((size_t)pc->numel * sizeof(float));
-    dk_status st = DK_OK;
-    if (!pb->host) pb->host = (float *)malloc((size_t)co * sizeof(float));
-    if (!wsc || !wup || !wc || !pb->host) {
-        st = wsc && wup ? dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory") : DK_ERR_OUT_OF_MEMORY;
-    } else {
-        for (i = 0; i < co; i++) {
-            double b = 0.0;
-            for (k = 0; k < ci * 9; k++) {
-                double acc = 0.0;
-                for (m = 0; m < mid; m++) acc += (double)wsc[i * mid + m] * wup[m * ci * 9 + k];
-                wc[i * ci * 9 + k] = (float)acc;
-            }
-            for (m = 0; m < mid; m++) b += (double)wsc[i * mid + m] * bup[m];
-            pb->host[i] = (float)b;
-        }
-        st = vaep_upload(vae, ws, a->csc_w, wc);
-    }
-    free(wsc);
-    free(wup);
-    free(wc);
     return st;
 }
 
@@ -290,7 +232,6 @@ dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out) {
     src = dk_tensor_contiguous(vae->w.buf, 0, vae->w.dtype, 1, &n);
     dst = dk_tensor_contiguous(out->buf, 0, DK_F32, 1, &n);
     st = dk_convert(vae->ctx, &src, &dst);
-    if (st == DK_OK) st = vaep_compose(vae, out);
     if (st == DK_OK) st = vaep_finish_vectors(vae, out);
     if (st != DK_OK) dk__vae_weights_free(vae->ctx, out);
     return st;
@@ -369,7 +310,6 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
         char name[DK__VAE_NAME + 32];
         int found;
         int64_t k;
-        if (p->flags & DK__VAE_P_DERIVED) continue;
         if (kind == 0) snprintf(name, sizeof name, "%s", p->diffusers);
         else snprintf(name, sizeof name, "%s%s", kind == 1 ? "first_stage_model." : "", p->original);
         found = lookup(user, name, &s);
@@ -421,7 +361,6 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
         }
     }
     free(vals);
-    if (st == DK_OK) st = vaep_compose(vae, &vae->w);
     if (st == DK_OK) st = vaep_finish_vectors(vae, &vae->w);
     return st;
 }
@@ -455,7 +394,6 @@ dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed) {
         uint64_t rs = seed * 0x100000001b3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull; /* one stream per tensor */
         int64_t k;
         int is_gamma = p->ndim == 1 && strstr(p->diffusers, "norm") && strstr(p->diffusers, ".weight");
-        if (p->flags & DK__VAE_P_DERIVED) continue;
         if (p->ndim == 1) {
             for (k = 0; k < p->numel; k++) vals[k] = (is_gamma ? 1.0f : 0.0f) + 0.05f * vaep_uniform(&rs);
             p->host = (float *)malloc((size_t)p->numel * sizeof(float));
@@ -474,7 +412,6 @@ dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed) {
         }
     }
     free(vals);
-    if (st == DK_OK) st = vaep_compose(vae, &vae->w);
     if (st == DK_OK) st = vaep_finish_vectors(vae, &vae->w);
     return st;
 }
