@@ -625,8 +625,8 @@ dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
     return out;
 }
 
-/* Rows per band of the conv that shrinks its input in place: eight bands keep
- * the extra room to an eighth of its output's bytes, for seven more barriers. */
+/* Bands of the conv that shrinks its input in place: eight keep the extra room
+ * to an eighth of its output's bytes, for seven more barriers. */
 #define VAEX_SHRINK_BANDS 8
 
 /* The storage of a roomy activation x and of the output of the conv that will
