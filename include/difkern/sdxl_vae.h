@@ -165,6 +165,17 @@ DK_API dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents,
 DK_API dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t batch,
                                         int32_t h, int32_t w, float *out, dk_sdxl_vae_info *info);
 
+/* The same on device tensors, for runtimes whose latents are already on the
+ * device: latents [batch, 4, h, w] and out [batch, 3, 8h, 8w], tensors of the
+ * decoder's context, f32, f16 or bf16 with any strides (out may not overlap
+ * latents).  out receives what dk_sdxl_vae_decode_f32 gives, converted to its
+ * dtype and layout on the device.  The latents (a few KB) pass through the host;
+ * the image does not, except in a banded decode (whose activations live in host
+ * memory) and for the fp16 overflow check (DK_F16 with fp16_fallback: the
+ * 16-bit result is read back and tested).  info may be NULL. */
+DK_API dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
+                                           dk_sdxl_vae_info *info);
+
 /* The plan a decode of one h x w latent would use, without decoding: banded or
  * not, band rows, plan_device_bytes and weight_device_bytes (other fields 0). */
 DK_API dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_info *info);

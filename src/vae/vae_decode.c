@@ -3,6 +3,7 @@
  * between untiled and banded decoding, and the fp16 overflow fallback. */
 #include "vae_internal.h"
 #include "../../include/difkern/safetensors.h"
+#include "../validate.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -362,12 +363,28 @@ static int vaed_finite(const float *p, int64_t n) {
     return 1;
 }
 
-/* Decode every sample with executor settings m and weights ws. */
+/* Where a decode's images go: host floats, or a device tensor [batch, 3, 8h, 8w]. */
+typedef struct vaed_out {
+    float *host;
+    const dk_tensor *dev;
+} vaed_out;
+
+/* Decode one sample (image b of o) with executor settings m and weights ws;
+ * *bad: whether the fp16 result has NaN/Inf (checked when ws is fp16). */
 static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
-                              int32_t h, int32_t w, float *out, const vaed_run *r) {
+                              int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const vaed_run *r) {
     dk__vae_exec e;
     dk_status st;
+    dk_tensor ob;
+    float *out = o->host ? o->host + (int64_t)b * 3 * 64 * h * w : NULL;
     dk__vae_exec_init(&e, vae, ws, m->banded ? 0 : 1, m->banded, m->band_rows, h);
+    if (o->dev) { /* the sample's view */
+        ob = *o->dev;
+        ob.shape[0] = 1;
+        ob.offset += (uint64_t)((int64_t)b * ob.strides[0] * (int64_t)dk_dtype_size(ob.dtype));
+        e.out_dev = &ob;
+        e.check16 = ws->dtype == DK_F16;
+    }
     if (!m->banded) {
         /* Plan, then run in the arena kept by vae (grown when too small). */
         uint64_t need;
@@ -382,18 +399,20 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
         dk__vae_exec_realize(&e, vae->arena);
     }
     st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
+    *bad = st == DK_OK && ws->dtype == DK_F16 && (o->dev ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
     dk__vae_exec_free(&e);
     return st;
 }
 
 static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
-                             int32_t w, float *out, dk_sdxl_vae_info *info) {
+                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info) {
     vaed_mode m;
     vaed_run r;
     dk_sdxl_vae_info inf;
     dk__vae_weights wide;
-    int64_t per_in = (int64_t)4 * h * w, per_out = (int64_t)3 * 64 * h * w;
+    int64_t per_in = (int64_t)4 * h * w;
     int32_t b;
+    int bad = 0;
     dk_status st;
     uint64_t cur = 0;
     memset(&inf, 0, sizeof inf);
@@ -408,11 +427,11 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     }
     dk_memory_reset_peak(vae->ctx);
     for (b = 0; b < batch && st == DK_OK; b++) {
-        st = vaed_run_one(vae, &vae->w, &m, latents + b * per_in, h, w, out + b * per_out, &r);
-        if (st == DK_OK && vae->dtype == DK_F16 && vae->opt.fp16_fallback && !vaed_finite(out + b * per_out, per_out)) {
+        st = vaed_run_one(vae, &vae->w, &m, latents + b * per_in, h, w, out, b, &bad, &r);
+        if (st == DK_OK && bad && vae->opt.fp16_fallback) {
             /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
             if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
-            if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, latents + b * per_in, h, w, out + b * per_out, &r);
+            if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, latents + b * per_in, h, w, out, b, &bad, &r);
             inf.fp16_fallback = 1;
         }
     }
@@ -432,9 +451,12 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
 dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
                                  float *out, dk_sdxl_vae_info *info) {
     static const char fn[] = "dk_sdxl_vae_decode_f32";
+    vaed_out o;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
     if (st != DK_OK) return st;
-    return vaed_decode(vae, fn, latents, batch, h, w, out, info);
+    o.host = out;
+    o.dev = NULL;
+    return vaed_decode(vae, fn, latents, batch, h, w, &o, info);
 }
 
 dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
@@ -446,7 +468,12 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
     if (st != DK_OK) return st;
     f = (float *)malloc((size_t)(batch * 3 * hw) * sizeof(float));
     if (!f) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    st = vaed_decode(vae, fn, latents, batch, h, w, f, info);
+    {
+        vaed_out o;
+        o.host = f;
+        o.dev = NULL;
+        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info);
+    }
     if (st == DK_OK)
         for (b = 0; b < batch; b++)
             for (i = 0; i < hw; i++)
@@ -456,6 +483,78 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
                     rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
                 }
     free(f);
+    return st;
+}
+
+/* dk_sdxl_vae_decode_tensor's tensors: 4-D views of the right shapes that do not overlap. */
+static dk_status vaed_check_tensors(dk_sdxl_vae *vae, const char *fn, const dk_tensor *lat, const dk_tensor *out) {
+    uint64_t l0, l1, o0, o1;
+    dk_status st = dk__validate_tensor(vae->ctx, fn, "latents", lat);
+    if (st == DK_OK) st = dk__validate_tensor(vae->ctx, fn, "out", out);
+    if (st != DK_OK) return st;
+    if (lat->ndim != 4 || out->ndim != 4 || lat->shape[1] != 4 || out->shape[0] != lat->shape[0] ||
+        out->shape[1] != 3 || out->shape[2] != 8 * lat->shape[2] || out->shape[3] != 8 * lat->shape[3])
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: latents must be [batch, 4, h, w] and out [batch, 3, 8h, 8w] (got %d-D [%lld, %lld, ...] "
+                        "and %d-D [%lld, %lld, %lld, %lld])",
+                        fn, (int)lat->ndim, (long long)lat->shape[0], (long long)lat->shape[1], (int)out->ndim,
+                        (long long)out->shape[0], (long long)out->shape[1], (long long)out->shape[2],
+                        (long long)out->shape[3]);
+    if (lat->shape[0] > INT32_MAX || lat->shape[2] > INT32_MAX || lat->shape[3] > INT32_MAX)
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latents [%lld, 4, %lld, %lld] is too large", fn,
+                        (long long)lat->shape[0], (long long)lat->shape[2], (long long)lat->shape[3]);
+    l0 = lat->offset;
+    l1 = l0 + dk_dtype_size(lat->dtype) * (uint64_t)(1 + (lat->shape[0] - 1) * lat->strides[0] +
+                                                     3 * lat->strides[1] + (lat->shape[2] - 1) * lat->strides[2] +
+                                                     (lat->shape[3] - 1) * lat->strides[3]);
+    o0 = out->offset;
+    o1 = o0 + dk_dtype_size(out->dtype) * (uint64_t)(1 + (out->shape[0] - 1) * out->strides[0] +
+                                                     2 * out->strides[1] + (out->shape[2] - 1) * out->strides[2] +
+                                                     (out->shape[3] - 1) * out->strides[3]);
+    if (lat->buffer == out->buffer && l0 < o1 && o0 < l1)
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: out (bytes %llu..%llu) overlaps latents (bytes %llu..%llu)", fn, (unsigned long long)o0,
+                        (unsigned long long)(o1 - 1), (unsigned long long)l0, (unsigned long long)(l1 - 1));
+    return DK_OK;
+}
+
+dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
+                                    dk_sdxl_vae_info *info) {
+    static const char fn[] = "dk_sdxl_vae_decode_tensor";
+    int32_t batch, h, w;
+    int64_t n;
+    dk_buffer *tmp = NULL;
+    float *z = NULL;
+    vaed_out o;
+    dk_status st;
+    if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
+    st = vaed_check_tensors(vae, fn, latents, out);
+    if (st != DK_OK) return st;
+    batch = (int32_t)latents->shape[0];
+    h = (int32_t)latents->shape[2];
+    w = (int32_t)latents->shape[3];
+    n = (int64_t)batch * 4 * h * w;
+    st = vaed_check_decode(vae, fn, &vae->opt.scaling_factor, batch, h, w, out);
+    if (st != DK_OK) return st;
+    /* The latents to host floats (the decode converts them on the way in). */
+    z = (float *)malloc((size_t)n * sizeof(float));
+    if (!z) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    st = dk_buffer_create(vae->ctx, (uint64_t)n * sizeof(float), &tmp);
+    if (st == DK_OK) {
+        int64_t shape[4];
+        dk_tensor zt;
+        shape[0] = batch; shape[1] = 4; shape[2] = h; shape[3] = w;
+        zt = dk_tensor_contiguous(tmp, 0, DK_F32, 4, shape);
+        st = dk_convert(vae->ctx, latents, &zt);
+        if (st == DK_OK) st = dk_buffer_download(vae->ctx, tmp, 0, z, (uint64_t)n * sizeof(float));
+    }
+    dk_buffer_destroy(vae->ctx, tmp);
+    if (st == DK_OK) {
+        o.host = NULL;
+        o.dev = out;
+        st = vaed_decode(vae, fn, z, batch, h, w, &o, info);
+    }
+    free(z);
     return st;
 }
 

@@ -351,8 +351,57 @@ static void vaex_host_to_nchw_f32(dk__vae_exec *e, dk__vae_act a, const void *sr
     dk_buffer_destroy(hc, bx);
 }
 
-void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
+/* Whether n 16-bit floats of type t hold a NaN or an infinity (all-ones exponent). */
+static int vaex_nonfinite16(const void *p, int64_t n, dk_dtype t) {
+    const uint16_t *u = (const uint16_t *)p, mask = t == DK_F16 ? 0x7c00u : 0x7f80u;
+    int64_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) bad |= (u[i] & mask) == mask;
+    return bad;
+}
+
+/* The output into the device tensor e->out_dev (the sample's view): converted
+ * from the activation on the device (banded: uploaded from the host first). */
+static void vaex_output_dev(dk__vae_exec *e, dk__vae_act a) {
+    dk_context *ctx = e->vae->ctx;
+    uint64_t bytes = e->act_bytes[a.id];
+    int64_t n = (int64_t)a.c * a.h * a.w;
+    if (e->st != DK_OK || e->dry) return;
+    vaex_prof_begin(e);
     if (!e->banded) {
+        dk_tensor x = vaex_t(e, a);
+        e->st = dk_convert(ctx, &x, e->out_dev);
+        if (e->st == DK_OK && e->check16) {
+            void *h = vaex_stage(e, bytes);
+            if (h) e->st = dk_buffer_download(ctx, e->arena, e->act_off[a.id], h, bytes);
+            if (h && e->st == DK_OK) e->out_bad = vaex_nonfinite16(h, n, e->dtype);
+        }
+    } else {
+        /* In chunks of rows through the input band buffer: no device memory
+         * beyond the banded plan. */
+        uint64_t row = bytes / (uint64_t)a.h, rows = e->band[0] ? dk_buffer_size(e->band[0]) / row : 0;
+        int64_t r0, r1, es = (int64_t)dk_dtype_size(e->out_dev->dtype);
+        if (e->check16) e->out_bad = vaex_nonfinite16(e->act_host[a.id], n, e->dtype);
+        if (rows == 0) e->st = dk__fail(ctx, DK_ERR_INTERNAL, "sdxl_vae: no band buffer for the output");
+        for (r0 = 0; r0 < a.h && e->st == DK_OK; r0 = r1) {
+            dk_tensor x, y = *e->out_dev;
+            r1 = r0 + (int64_t)rows < a.h ? r0 + (int64_t)rows : a.h;
+            e->st = dk_buffer_upload(ctx, e->band[0], 0, (const unsigned char *)e->act_host[a.id] + (uint64_t)r0 * row,
+                                     (uint64_t)(r1 - r0) * row);
+            x = dk_tensor_nhwc(e->band[0], 0, e->dtype, 1, a.c, r1 - r0, a.w);
+            y.shape[2] = r1 - r0;
+            y.offset += (uint64_t)(r0 * y.strides[2] * es);
+            if (e->st == DK_OK) e->st = dk_convert(ctx, &x, &y);
+            if (e->st == DK_OK) e->st = dk_sync(ctx); /* the band buffer is refilled next */
+        }
+    }
+    vaex_prof_end(e, "output to the device tensor");
+}
+
+void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
+    if (e->out_dev) {
+        vaex_output_dev(e, a);
+    } else if (!e->banded) {
         /* On the device: NHWC in the decode dtype -> NCHW float in a planned
          * buffer (as many 16-bit channels as the floats need), one download
          * straight into out (the host conversion took 2.2 ms at 1024x1024 on
@@ -654,7 +703,8 @@ dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int3
         uint64_t base = e->act_off[out.id];
         vaex_prof_begin(e);
         e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d, xrow, 0u);
-        if (e->st == DK_OK) e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d + (uint64_t)(h + 1) * xrow, xrow, 0u);
+        if (e->st == DK_OK)
+            e->st = dk_buffer_fill(e->vae->ctx, e->arena, base + d + (uint64_t)(h + 1) * xrow, xrow, 0u);
         vaex_prof_end(e, "zero rows");
         vaex_dev_conv(e, a, x);
     }
@@ -686,7 +736,8 @@ static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a,
     out.id = oid;
     if (a->gn_gamma < 0 || !a->consume || a->k != 3 || a->upsample != 1 || a->resid.id >= 0 ||
         vaex_bytes(e, out.c, out.h, out.w) != e->act_bytes[oid]) {
-        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: a roomy activation's consumer is not the planned conv");
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL,
+                         "sdxl_vae: a roomy activation's consumer is not the planned conv");
         return out;
     }
     orow = vaex_bytes(e, out.c, 1, x.w);

@@ -168,6 +168,11 @@ typedef struct dk__vae_exec {
     double act_count[DK__VAE_MAX_ACTS];
     /* BANDED on a GPU: host blocks pinned (vae_hostmem.c) unless DIFKERN_VAE_PINNED=0 */
     int32_t pin;
+    /* dk__vae_output's destination when it is a device tensor (the sample's view)
+     * instead of host floats; check16: also test the 16-bit result for NaN/Inf
+     * into out_bad */
+    const dk_tensor *out_dev;
+    int32_t check16, out_bad;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
      * after, summed per label and printed to stderr by dk__vae_exec_free */
     int32_t profile, nprof;
@@ -200,7 +205,8 @@ uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e); /* arena, or bands + attentio
 /* What a budget must hold besides the weights: the plan plus scratch_reserve. */
 uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e);
 dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul);
-void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out); /* NCHW floats, frees a */
+/* NCHW floats into out, or into e->out_dev when set; frees a. */
+void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
 /* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU

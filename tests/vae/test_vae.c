@@ -4,7 +4,8 @@
  *   precision DIR  f16 and bf16 decodes vs the reference (fp16/bf16 vs fp32)
  *   overflow DIR   weights scaled past the fp16 range: the f16 decode stays finite
  *   tiled          banded == untiled with every conv stage split (random weights);
- *                  the in-place banded conv of the untiled plan against the plain one
+ *                  the in-place banded conv of the untiled plan against the plain one;
+ *                  device tensors in and out against host floats
  *   shrink HxW     that last check alone at an HxW latent
  *   errors DIR     missing tensor, wrong shape, truncated file, not a VAE, bad args
  * Backend: CPU, or the one DIFKERN_BACKEND names.
@@ -181,6 +182,53 @@ static void test_precision(const char *dir) {
     decode_file(dir, "original_bf16.safetensors", "ref_bf16w.npy", DK_BF16, NULL, NULL, &info, 5e-2);
 }
 
+/* Host floats to a new device buffer (f32). */
+static dk_buffer *to_device(const float *x, int64_t n) {
+    dk_buffer *b = NULL;
+    CHECK(dk_buffer_create(ctx, (uint64_t)n * sizeof(float), &b) == DK_OK, "%s", dk_last_error(ctx));
+    if (b) CHECK(dk_buffer_upload(ctx, b, 0, x, (uint64_t)n * sizeof(float)) == DK_OK, "%s", dk_last_error(ctx));
+    return b;
+}
+
+/* Decodes latents z (host) through dk_sdxl_vae_decode_tensor into an out tensor of
+ * dtype t (NCHW, or NHWC when nhwc), poisoned first; returns the images as host
+ * floats [n, 3, 8h, 8w] NCHW (malloc'd). */
+static float *decode_on_device(dk_sdxl_vae *vae, const float *z, int32_t n, int32_t h, int32_t w, dk_dtype t,
+                               int nhwc, dk_sdxl_vae_info *info) {
+    int64_t numel = (int64_t)n * 3 * 64 * h * w, i;
+    uint64_t bytes = (uint64_t)numel * dk_dtype_size(t);
+    dk_buffer *bz = to_device(z, (int64_t)n * 4 * h * w), *bo = NULL;
+    dk_tensor lat = dk_tensor_nchw(bz, 0, DK_F32, n, 4, h, w), out;
+    float *res = (float *)malloc((size_t)numel * sizeof(float));
+    uint16_t *raw = (uint16_t *)malloc((size_t)bytes);
+    CHECK(dk_buffer_create(ctx, bytes, &bo) == DK_OK, "%s", dk_last_error(ctx));
+    if (bo) CHECK(dk_buffer_fill(ctx, bo, 0, bytes, t == DK_F32 ? 0x7fc00000u : 0x7e007e00u) == DK_OK, "fill");
+    out = nhwc ? dk_tensor_nhwc(bo, 0, t, n, 3, 8 * h, 8 * w) : dk_tensor_nchw(bo, 0, t, n, 3, 8 * h, 8 * w);
+    CHECK(dk_sdxl_vae_decode_tensor(vae, &lat, &out, info) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_download(ctx, bo, 0, t == DK_F32 ? (void *)res : (void *)raw, bytes) == DK_OK, "%s",
+          dk_last_error(ctx));
+    if (t != DK_F32 || nhwc) { /* to f32 NCHW */
+        int64_t hw = (int64_t)64 * h * w, k, c, p;
+        float *f32 = t == DK_F32 ? (float *)malloc((size_t)numel * sizeof(float)) : NULL;
+        if (f32) memcpy(f32, res, (size_t)numel * sizeof(float));
+        for (k = 0; k < n; k++)
+            for (c = 0; c < 3; c++)
+                for (p = 0; p < hw; p++) {
+                    int64_t src = nhwc ? (k * hw + p) * 3 + c : (k * 3 + c) * hw + p;
+                    res[(k * 3 + c) * hw + p] = t == DK_F32 ? f32[src]
+                                                : t == DK_F16 ? dk_f16_to_f32(raw[src]) : dk_bf16_to_f32(raw[src]);
+                }
+        free(f32);
+    }
+    for (i = 0; i < numel && isfinite(res[i]); i++) {
+    }
+    CHECK(i == numel, "dk_sdxl_vae_decode_tensor left output %lld unwritten or non-finite", (long long)i);
+    free(raw);
+    dk_buffer_destroy(ctx, bz);
+    dk_buffer_destroy(ctx, bo);
+    return res;
+}
+
 static void test_overflow(const char *dir) {
     dk_sdxl_vae_options o;
     dk_sdxl_vae_info info;
@@ -209,6 +257,20 @@ static void test_overflow(const char *dir) {
     o.fp16_fallback = 1;
     decode_file(dir, "overflow_f16.safetensors", "ref_overflow.npy", DK_F16, &o, NULL, &info, 1e-4);
     CHECK(info.fp16_fallback, "the fallback did not report itself");
+    /* 4. The same through dk_sdxl_vae_decode_tensor: detected on the device path too. */
+    {
+        float *d;
+        double err, maxd;
+        CHECK(dk_sdxl_vae_create_from_file(ctx, path, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_f32(vae, l.z, l.n, l.h, l.w, out, &info) == DK_OK, "%s", dk_last_error(ctx));
+        d = decode_on_device(vae, l.z, l.n, l.h, l.w, DK_F32, 0, &info);
+        err = rel_err(d, out, l.out_numel, &maxd);
+        printf("  device tensors, scale 1 with the fallback: fallback %d, rel L2 %.3g vs the host call\n",
+               info.fp16_fallback, err);
+        CHECK(info.fp16_fallback && err <= 1e-6, "device path: fallback %d, rel L2 %.3g", info.fp16_fallback, err);
+        free(d);
+        dk_sdxl_vae_destroy(vae);
+    }
     dk_npy_free(l.z);
     free(out);
 }
@@ -265,6 +327,67 @@ static void test_shrink(int32_t h, int32_t w) {
     free(z);
     free(a);
     free(b);
+}
+
+/* dk_sdxl_vae_decode_tensor against dk_sdxl_vae_decode_f32 (a batch of 2, fp16
+ * decode): f32 NCHW output identical, f16 NHWC the same rounded, banded too;
+ * and its argument errors. */
+static void test_device_io(void) {
+    const int32_t n = 2, h = 3, w = 2;
+    int64_t numel = (int64_t)n * 3 * 64 * h * w, i;
+    float z[2 * 4 * 3 * 2], *a = poisoned(numel), *d;
+    dk_sdxl_vae *vae = NULL;
+    dk_sdxl_vae_options o;
+    dk_sdxl_vae_info ia, id;
+    double err, maxd;
+    uint64_t s = 11;
+    int banded;
+    puts("device tensors in and out (dk_sdxl_vae_decode_tensor) vs host floats, f16 decode, batch 2");
+    for (i = 0; i < n * 4 * h * w; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+    dk_sdxl_vae_options_init(&o);
+    CHECK(dk_sdxl_vae_create_random(ctx, 9, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    for (banded = 0; banded < 2; banded++) {
+        o.tile_rows = banded;
+        CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        for (i = 0; i < numel; i++) a[i] = NAN;
+        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, a, &ia) == DK_OK, "%s", dk_last_error(ctx));
+        d = decode_on_device(vae, z, n, h, w, DK_F32, 0, &id);
+        err = rel_err(d, a, numel, &maxd);
+        printf("  %s f32 NCHW out: rel L2 %.3g, max |diff| %.3g (tol 1e-6)\n", banded ? "banded " : "untiled", err,
+               maxd);
+        CHECK(err <= 1e-6 && id.banded == banded && ia.banded == banded, "f32 out: rel L2 %.3g, banded %d/%d", err,
+              id.banded, ia.banded);
+        free(d);
+        d = decode_on_device(vae, z, n, h, w, DK_F16, 1, &id);
+        err = rel_err(d, a, numel, &maxd);
+        printf("  %s f16 NHWC out: rel L2 %.3g, max |diff| %.3g (tol 1e-3)\n", banded ? "banded " : "untiled", err,
+               maxd);
+        CHECK(err <= 1e-3, "f16 NHWC out: rel L2 %.3g", err);
+        free(d);
+    }
+    /* Errors: a wrong output shape, overlapping tensors, NULL. */
+    {
+        dk_buffer *b = NULL;
+        dk_tensor lat, out;
+        CHECK(dk_buffer_create(ctx, (uint64_t)(numel + n * 4 * h * w) * 4 + 256, &b) == DK_OK, "%s",
+              dk_last_error(ctx));
+        lat = dk_tensor_nchw(b, 0, DK_F32, n, 4, h, w);
+        out = dk_tensor_nchw(b, (uint64_t)n * 4 * h * w * 4, DK_F32, n, 3, 8 * h, 8 * w - 1);
+        CHECK(dk_sdxl_vae_decode_tensor(vae, &lat, &out, NULL) == DK_ERR_INVALID_ARGUMENT &&
+                  strstr(dk_last_error(ctx), "8h, 8w"), "wrong out shape: %s", dk_last_error(ctx));
+        out = dk_tensor_nchw(b, 64, DK_F32, n, 3, 8 * h, 8 * w);
+        CHECK(dk_sdxl_vae_decode_tensor(vae, &lat, &out, NULL) == DK_ERR_INVALID_ARGUMENT &&
+                  strstr(dk_last_error(ctx), "overlaps"), "overlap: %s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_decode_tensor(vae, NULL, &out, NULL) == DK_ERR_INVALID_ARGUMENT &&
+                  strstr(dk_last_error(ctx), "latents"), "NULL latents: %s", dk_last_error(ctx));
+        printf("  errors: wrong shape, overlap, NULL: %s\n", dk_last_error(ctx));
+        dk_buffer_destroy(ctx, b);
+    }
+    dk_sdxl_vae_destroy(vae);
+    free(a);
 }
 
 static void test_tiled(void) {
@@ -472,6 +595,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "overflow")) test_overflow(dir);
     else if (!strcmp(mode, "tiled")) {
         test_shrink(5, 3); /* 40 rows at full resolution: bands of 10 */
+        test_device_io();
         test_tiled();
     } else if (!strcmp(mode, "shrink")) { /* shrink HxW: a size of one's own (device runs) */
         int hh = 0, ww = 0;
