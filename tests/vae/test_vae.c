@@ -276,6 +276,15 @@ static void test_overflow(const char *dir) {
 }
 
 /* Banded decode equals untiled; every conv stage runs in >= 4 bands. */
+/* n latent values uniform in [-2, 2) from the generator state *s (an LCG). */
+static void fill_latents(float *z, int64_t n, uint64_t *s) {
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = (float)((double)(*s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+}
+
 /* The untiled plan's in-place conv (up_blocks.3.resnets.0.conv1 writes its
  * output over the dead rows of its input, in bands: src/vae/vae_exec.c) against
  * the same decode with it off (DIFKERN_VAE_SHRINK=0): the same kernels on the
@@ -291,10 +300,7 @@ static void test_shrink(int32_t h, int32_t w) {
     int t;
     printf("in-place conv of the untiled plan vs DIFKERN_VAE_SHRINK=0, %dx%d latent, random weights\n", (int)h,
            (int)w);
-    for (i = 0; i < 4 * h * w; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
-    }
+    fill_latents(z, 4 * h * w, &s);
     for (t = 0; t < 3; t++) {
         dk_sdxl_vae *vae = NULL;
         dk_sdxl_vae_info ia, ib;
@@ -343,10 +349,7 @@ static void test_device_io(void) {
     uint64_t s = 11;
     int banded;
     puts("device tensors in and out (dk_sdxl_vae_decode_tensor) vs host floats, f16 decode, batch 2");
-    for (i = 0; i < n * 4 * h * w; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
-    }
+    fill_latents(z, n * 4 * h * w, &s);
     dk_sdxl_vae_options_init(&o);
     CHECK(dk_sdxl_vae_create_random(ctx, 9, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
     for (banded = 0; banded < 2; banded++) {
@@ -400,10 +403,7 @@ static void test_tiled(void) {
     uint64_t s = 99;
     int t;
     puts("tiled: bands of 1 latent row (4 bands at every resolution) vs untiled, random weights");
-    for (i = 0; i < n * 4 * h * w; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        z[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
-    }
+    fill_latents(z, n * 4 * h * w, &s);
     for (t = 0; t < 3; t++) {
         dk_sdxl_vae *vae = NULL;
         dk_sdxl_vae_options o;
@@ -463,10 +463,7 @@ static void test_tiled(void) {
         dk_sdxl_vae_options o;
         dk_sdxl_vae_info info;
         double err, maxd;
-        for (i = 0; i < 4 * h2 * w2; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            z2[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
-        }
+        fill_latents(z2, 4 * h2 * w2, &s);
         dk_sdxl_vae_options_init(&o);
         CHECK(dk_sdxl_vae_create_random(ctx, 6, DK_F32, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
         CHECK(dk_sdxl_vae_decode_f32(vae, z2, 1, h2, w2, u, &info) == DK_OK, "%s", dk_last_error(ctx));
