@@ -289,8 +289,9 @@ static void fill_latents(float *z, int64_t n, uint64_t *s) {
  * output over the dead rows of its input, in bands: src/vae/vae_exec.c) against
  * the same decode with it off (DIFKERN_VAE_SHRINK=0): the same kernels on the
  * same values, so the outputs agree to rounding, where a wrong band, halo or
- * zero row moves whole image rows.  And the plan is smaller with it. */
-static void test_shrink(int32_t h, int32_t w) {
+ * zero row moves whole image rows.  And the plan is smaller with it.  ndtypes:
+ * f32 first, then f16, bf16. */
+static void test_shrink(int32_t h, int32_t w, int ndtypes) {
     static const dk_dtype types[3] = {DK_F32, DK_F16, DK_BF16};
     static const double tols[3] = {1e-6, 1e-4, 1e-3};
     int64_t numel = (int64_t)3 * 64 * h * w, i;
@@ -301,7 +302,7 @@ static void test_shrink(int32_t h, int32_t w) {
     printf("in-place conv of the untiled plan vs DIFKERN_VAE_SHRINK=0, %dx%d latent, random weights\n", (int)h,
            (int)w);
     fill_latents(z, 4 * h * w, &s);
-    for (t = 0; t < 3; t++) {
+    for (t = 0; t < ndtypes; t++) {
         dk_sdxl_vae *vae = NULL;
         dk_sdxl_vae_info ia, ib;
         double err, maxd;
@@ -336,39 +337,36 @@ static void test_shrink(int32_t h, int32_t w) {
 }
 
 /* dk_sdxl_vae_decode_tensor against dk_sdxl_vae_decode_f32 (a batch of 2, fp16
- * decode): f32 NCHW output identical, f16 NHWC the same rounded, banded too;
- * and its argument errors. */
+ * decode), untiled and banded, and its argument errors. */
 static void test_device_io(void) {
     const int32_t n = 2, h = 3, w = 2;
-    int64_t numel = (int64_t)n * 3 * 64 * h * w, i;
+    int64_t numel = (int64_t)n * 3 * 64 * h * w;
     float z[2 * 4 * 3 * 2], *a = poisoned(numel), *d;
     dk_sdxl_vae *vae = NULL;
     dk_sdxl_vae_options o;
     dk_sdxl_vae_info ia, id;
     double err, maxd;
     uint64_t s = 11;
-    int banded;
+    int pass;
     puts("device tensors in and out (dk_sdxl_vae_decode_tensor) vs host floats, f16 decode, batch 2");
     fill_latents(z, n * 4 * h * w, &s);
     dk_sdxl_vae_options_init(&o);
     CHECK(dk_sdxl_vae_create_random(ctx, 9, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
-    for (banded = 0; banded < 2; banded++) {
-        o.tile_rows = banded;
+    CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, a, &ia) == DK_OK, "%s", dk_last_error(ctx));
+    /* Untiled: f32 NCHW identical to the host call, f16 NHWC the same values
+     * (the decode is fp16); banded (one-row bands): f16 NHWC against the untiled
+     * host call, within the banded decode's own tolerance (test_tiled). */
+    for (pass = 0; pass < 3; pass++) {
+        const dk_dtype t = pass == 0 ? DK_F32 : DK_F16;
+        const double tol = pass < 2 ? 1e-6 : 3e-3;
+        o.tile_rows = pass == 2;
         CHECK(dk_sdxl_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
-        for (i = 0; i < numel; i++) a[i] = NAN;
-        CHECK(dk_sdxl_vae_decode_f32(vae, z, n, h, w, a, &ia) == DK_OK, "%s", dk_last_error(ctx));
-        d = decode_on_device(vae, z, n, h, w, DK_F32, 0, &id);
+        d = decode_on_device(vae, z, n, h, w, t, pass > 0, &id);
         err = rel_err(d, a, numel, &maxd);
-        printf("  %s f32 NCHW out: rel L2 %.3g, max |diff| %.3g (tol 1e-6)\n", banded ? "banded " : "untiled", err,
-               maxd);
-        CHECK(err <= 1e-6 && id.banded == banded && ia.banded == banded, "f32 out: rel L2 %.3g, banded %d/%d", err,
-              id.banded, ia.banded);
-        free(d);
-        d = decode_on_device(vae, z, n, h, w, DK_F16, 1, &id);
-        err = rel_err(d, a, numel, &maxd);
-        printf("  %s f16 NHWC out: rel L2 %.3g, max |diff| %.3g (tol 1e-3)\n", banded ? "banded " : "untiled", err,
-               maxd);
-        CHECK(err <= 1e-3, "f16 NHWC out: rel L2 %.3g", err);
+        printf("  %s %s out: rel L2 %.3g, max |diff| %.3g (tol %.0e)\n", pass == 2 ? "banded " : "untiled",
+               pass ? "f16 NHWC" : "f32 NCHW", err, maxd, tol);
+        CHECK(err <= tol && id.banded == (pass == 2), "%s out: rel L2 %.3g, banded %d", dk_dtype_name(t), err,
+              id.banded);
         free(d);
     }
     /* Errors: a wrong output shape, overlapping tensors, NULL. */
@@ -591,13 +589,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "precision")) test_precision(dir);
     else if (!strcmp(mode, "overflow")) test_overflow(dir);
     else if (!strcmp(mode, "tiled")) {
-        test_shrink(5, 3); /* 40 rows at full resolution: bands of 10 */
+        /* 40 rows at full resolution: bands of 5.  On a GPU backend (lavapipe in
+         * CI: minutes per dtype) f32 only; the CPU run and `shrink` take all three. */
+        test_shrink(5, 3, dk_context_backend(ctx) == DK_BACKEND_CPU ? 3 : 1);
         test_device_io();
         test_tiled();
     } else if (!strcmp(mode, "shrink")) { /* shrink HxW: a size of one's own (device runs) */
         int hh = 0, ww = 0;
         if (sscanf(dir, "%dx%d", &hh, &ww) == 2 && hh > 0 && ww > 0 && hh <= 512 && ww <= 512)
-            test_shrink(hh, ww);
+            test_shrink(hh, ww, 3);
         else {
             printf("shrink needs HxW (latent rows x columns, 1..512)\n");
             failures = 1;
