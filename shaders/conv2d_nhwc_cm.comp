@@ -72,16 +72,21 @@ void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[
     cv_fetch_b(rb, rb2);
 }
 
-// Loads the next slice's B (weights) into registers and advances.
-void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
-    uint wrow = cv_wbase + uint(cv_kh0 + cv_th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + cv_tw * cv_kstw) * cv_ws_kw +
-                uint(cv_ci0) * cv_ws_ci;
+// Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
+void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
+    uint wrow = cv_wbase + uint(cv_kh0 + th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + tw * cv_kstw) * cv_ws_kw +
+                uint(ci0) * cv_ws_ci;
 #ifdef CMG_NARROW_TILE
     rb[0] = cv_bcol && cmg_b_row(cv_t, 0) < CMG_BK ? wv.v[(wrow + uint(cmg_b_row(cv_t, 0)) * cv_ws_ci) >> 3] : uvec4(0);
 #else
     [[unroll]] for (int p = 0; p < CMG_LB; p++)
         CMG_SET(rb, rb2, p, cv_bcol ? wv.v[(wrow + uint(cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0))
 #endif
+}
+
+// Loads the next slice's B into registers and advances.
+void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
+    cv_fetch_b_at(rb, rb2, cv_th, cv_tw, cv_ci0);
     cv_tw++;
     if (cv_tw == cv_tw_n) {
         cv_tw = 0;
@@ -132,6 +137,39 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
     }
 }
 
+// MODE bit 4 (with bit 3; the host sets it for 3x3 taps at kernel offset 0,
+// step 1, dilation 1, no upsample): the tap geometry as constants and the tap
+// loop unrolled, so that the halo schedule's branches and offsets are static.
+const bool CV_K33 = ((MODE >> 4) & 1) != 0;
+
+// Step s of the halo loop: tap j of channel slice ci (nci slices, tap rows
+// staged from column tmin; the schedule: main()).
+void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, int wn, inout uvec4 ra[2],
+                  inout uvec4 ra2[2], inout uvec4 rb[2], inout uvec4 rb2[2]) {
+    int th = j / cv_tw_n, tw = j - th * cv_tw_n;
+    int rr = -1, hf = tw, cia = ci + 1;
+    if (j < 2) {
+        rr = cv_th_n - 1;
+        hf = j;
+        cia = ci;
+    } else if (tw < 2 && ci + 1 < nci) {
+        rr = th - 1;
+    }
+    if (s + 1 < slices) {
+        if (CV_K33) {
+            int jn = j == 8 ? 0 : j + 1;
+            cv_fetch_b_at(rb, rb2, jn / 3, jn % 3, (j == 8 ? ci + 1 : ci) * CMG_BK);
+        } else {
+            cv_fetch_b(rb, rb2);
+        }
+    }
+    if (rr >= 0) cv_halo_fetch(ra, ra2, rr, hf, cia * CMG_BK);
+    cmg_compute_at(uint((th * CMG_HALO_ROWS + tw * cv_dilw - tmin + wm) * CMG_LDA), uint((s & 1) * CMG_SB + wn / 8));
+    if (s + 1 < slices) cmg_stage_b((s + 1) & 1, cv_t, rb, rb2);
+    if (rr >= 0) cv_halo_stage(ra, ra2, rr, hf);
+    barrier();
+}
+
 void main() {
     int t = int(gl_LocalInvocationIndex);
     cv_t = t;
@@ -139,13 +177,13 @@ void main() {
     int wm = (sg % CMG_WARPS_M) * CMG_WM, wn = (sg / CMG_WARPS_M) * CMG_WN;
     int M = P(DK_VKP_CV_M), N = P(DK_VKP_CV_NC), K = P(DK_VKP_CV_K);
     int m0 = int(group_x()) * CMG_BM, n0 = int(gl_WorkGroupID.y) * CMG_BN;
-    cv_th_n = P(DK_VKP_CV_TH);
-    cv_tw_n = P(DK_VKP_CV_TW);
-    cv_ush = P(DK_VKP_CV_UPS) - 1;   // upsample 1 or 2: a shift
+    cv_th_n = CV_K33 ? 3 : P(DK_VKP_CV_TH);
+    cv_tw_n = CV_K33 ? 3 : P(DK_VKP_CV_TW);
+    cv_ush = CV_K33 ? 0 : P(DK_VKP_CV_UPS) - 1;   // upsample 1 or 2: a shift
     cv_hu = P(DK_VKP_CV_H) << cv_ush;
     cv_wu = P(DK_VKP_CV_W) << cv_ush;
-    cv_dilh = P(DK_VKP_CV_DILH);
-    cv_dilw = P(DK_VKP_CV_DILW);
+    cv_dilh = CV_K33 ? 1 : P(DK_VKP_CV_DILH);
+    cv_dilw = CV_K33 ? 1 : P(DK_VKP_CV_DILW);
     cv_xs_h = PU(DK_VKP_CV_XS + 2);
     cv_xs_w = PU(DK_VKP_CV_XS + 3);
     int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
@@ -167,10 +205,10 @@ void main() {
     cv_ws_ci = PU(DK_VKP_CV_WGS + 2);
     cv_ws_kh = PU(DK_VKP_CV_WGS + 3);
     cv_ws_kw = PU(DK_VKP_CV_WGS + 4);
-    cv_kh0 = P(DK_VKP_CV_KH0);
-    cv_kw0 = P(DK_VKP_CV_KW0);
-    cv_ksth = P(DK_VKP_CV_KSTH);
-    cv_kstw = P(DK_VKP_CV_KSTW);
+    cv_kh0 = CV_K33 ? 0 : P(DK_VKP_CV_KH0);
+    cv_kw0 = CV_K33 ? 0 : P(DK_VKP_CV_KW0);
+    cv_ksth = CV_K33 ? 1 : P(DK_VKP_CV_KSTH);
+    cv_kstw = CV_K33 ? 1 : P(DK_VKP_CV_KSTW);
 
     if (t < CMG_BN) {   // (CMG_BN <= CMG_INV) visible after the K loop's barriers (at least one)
         int n = n0 + t;
@@ -215,27 +253,19 @@ void main() {
         // next slice (its last read in this slice was step (r+1) TW - 1).
         // (B two steps ahead, in two register sets, and the loop unrolled by
         // two measured 3-11% slower on the H100; session 23.)
-        int j = 0, ci = 0;
-        for (int s = 0; s < slices; s++) {
-            int th = j / cv_tw_n, tw = j - th * cv_tw_n;
-            int rr = -1, hf = tw, cia = ci + 1;
-            if (j < 2) {
-                rr = cv_th_n - 1;
-                hf = j;
-                cia = ci;
-            } else if (tw < 2 && ci + 1 < nci) {
-                rr = th - 1;
+        if (CV_K33) {
+            for (int ci = 0; ci < nci; ci++) {
+                [[unroll]] for (int j = 0; j < 9; j++)
+                    cv_halo_step(ci * 9 + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
             }
-            if (s + 1 < slices) cv_fetch_b(rb, rb2);
-            if (rr >= 0) cv_halo_fetch(ra, ra2, rr, hf, cia * CMG_BK);
-            cmg_compute_at(uint((th * CMG_HALO_ROWS + tw * cv_dilw - tmin + wm) * CMG_LDA),
-                           uint((s & 1) * CMG_SB + wn / 8));
-            if (s + 1 < slices) cmg_stage_b((s + 1) & 1, t, rb, rb2);
-            if (rr >= 0) cv_halo_stage(ra, ra2, rr, hf);
-            barrier();
-            if (++j == taps) {
-                j = 0;
-                ci++;
+        } else {
+            int j = 0, ci = 0;
+            for (int s = 0; s < slices; s++) {
+                cv_halo_step(s, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
+                if (++j == taps) {
+                    j = 0;
+                    ci++;
+                }
             }
         }
     }
