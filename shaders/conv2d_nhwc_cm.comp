@@ -54,23 +54,15 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 // epilogue, it was exposed: the epilogue took ~28% of conv 128->128 @1024).
 shared float cv_bias[CMG_BN];
 
-void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]);
-
-// Loads the next slice into registers (zeros outside the input) and advances.
-// Taps inside, channel slices outside, so that consecutive slices read
-// neighbouring pixels of the same channels (meant for L1 reuse; no measurable
-// change on the H100).  The sum may go in any k order.
-void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2]) {
-    int ihu = cv_th * cv_dilh, iwu = cv_tw * cv_dilw;
-    [[unroll]] for (int p = 0; p < CMG_LA; p++) {
-        int ih = cv_aih0[p] + ihu, iw = cv_aiw0[p] + iwu;
-        bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
-        uint e = cv_abase[p] + uint(cv_ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h +
-                 uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
-        CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
-    }
-    cv_fetch_b(rb, rb2);
-}
+// MODE bit 4 (the host's conditions: vkop_conv_cm_run): the tap grid compiled
+// in, 3x3 (or 2x2 with bit 5) at step 1 and dilation 1 without upsample, and
+// the tap loop unrolled, so that tap offsets, the halo schedule's branches and
+// the slice buffer's parity are static (-9..-13% on the VAE's 3x3 convs: the
+// division, counters and branches per step were on the path from each
+// barrier to the next products).  3x3 taps start at kernel offset 0; 2x2 ones
+// (the phases of a fused upsample) keep theirs.
+const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
+const int CV_FT = 3 - ((MODE >> 5) & 1);   // taps each way when CV_FIXED
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -84,9 +76,23 @@ void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
 #endif
 }
 
-// Loads the next slice's B into registers and advances.
-void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
-    cv_fetch_b_at(rb, rb2, cv_th, cv_tw, cv_ci0);
+// Loads A and B of tap (th, tw), channels ci0 .. ci0 + BK into registers
+// (zeros outside the input).
+void cv_fetch_at(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
+    int ihu = th * cv_dilh, iwu = tw * cv_dilw;
+    [[unroll]] for (int p = 0; p < CMG_LA; p++) {
+        int ih = cv_aih0[p] + ihu, iw = cv_aiw0[p] + iwu;
+        bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
+        uint e = cv_abase[p] + uint(ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h + uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
+        CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
+    }
+    cv_fetch_b_at(rb, rb2, th, tw, ci0);
+}
+
+// The fetch counters' next slice: taps inside, channel slices outside, so that
+// consecutive slices read neighbouring pixels of the same channels (meant for
+// L1 reuse; no measurable change on the H100).  The sum may go in any k order.
+void cv_advance() {
     cv_tw++;
     if (cv_tw == cv_tw_n) {
         cv_tw = 0;
@@ -96,6 +102,16 @@ void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
             cv_ci0 += CMG_BK;
         }
     }
+}
+
+// Loads the next slice (A and B, or B only) into registers and advances.
+void cv_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2]) {
+    cv_fetch_at(ra, ra2, rb, rb2, cv_th, cv_tw, cv_ci0);
+    cv_advance();
+}
+void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
+    cv_fetch_b_at(rb, rb2, cv_th, cv_tw, cv_ci0);
+    cv_advance();
 }
 
 // Halo staging (MODE bit 3; the host's conditions: vkop_conv_cm_run in
@@ -137,11 +153,6 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
     }
 }
 
-// MODE bit 4 (with bit 3; the host sets it for 3x3 taps at kernel offset 0,
-// step 1, dilation 1, no upsample): the tap geometry as constants and the tap
-// loop unrolled, so that the halo schedule's branches and offsets are static.
-const bool CV_K33 = ((MODE >> 4) & 1) != 0;
-
 // Step s of the halo loop: tap j of channel slice ci (nci slices, tap rows
 // staged from column tmin; the schedule: main()).
 void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, int wn, inout uvec4 ra[2],
@@ -156,7 +167,7 @@ void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, i
         rr = th - 1;
     }
     if (s + 1 < slices) {
-        if (CV_K33) {
+        if (CV_FIXED) {   // 3x3: the halo path's only fixed grid
             int jn = j == 8 ? 0 : j + 1;
             cv_fetch_b_at(rb, rb2, jn / 3, jn % 3, (j == 8 ? ci + 1 : ci) * CMG_BK);
         } else {
@@ -177,13 +188,13 @@ void main() {
     int wm = (sg % CMG_WARPS_M) * CMG_WM, wn = (sg / CMG_WARPS_M) * CMG_WN;
     int M = P(DK_VKP_CV_M), N = P(DK_VKP_CV_NC), K = P(DK_VKP_CV_K);
     int m0 = int(group_x()) * CMG_BM, n0 = int(gl_WorkGroupID.y) * CMG_BN;
-    cv_th_n = CV_K33 ? 3 : P(DK_VKP_CV_TH);
-    cv_tw_n = CV_K33 ? 3 : P(DK_VKP_CV_TW);
-    cv_ush = CV_K33 ? 0 : P(DK_VKP_CV_UPS) - 1;   // upsample 1 or 2: a shift
+    cv_th_n = CV_FIXED ? CV_FT : P(DK_VKP_CV_TH);
+    cv_tw_n = CV_FIXED ? CV_FT : P(DK_VKP_CV_TW);
+    cv_ush = CV_FIXED ? 0 : P(DK_VKP_CV_UPS) - 1;   // upsample 1 or 2: a shift
     cv_hu = P(DK_VKP_CV_H) << cv_ush;
     cv_wu = P(DK_VKP_CV_W) << cv_ush;
-    cv_dilh = CV_K33 ? 1 : P(DK_VKP_CV_DILH);
-    cv_dilw = CV_K33 ? 1 : P(DK_VKP_CV_DILW);
+    cv_dilh = CV_FIXED ? 1 : P(DK_VKP_CV_DILH);
+    cv_dilw = CV_FIXED ? 1 : P(DK_VKP_CV_DILW);
     cv_xs_h = PU(DK_VKP_CV_XS + 2);
     cv_xs_w = PU(DK_VKP_CV_XS + 3);
     int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
@@ -205,10 +216,10 @@ void main() {
     cv_ws_ci = PU(DK_VKP_CV_WGS + 2);
     cv_ws_kh = PU(DK_VKP_CV_WGS + 3);
     cv_ws_kw = PU(DK_VKP_CV_WGS + 4);
-    cv_kh0 = CV_K33 ? 0 : P(DK_VKP_CV_KH0);
-    cv_kw0 = CV_K33 ? 0 : P(DK_VKP_CV_KW0);
-    cv_ksth = CV_K33 ? 1 : P(DK_VKP_CV_KSTH);
-    cv_kstw = CV_K33 ? 1 : P(DK_VKP_CV_KSTW);
+    cv_kh0 = CV_FIXED && CV_FT == 3 ? 0 : P(DK_VKP_CV_KH0);
+    cv_kw0 = CV_FIXED && CV_FT == 3 ? 0 : P(DK_VKP_CV_KW0);
+    cv_ksth = CV_FIXED ? 1 : P(DK_VKP_CV_KSTH);
+    cv_kstw = CV_FIXED ? 1 : P(DK_VKP_CV_KSTW);
 
     if (t < CMG_BN) {   // (CMG_BN <= CMG_INV) visible after the K loop's barriers (at least one)
         int n = n0 + t;
@@ -220,7 +231,22 @@ void main() {
     // multiplied, then stored to the other slice buffer.  (Distance 2, with two
     // register sets, measured no faster on the H100.)
     uvec4 ra[2], ra2[2], rb[2], rb2[2];
-    if (CMG_HALO == 0) {
+    if (CMG_HALO == 0 && CV_FIXED) {
+        // Slice 0, then step s = tap j of channel slice ci loads step s + 1.
+        int taps = CV_FT * CV_FT, nci = slices / taps;
+        cv_fetch_at(ra, ra2, rb, rb2, 0, 0, 0);
+        cmg_stage(0, t, ra, ra2, rb, rb2);
+        barrier();
+        for (int ci = 0; ci < nci; ci++) {
+            [[unroll]] for (int j = 0; j < taps; j++) {
+                int s = ci * taps + j, jn = j + 1 == taps ? 0 : j + 1;
+                if (s + 1 < slices) cv_fetch_at(ra, ra2, rb, rb2, jn / CV_FT, jn % CV_FT, (j + 1 == taps ? ci + 1 : ci) * CMG_BK);
+                cmg_compute(s & 1, wm, wn);
+                if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
+                barrier();
+            }
+        }
+    } else if (CMG_HALO == 0) {
         for (int s = -1; s < slices; s++) {
             if (s + 1 < slices) cv_fetch(ra, ra2, rb, rb2);
             if (s >= 0) cmg_compute(s & 1, wm, wn);
@@ -253,7 +279,7 @@ void main() {
         // next slice (its last read in this slice was step (r+1) TW - 1).
         // (B two steps ahead, in two register sets, and the loop unrolled by
         // two measured 3-11% slower on the H100; session 23.)
-        if (CV_K33) {
+        if (CV_FIXED) {
             for (int ci = 0; ci < nci; ci++) {
                 [[unroll]] for (int j = 0; j < 9; j++)
                     cv_halo_step(ci * 9 + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);

@@ -387,7 +387,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                           : inv == 128 || !khr ? 0u
                                                : 4u;
     const uint32_t bm = 128u << (mode & 1), bn = narrow ? 16u : 128u << ((mode >> 1) & 1);
-    const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO"), *k33_env = getenv("DIFKERN_VULKAN_CM_K33");
+    const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO"), *fixed_env = getenv("DIFKERN_VULKAN_CM_FIXED");
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     p[DK_VKP_CV_M] = (int32_t)m;
@@ -407,11 +407,13 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
         p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= 8u;
-    /* MODE bit 4 (with halo staging): a plain 3x3 tap geometry compiled in.  DIFKERN_VULKAN_CM_K33=0: off. */
-    if ((spec[DK_VKS_MODE] & 8u) && !(k33_env && k33_env[0] == '0') && p[DK_VKP_CV_TH] == 3 &&
-        p[DK_VKP_CV_TW] == 3 && p[DK_VKP_CV_DILH] == 1 && p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 &&
-        p[DK_VKP_CV_KH0] == 0 && p[DK_VKP_CV_KW0] == 0 && p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1)
-        spec[DK_VKS_MODE] |= 16u;
+    /* MODE bit 4: the tap grid compiled in, 3x3 at kernel offset 0 or (bit 5; not with halo staging) 2x2,
+     * step 1, dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
+    if (!(fixed_env && fixed_env[0] == '0') && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] && p[DK_VKP_CV_DILH] == 1 &&
+        p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 && p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1) {
+        if (p[DK_VKP_CV_TH] == 3 && p[DK_VKP_CV_KH0] == 0 && p[DK_VKP_CV_KW0] == 0) spec[DK_VKS_MODE] |= 16u;
+        else if (p[DK_VKP_CV_TH] == 2 && !(spec[DK_VKS_MODE] & 8u)) spec[DK_VKS_MODE] |= 16u | 32u;
+    }
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
