@@ -55,14 +55,16 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 shared float cv_bias[CMG_BN];
 
 // MODE bit 4 (the host's conditions: vkop_conv_cm_run): the tap grid compiled
-// in, 3x3 (or 2x2 with bit 5) at step 1 and dilation 1 without upsample, and
-// the tap loop unrolled, so that tap offsets, the halo schedule's branches and
-// the slice buffer's parity are static (-9..-13% on the VAE's 3x3 convs: the
-// division, counters and branches per step were on the path from each
-// barrier to the next products).  3x3 taps start at kernel offset 0; 2x2 ones
-// (the phases of a fused upsample) keep theirs.
+// in, 3x3, 2x2 (bit 5) or 1x1 (bit 6) at step 1 and dilation 1 without
+// upsample, and the tap loop unrolled, so that tap offsets, the halo
+// schedule's branches and the slice buffer's parity are static (-9..-13% on
+// the VAE's 3x3 convs: the division, counters and branches per step were on
+// the path from each barrier to the next products).  3x3 and 1x1 taps start
+// at kernel offset 0; 2x2 ones (the phases of a fused upsample) keep theirs.
+// (The channel-slice count compiled in as well measured no faster: NOTES,
+// session 29.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
-const int CV_FT = 3 - ((MODE >> 5) & 1);   // taps each way when CV_FIXED
+const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -167,9 +169,9 @@ void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, i
         rr = th - 1;
     }
     if (s + 1 < slices) {
-        if (CV_FIXED) {   // 3x3: the halo path's only fixed grid
-            int jn = j == 8 ? 0 : j + 1;
-            cv_fetch_b_at(rb, rb2, jn / 3, jn % 3, (j == 8 ? ci + 1 : ci) * CMG_BK);
+        if (CV_FIXED) {
+            int jn = j + 1 == CV_FT * CV_FT ? 0 : j + 1;
+            cv_fetch_b_at(rb, rb2, jn / CV_FT, jn % CV_FT, (jn == 0 ? ci + 1 : ci) * CMG_BK);
         } else {
             cv_fetch_b(rb, rb2);
         }
@@ -216,8 +218,8 @@ void main() {
     cv_ws_ci = PU(DK_VKP_CV_WGS + 2);
     cv_ws_kh = PU(DK_VKP_CV_WGS + 3);
     cv_ws_kw = PU(DK_VKP_CV_WGS + 4);
-    cv_kh0 = CV_FIXED && CV_FT == 3 ? 0 : P(DK_VKP_CV_KH0);
-    cv_kw0 = CV_FIXED && CV_FT == 3 ? 0 : P(DK_VKP_CV_KW0);
+    cv_kh0 = CV_FIXED && CV_FT != 2 ? 0 : P(DK_VKP_CV_KH0);
+    cv_kw0 = CV_FIXED && CV_FT != 2 ? 0 : P(DK_VKP_CV_KW0);
     cv_ksth = CV_FIXED ? 1 : P(DK_VKP_CV_KSTH);
     cv_kstw = CV_FIXED ? 1 : P(DK_VKP_CV_KSTW);
 
@@ -281,8 +283,8 @@ void main() {
         // two measured 3-11% slower on the H100; session 23.)
         if (CV_FIXED) {
             for (int ci = 0; ci < nci; ci++) {
-                [[unroll]] for (int j = 0; j < 9; j++)
-                    cv_halo_step(ci * 9 + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
+                [[unroll]] for (int j = 0; j < CV_FT * CV_FT; j++)
+                    cv_halo_step(ci * CV_FT * CV_FT + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
             }
         } else {
             int j = 0, ci = 0;

@@ -388,6 +388,11 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                                                : 4u;
     const uint32_t bm = 128u << (mode & 1), bn = narrow ? 16u : 128u << ((mode >> 1) & 1);
     const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO"), *fixed_env = getenv("DIFKERN_VULKAN_CM_FIXED");
+    const int fixed = !(fixed_env && fixed_env[0] == '0') && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] &&
+                      p[DK_VKP_CV_DILH] == 1 && p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 &&
+                      p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1 &&
+                      (p[DK_VKP_CV_TH] == 2 ||
+                       ((p[DK_VKP_CV_TH] == 3 || p[DK_VKP_CV_TH] == 1) && p[DK_VKP_CV_KH0] == 0 && p[DK_VKP_CV_KW0] == 0));
     if (m > 0x7fffffff) return vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     p[DK_VKP_CV_M] = (int32_t)m;
@@ -407,13 +412,9 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
         p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= 8u;
-    /* MODE bit 4: the tap grid compiled in, 3x3 at kernel offset 0 or (bit 5; not with halo staging) 2x2,
-     * step 1, dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
-    if (!(fixed_env && fixed_env[0] == '0') && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] && p[DK_VKP_CV_DILH] == 1 &&
-        p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 && p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1) {
-        if (p[DK_VKP_CV_TH] == 3 && p[DK_VKP_CV_KH0] == 0 && p[DK_VKP_CV_KW0] == 0) spec[DK_VKS_MODE] |= 16u;
-        else if (p[DK_VKP_CV_TH] == 2 && !(spec[DK_VKS_MODE] & 8u)) spec[DK_VKS_MODE] |= 16u | 32u;
-    }
+    /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
+     * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
+    if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
@@ -1290,7 +1291,9 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
             /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
             const int anyn = q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16;
             br = r64 ? 64 : 256 / cg;
-            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, cg | (r64 ? 32u : 0u) | (anyn ? 64u : 0u));
+            /* bits 8-14: D / 8 compiled in (aligned shapes only: the masked ones measured slower) */
+            vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype,
+                      cg | (r64 ? 32u : 0u) | (anyn ? 64u : (uint32_t)(dd / 8) << 8));
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
                                    DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
                                    (uint32_t)q->shape[0]);

@@ -108,6 +108,8 @@ static const hcb_conv hcb_conv2d[] = {
     {"up2_phases_1x2_p0x1_c32to16_5x5", 0, {.cin = 32, .h = 5, .w = 5, .cout = 16, .kh = 1, .kw = 2, .pad_w = 1, .upsample = 2, .bias = 1, .act = DK_ACT_GELU}},
     {"up2_phases_k3_p0_c64to32_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 32, .kh = 3, .kw = 3, .upsample = 2, .bias = 1}},
     {"up2_groups2_c64to48_res_7x6", 0, {.cin = 64, .h = 7, .w = 6, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .upsample = 2, .bias = 1, .residual = 1}},
+    /* phase rows of 128 pixels: the Vulkan conv's fixed 2x2 grid with halo staging where enabled */
+    {"up2_halo_c32to32_res_3x128", 0, {.cin = 32, .h = 3, .w = 128, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1}},
     {"up2_tma_b2_c64to64_res_silu_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     /* Vulkan halo staging (output rows a multiple of 128 long, 2-3 taps each way): two
      * images, two and three channel slices, stride 2 along h, 2-tap rows and columns,
