@@ -64,12 +64,6 @@ shared float cv_bias[CMG_BN];
 // (The channel-slice count compiled in as well measured no faster: NOTES,
 // session 29.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
-// MODE bit 7 (DIFKERN_VULKAN_CM_FLAGSPEC=1, an experiment): the epilogue's
-// FLAGS bits 1 (residual) and 4 (vectors) as bits 8 and 9 of MODE, so that
-// only the epilogue's one form is compiled.
-const bool CV_FSPEC = ((MODE >> 7) & 1) != 0;
-bool cv_residual() { return CV_FSPEC ? ((MODE >> 8) & 1) != 0 : (FLAGS & 2) != 0; }
-bool cv_vec() { return CV_FSPEC ? ((MODE >> 9) & 1) != 0 : (FLAGS & 16) != 0; }
 const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
@@ -306,13 +300,13 @@ void main() {
 
     // Epilogue: each fragment goes through this subgroup's shared slot; lane l
     // then owns row l / 2 and 8 channels (l % 2) * 8 of it.
-    bool vec = cv_vec(), res = cv_residual();
+    bool vec = (FLAGS & 16) != 0;
     int r = lane >> 1, c8 = (lane & 1) * 8;
     uint ypix[4], rpix[4];
     [[unroll]] for (int i = 0; i < CMG_FM; i++) {
         int m = min(m0 + wm + 16 * i + r, M - 1);
         ypix[i] = cv_pixel(m, ows, ohs, DK_VKP_CV_YS);
-        rpix[i] = res ? cv_pixel(m, ows, ohs, DK_VKP_CV_RS) : 0u;
+        rpix[i] = (FLAGS & 2) != 0 ? cv_pixel(m, ows, ohs, DK_VKP_CV_RS) : 0u;
     }
     float osc = PF(DK_VKP_CV_OSCALE), rsc = PF(DK_VKP_CV_RSCALE);
     uint ys_c = PU(DK_VKP_CV_YS + 1), rs_c = PU(DK_VKP_CV_RS + 1);
@@ -325,14 +319,14 @@ void main() {
             // The residual vector is loaded before the spill's barriers so that
             // its latency overlaps them.
             uvec4 rw = uvec4(0);
-            if (vec && res && m < M && n < N) rw = rv.v[(rpix[i] + uint(n)) >> 3];
+            if (vec && (FLAGS & 2) != 0 && m < M && n < N) rw = rv.v[(rpix[i] + uint(n)) >> 3];
             cmg_spill(sg, i, j);
             if (m >= M || n >= N) continue;
             vec4 lo = cmg_spilled(sg, r, c8 >> 2), hi = cmg_spilled(sg, r, (c8 >> 2) + 1);
             float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
             [[unroll]] for (int c = 0; c < 8; c++) v[c] = osc * dk_act(v[c] + bias[c]);
             if (vec) {
-                if (res) {
+                if ((FLAGS & 2) != 0) {
                     [[unroll]] for (int c = 0; c < 4; c++) {
                         vec2 h = cm_unpack2(rw[c]);
                         v[2 * c] += rsc * h.x;
@@ -348,7 +342,7 @@ void main() {
                     if (n + c >= N) break;
 #endif
                     float x = v[c];
-                    if (res) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
+                    if ((FLAGS & 2) != 0) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
                     Y_st(ypix[i] + uint(n + c) * ys_c, x);
                 }
             }
