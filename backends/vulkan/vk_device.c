@@ -374,9 +374,10 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     VkPhysicalDeviceShaderBfloat16FeaturesKHR bf;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT pr;
     VkPhysicalDeviceFeatures2 f2;
     VkDeviceCreateInfo ci;
-    const char *exts[8];
+    const char *exts[12];
     uint32_t nexts = 0;
     VkBaseOutStructure **chain;
     VkResult r;
@@ -428,6 +429,23 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         vkdev_append(&chain, &pe, sizeof pe, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
         pe.pipelineExecutableInfo = VK_TRUE;
         exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    }
+    /* Storage-buffer loads without the driver's bounds checks (VK_EXT_pipeline_robustness,
+     * vk_pipeline.c): NVIDIA's driver checks every access by default, though the feature
+     * robustBufferAccess is off; the core validates every view against its buffer and the
+     * shaders index inside their views.  DIFKERN_VULKAN_CHECKED_BUFFERS=1: keep the checks. */
+    s->unchecked_buffers = 0;
+    if (vkdev_has_device_ext(s->physical, VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME) &&
+        !vkdev_env_flag("DIFKERN_VULKAN_CHECKED_BUFFERS")) {
+        VkPhysicalDevicePipelineRobustnessFeaturesEXT q;
+        vkdev_struct(&q, sizeof q, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT);
+        vkdev_features(s->physical, &q);
+        if (q.pipelineRobustness) {
+            vkdev_append(&chain, &pr, sizeof pr, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT);
+            pr.pipelineRobustness = VK_TRUE;
+            exts[nexts++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;
+            s->unchecked_buffers = 1;
+        }
     }
     /* dk_host_alloc imports difkern's own host blocks (pinning them is several
      * times faster than allocating host-visible memory); DIFKERN_VULKAN_HOST_IMPORT=0: off */

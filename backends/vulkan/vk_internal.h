@@ -195,6 +195,7 @@ typedef struct dk_vk_state {
     int coopmat_bf16;             /* bf16 tensor cores: KHR + VK_KHR_shader_bfloat16 */
     int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
     int pipeline_stats;           /* DIFKERN_VULKAN_PIPELINE_STATS: print each pipeline's statistics */
+    int unchecked_buffers;        /* pipelines without the driver's buffer bounds checks (vk_device.c) */
     uint64_t host_import_align;   /* VK_EXT_external_memory_host enabled: its pointer alignment; 0: off */
 } dk_vk_state;
 

@@ -241,6 +241,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     VkSpecializationInfo si;
     VkComputePipelineCreateInfo ci;
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rs;
+    VkPipelineRobustnessCreateInfoEXT rob;
     dk_vk_pipeline *p;
     VkResult r;
     uint32_t i;
@@ -293,6 +294,15 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     ci.stage.pSpecializationInfo = &si;
     ci.layout = s->pipeline_layout;
     p = &s->pipelines[s->npipelines];
+    if (s->unchecked_buffers) {
+        memset(&rob, 0, sizeof rob);
+        rob.sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT;
+        rob.storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+        rob.uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+        rob.vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT;
+        rob.images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT;
+        ci.pNext = &rob;
+    }
     if (s->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
     if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateComputePipelines");
