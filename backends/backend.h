@@ -39,12 +39,9 @@ typedef struct dk_backend_ops {
     /* Optional (NULL: nothing to prepare). */
     dk_status (*prepare_weight)(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 
-    /* norm: NULL, or dk_conv2d_gn's input GroupNorm (only where conv2d_gn is 1;
-     * elsewhere the core never passes one). */
-    dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk__conv_norm *norm, const dk_tensor *x,
+    dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                         const dk_tensor *y);
-    int conv2d_gn; /* 1: conv2d takes a norm (dk_conv2d_gn) */
     dk_status (*conv_transpose2d)(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                   const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                   const dk_tensor *residual, const dk_tensor *y);

@@ -360,25 +360,6 @@ DK_API dk_status dk_group_norm_apply(dk_context *ctx, const dk_group_norm_desc *
                                      const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
                                      const dk_tensor *y);
 
-/* Conv2d of a GroupNorm'd input, fused: y = conv2d(act_n(gamma * (x - mean) /
- * sqrt(var + eps) + beta)) with the GroupNorm of norm (groups over Cin, eps,
- * activation act_n) and (mean, var) per image and group read from stats (f32
- * [N, groups, 2], dense row-major, as dk_group_norm_stats writes it); gamma,
- * beta: [Cin] or both NULL.  The conv (desc, w, bias, residual, y) is that of
- * dk_conv2d; its zero padding and fused upsample apply to the normalized
- * input.  The result equals dk_group_norm_apply into a tensor of x's dtype
- * followed by dk_conv2d, within that dtype's rounding, but the normalized
- * tensor is never written: one pass over x less, and no buffer for it.
- * Backends that cannot fuse it return DK_ERR_UNSUPPORTED (dk_conv2d_gn_supported
- * says so beforehand). */
-DK_API dk_status dk_conv2d_gn(dk_context *ctx, const dk_conv2d_desc *desc, const dk_group_norm_desc *norm,
-                              const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma,
-                              const dk_tensor *beta, const dk_tensor *w, const dk_tensor *bias,
-                              const dk_tensor *residual, const dk_tensor *y);
-
-/* 1 when the context's backend runs dk_conv2d_gn (CPU, Vulkan), else 0 (HIP). */
-DK_API int dk_conv2d_gn_supported(const dk_context *ctx);
-
 /* -------------------------------------------------------------- layer_norm */
 
 typedef struct dk_layer_norm_desc {

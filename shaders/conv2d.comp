@@ -30,20 +30,6 @@ layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;
 const bool CV_UP2 = (MODE & 4) != 0;
 
 int cv_g;
-// MODE bit 7: dk_conv2d_gn, the input GroupNorm applied to each fetched value
-// inside the input (the padding stays zero), x' = act(x a + b) with the host's
-// per-(n, ci) pairs, rounded to the dtype as the unfused GroupNorm's output is;
-// bits 8-10: its activation.
-const bool CV_NORM = ((MODE >> 7) & 1) != 0;
-const int CV_NACT = (MODE >> 8) & 7;
-layout(std430, set = 0, binding = 5) readonly buffer NCoef { vec2 v[]; } ncoef;
-uint cva_n[8];   // image of each A row slot (CV_NORM)
-
-float cv_norm(float x, int j, int ci) {
-    vec2 k = ncoef.v[(PU(DK_VKP_CV_NCOEF) >> 1) + cva_n[j] * PU(DK_VKP_CV_NCIN) + uint(cv_g * P(DK_VKP_CV_CING) + ci)];
-    float y = dk_act_k(x * k.x + k.y, CV_NACT);
-    return DT == 1 ? y : dk_h2f(dk_f2h(y, DT), DT);
-}
 // A rows: element offset of (n, group's channel 0) (plus, without CV_UP2, of
 // the tap (0, 0) pixel, which may lie in the padding), and the upsampled-input
 // coordinate of tap (0, 0).
@@ -101,7 +87,6 @@ void gemm_a_row(int j, int m) {
     int oh = q - n * ohs;
     cva_base[j] = PU(DK_VKP_CV_XS + 4) + uint(n) * PU(DK_VKP_CV_XS) +
                   uint(cv_g * P(DK_VKP_CV_CING)) * PU(DK_VKP_CV_XS + 1);
-    cva_n[j] = uint(n);
     cva_ih[j] = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
     cva_iw[j] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
     if (!CV_UP2) cva_base[j] += uint(cva_ih[j]) * PU(DK_VKP_CV_XS + 2) + uint(cva_iw[j]) * PU(DK_VKP_CV_XS + 3);
@@ -131,8 +116,7 @@ void gemm_a_knext() {
 
 float gemm_a_load(int j) {
     uint i;
-    if (!cv_a_index(j, i)) return 0.0;
-    return CV_NORM ? cv_norm(X_ld(i), j, cvka.ci) : X_ld(i);
+    return cv_a_index(j, i) ? X_ld(i) : 0.0;
 }
 
 // The 8 channels ci..ci+7 of row slot 0 at the cursor's tap (channels-last,
@@ -144,7 +128,6 @@ void gemm_a_load8(out float v[8]) {
         return;
     }
     GEMM_LOAD8(xv, i, v);
-    if (CV_NORM) [[unroll]] for (int e = 0; e < 8; e++) v[e] = cv_norm(v[e], 0, cvka.ci + e);
 }
 
 void gemm_b_col(int j, int n) {

@@ -66,37 +66,6 @@ shared float cv_bias[CMG_BN];
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
 const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
 
-// MODE bit 7: dk_conv2d_gn, the input GroupNorm applied to each A vector
-// between its load and its shared-memory store (bits 8-10: its activation), with
-// the host's per-(n, ci) pairs (a, b): x' = act(x a + b), rounded to the dtype
-// as the unfused GroupNorm's output is.  Vectors in the padding stay zero, so
-// the fetches keep which vectors they loaded (cv_aok, cv_hok) and from where.
-const bool CV_NORM = ((MODE >> 7) & 1) != 0;
-const int CV_NACT = (MODE >> 8) & 7;
-layout(std430, set = 0, binding = 5) readonly buffer NCoef { vec4 v[]; } ncoef;   // pairs of two channels
-bool cv_aok[CMG_LMAX], cv_hok[3];
-uint cv_an[CMG_LMAX], cv_h_img;
-int cv_fci, cv_hci;
-
-// Channels c .. c+7 (c even) of image n, normalized.
-uvec4 cv_norm8(uvec4 u, uint n, uint c) {
-    uint i = (PU(DK_VKP_CV_NCOEF) + (n * PU(DK_VKP_CV_NCIN) + c) * 2u) >> 2;
-    [[unroll]] for (int j = 0; j < 4; j++) {
-        vec4 k = ncoef.v[i + uint(j)];
-        vec2 h = cm_unpack2(u[j]);
-        u[j] = cm_pack2(dk_act_k(h.x * k.x + k.y, CV_NACT), dk_act_k(h.y * k.z + k.w, CV_NACT));
-    }
-    return u;
-}
-
-// The per-tap fetch's A vectors (cv_fetch_at), normalized before cmg_stage.
-void cv_norm_a(inout uvec4 ra[2], inout uvec4 ra2[2]) {
-    if (!CV_NORM) return;
-    uint c = uint(cv_fci + 8 * cmg_a_vec(cv_t));
-    [[unroll]] for (int p = 0; p < CMG_LA; p++)
-        if (cv_aok[p]) CMG_SET(ra, ra2, p, cv_norm8(CMG_GET(ra, ra2, p), cv_an[p], c))
-}
-
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
     uint wrow = cv_wbase + uint(cv_kh0 + th * cv_ksth) * cv_ws_kh + uint(cv_kw0 + tw * cv_kstw) * cv_ws_kw +
@@ -118,9 +87,7 @@ void cv_fetch_at(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 r
         bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
         uint e = cv_abase[p] + uint(ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h + uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
         CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
-        if (CV_NORM) cv_aok[p] = ok;
     }
-    if (CV_NORM) cv_fci = ci0;
     cv_fetch_b_at(rb, rb2, th, tw, ci0);
 }
 
@@ -176,9 +143,7 @@ void cv_halo_fetch(out uvec4 ra[2], out uvec4 ra2[2], int r, int hf, int ci0) {
         uint e = cv_h_base + uint(ci0 + 8 * (v % CMG_VA)) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h +
                  uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
         CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
-        if (CV_NORM) cv_hok[p] = ok;
     }
-    if (CV_NORM) cv_hci = ci0;
 }
 
 void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
@@ -186,9 +151,7 @@ void cv_halo_stage(uvec4 ra[2], uvec4 ra2[2], int r, int hf) {
     int q0 = hf * h0, nv = (hf == 0 ? h0 : cv_h_n - h0) * CMG_VA;
     [[unroll]] for (int p = 0; p < 3; p++) {
         int v = cv_t + p * CMG_INV;
-        uvec4 u = CMG_GET(ra, ra2, p);
-        if (CV_NORM && cv_hok[p]) u = cv_norm8(u, cv_h_img, uint(cv_hci + 8 * (v % CMG_VA)));
-        if (v < nv) cmg_sa[(r * CMG_HALO_ROWS + q0 + v / CMG_VA) * CMG_LDA + v % CMG_VA] = u;
+        if (v < nv) cmg_sa[(r * CMG_HALO_ROWS + q0 + v / CMG_VA) * CMG_LDA + v % CMG_VA] = CMG_GET(ra, ra2, p);
     }
 }
 
@@ -247,7 +210,6 @@ void main() {
         cv_aih0[p] = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
         cv_aiw0[p] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
         cv_abase[p] = PU(DK_VKP_CV_XS + 4) + uint(an) * PU(DK_VKP_CV_XS) + uint(8 * cmg_a_vec(t));
-        if (CV_NORM) cv_an[p] = uint(an);
     }
     // B: packed weights, co stride 1; this invocation's column (8 channels).
     int bn = n0 + 8 * cmg_b_vec(t);
@@ -275,7 +237,6 @@ void main() {
         // Slice 0, then step s = tap j of channel slice ci loads step s + 1.
         int taps = CV_FT * CV_FT, nci = slices / taps;
         cv_fetch_at(ra, ra2, rb, rb2, 0, 0, 0);
-        cv_norm_a(ra, ra2);
         cmg_stage(0, t, ra, ra2, rb, rb2);
         barrier();
         for (int ci = 0; ci < nci; ci++) {
@@ -283,7 +244,6 @@ void main() {
                 int s = ci * taps + j, jn = j + 1 == taps ? 0 : j + 1;
                 if (s + 1 < slices) cv_fetch_at(ra, ra2, rb, rb2, jn / CV_FT, jn % CV_FT, (j + 1 == taps ? ci + 1 : ci) * CMG_BK);
                 cmg_compute(s & 1, wm, wn);
-                if (s + 1 < slices) cv_norm_a(ra, ra2);
                 if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
                 barrier();
             }
@@ -292,7 +252,6 @@ void main() {
         for (int s = -1; s < slices; s++) {
             if (s + 1 < slices) cv_fetch(ra, ra2, rb, rb2);
             if (s >= 0) cmg_compute(s & 1, wm, wn);
-            if (s + 1 < slices) cv_norm_a(ra, ra2);
             if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
             barrier();
         }
@@ -304,7 +263,6 @@ void main() {
         int tmin = min(0, (cv_tw_n - 1) * cv_dilw);
         cv_h_iw0 = (m0 - q * ows) + P(DK_VKP_CV_OFFW) + tmin;
         cv_h_base = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS);
-        cv_h_img = uint(nb);
         int taps = cv_th_n * cv_tw_n, nci = slices / taps;
         // Tap rows 0 .. TH-2 of channel slice 0 (tap row TH-1 comes in steps 0 and 1)
         // and B of step 0.

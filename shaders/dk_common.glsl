@@ -68,16 +68,14 @@ float dk_erf(float x) {
 // tanh with a clamped argument: some drivers compute it as a ratio of exps that overflows.
 float dk_tanh(float x) { return tanh(clamp(x, -15.0, 15.0)); }
 
-// Activation k (dk_activation); k a constant at every call, so one case compiles.
-float dk_act_k(float x, int k) {
-    if (k == 1) return x > 0.0 ? x : 0.0;
-    if (k == 2) return x / (1.0 + exp(-x));
-    if (k == 3) return 0.5 * x * (1.0 + dk_erf(x * 0.70710678118654752));
-    if (k == 4) return 0.5 * x * (1.0 + dk_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
-    if (k == 5) return dk_tanh(x);
+float dk_act(float x) {
+    if (ACT == 1) return x > 0.0 ? x : 0.0;
+    if (ACT == 2) return x / (1.0 + exp(-x));
+    if (ACT == 3) return 0.5 * x * (1.0 + dk_erf(x * 0.70710678118654752));
+    if (ACT == 4) return 0.5 * x * (1.0 + dk_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+    if (ACT == 5) return dk_tanh(x);
     return x;
 }
-float dk_act(float x) { return dk_act_k(x, ACT); }
 
 // 16-byte vectors of dtype DT: DK_VW elements (4 f32 or 8 f16 / bf16).
 #define DK_VW (DT == 1 ? 4 : 8)

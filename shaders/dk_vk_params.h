@@ -55,11 +55,6 @@
 #define DK_VKP_CV_YS 43   /* output 4 strides + offset */
 #define DK_VKP_CV_OSCALE 48
 #define DK_VKP_CV_RSCALE 49
-#define DK_VKP_CV_NORM 50   /* dk_conv2d_gn: 1 + the input GroupNorm's activation (0: plain conv) */
-#define DK_VKP_CV_NCOEF 51  /* its per-(n, ci) pairs (a, b), x' = act(x a + b), in binding 5 at this float offset */
-#define DK_VKP_CV_NCIN 52   /* Cin (the pairs' image stride, in channels) */
-/* conv MODE bit 7 (conv2d.comp and conv2d_nhwc_cm.comp): the input GroupNorm
- * (DK_VKP_CV_NORM != 0), bits 8-10 its activation */
 
 /* matmul */
 #define DK_VKP_MM_M 0
@@ -103,8 +98,7 @@
 #define DK_VKP_GN_COEF 24   /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
 #define DK_VKP_GN_TOTAL 25  /* elements (MODE 0) or 16-byte vectors (MODE 1, 2) to normalize */
 #define DK_VKP_GN_STATS 26  /* split GroupNorm: element offset of (mean, variance) pairs in binding 3;
-                             * FLAGS 4: the finalize pass writes them (no coefficients), 8: reads them;
-                             * 16 (with 8): it writes dk_conv2d_gn's pairs (a, b) at COEF + (n*C + c)*2 instead */
+                             * FLAGS 4: the finalize pass writes them (no coefficients), 8: reads them */
 /* GroupNorm MODE (specialization constant): 0 any strides; 1 dense NCHW with H*W
  * a multiple of the vector width; 2 dense NHWC with C a multiple of it.  Modes 1
  * and 2 move 16-byte vectors (8 f16/bf16 or 4 f32 elements) of one image. */

@@ -4,8 +4,7 @@
 // GroupNorm pass 2: workgroup ng = n*G + g merges the chunk partials of its group
 // (Chan's formula, population variance) and writes, for each channel c of the
 // group, the vec4 (mean, rstd * gamma[c], beta[c], 0) at COEF + (n*C + c)*4, so
-// the normalize pass is one subtract and one fma per element.  FLAGS 16
-// (dk_conv2d_gn, statistics given): pairs (a, b - mean a) at COEF + (n*C + c)*2.
+// the normalize pass is one subtract and one fma per element.
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -76,11 +75,6 @@ void main() {
         float a = rstd, b = 0.0;
         if ((FLAGS & 1) != 0) a *= Gamma_ld(PU(DK_VKP_GN_GAMMA + 1) + c * PU(DK_VKP_GN_GAMMA));
         if ((FLAGS & 2) != 0) b = Beta_ld(PU(DK_VKP_GN_BETA + 1) + c * PU(DK_VKP_GN_BETA));
-        if ((FLAGS & 16) != 0) {   // dk_conv2d_gn: x' = act(x a + (b - mean a)), one fma in the conv's fetch
-            uint o = PU(DK_VKP_GN_COEF) + (n * C + c) * 2u;
-            scr.v[o] = a; scr.v[o + 1u] = b - sh_mean[0] * a;
-            continue;
-        }
         uint o = PU(DK_VKP_GN_COEF) + (n * C + c) * 4u;
         scr.v[o] = sh_mean[0]; scr.v[o + 1u] = a; scr.v[o + 2u] = b; scr.v[o + 3u] = 0.0;
     }

@@ -20,12 +20,6 @@ struct dk_weight_entry;
 /* The three modes of the group_norm backend entry (backends/backend.h). */
 enum { DK__GN_FULL = 0, DK__GN_STATS = 1, DK__GN_APPLY = 2 };
 
-/* dk_conv2d_gn's input GroupNorm (backend conv2d entries get NULL for a plain conv). */
-typedef struct dk__conv_norm {
-    const dk_group_norm_desc *desc;
-    const dk_tensor *stats, *gamma, *beta;
-} dk__conv_norm;
-
 struct dk_buffer {
     uint64_t size;        /* bytes */
     uint64_t id;          /* unique within the context, never reused (cache keys) */

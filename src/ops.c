@@ -73,30 +73,8 @@ dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor
                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     OPS_BEGIN("dk_conv2d");
     OPS_CALL(dk__validate_conv2d(ctx, desc, x, w, bias, residual, y), y,
-             ctx->ops->conv2d(ctx, desc, NULL, x, w, bias, residual, y));
+             ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y));
 }
-
-dk_status dk_conv2d_gn(dk_context *ctx, const dk_conv2d_desc *desc, const dk_group_norm_desc *norm,
-                       const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
-                       const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    dk__conv_norm cn;
-    dk_status st;
-    OPS_BEGIN("dk_conv2d_gn");
-    st = dk__validate_conv2d_gn(ctx, desc, norm, x, stats, gamma, beta, w, bias, residual, y);
-    if (st != DK_OK) return st;
-    if (!ctx->ops->conv2d_gn)
-        return dk__fail(ctx, DK_ERR_UNSUPPORTED,
-                        "dk_conv2d_gn: the %s backend does not fuse GroupNorm into the conv "
-                        "(run dk_group_norm_apply, then dk_conv2d)", ctx->ops->name);
-    cn.desc = norm;
-    cn.stats = stats;
-    cn.gamma = gamma;
-    cn.beta = beta;
-    dk__buffer_written(ctx, y->buffer);
-    return ctx->ops->conv2d(ctx, desc, &cn, x, w, bias, residual, y);
-}
-
-int dk_conv2d_gn_supported(const dk_context *ctx) { return ctx && ctx->ops->conv2d_gn; }
 
 dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
                               const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,

@@ -301,8 +301,9 @@ static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tens
     return DK_OK;
 }
 
-static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_desc *d, const dk_tensor *x,
-                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    static const char op[] = "dk_conv2d";
     int64_t cin, cout, oh, ow;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
@@ -346,44 +347,6 @@ static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_des
     VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
     return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
-}
-
-dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    return val_conv2d(ctx, "dk_conv2d", d, x, w, bias, residual, y);
-}
-
-static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
-                              int32_t groups, const char *groups_name);
-static dk_status val_affine(dk_context *ctx, const char *op, const char *name, const dk_tensor *p, int64_t len,
-                            const char *what, const dk_tensor *x);
-
-/* dk_conv2d_gn: the conv as dk_conv2d's, then the input GroupNorm's operands. */
-dk_status dk__validate_conv2d_gn(dk_context *ctx, const dk_conv2d_desc *d, const dk_group_norm_desc *norm,
-                                 const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma,
-                                 const dk_tensor *beta, const dk_tensor *w, const dk_tensor *bias,
-                                 const dk_tensor *residual, const dk_tensor *y) {
-    static const char op[] = "dk_conv2d_gn";
-    VAL_TRY(val_conv2d(ctx, op, d, x, w, bias, residual, y));
-    VAL_TRY(val_need(ctx, op, "norm", norm));
-    VAL_TRY(val_need(ctx, op, "stats", stats));
-    if (!gamma != !beta)
-        return dk__fail(ctx, VAL_BAD, "%s: gamma and beta must both be given or both be NULL (gamma %s, beta %s)",
-                        op, gamma ? "given" : "NULL", beta ? "given" : "NULL");
-    VAL_TRY(val_min(ctx, op, "norm->groups", norm->groups, 1));
-    VAL_TRY(val_eps(ctx, op, norm->eps));
-    VAL_TRY(val_act(ctx, op, "norm->activation", norm->activation));
-    if (x->shape[1] % norm->groups)
-        return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by norm->groups (=%d)", op,
-                        (long long)x->shape[1], (int)norm->groups);
-    VAL_TRY(val_gn_stats(ctx, op, stats, x, norm->groups, "norm->groups"));
-    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
-    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "Cin = x.shape[1]", x));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "Cin = x.shape[1]", x));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "stats", stats, 0));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
-    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
 }
 
 /* --------------------------------------------------------- conv_transpose2d */
@@ -543,13 +506,13 @@ static dk_status val_affine(dk_context *ctx, const char *op, const char *name, c
 
 /* stats of the split GroupNorm: f32 [N, groups, 2], dense row-major. */
 static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
-                              int32_t groups, const char *groups_name) {
+                              int32_t groups) {
     VAL_TRY(dk__validate_tensor(ctx, op, "stats", stats));
     if (stats->dtype != DK_F32)
         return dk__fail(ctx, VAL_BAD, "%s: stats.dtype (=%s) must be f32", op, dk_dtype_name(stats->dtype));
     VAL_TRY(val_ndim(ctx, op, "stats", stats, 3, "[N, groups, 2]"));
     VAL_TRY(val_dim(ctx, op, "stats", stats, 0, "N = x.shape[0]", x->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "stats", stats, 1, groups_name, groups));
+    VAL_TRY(val_dim(ctx, op, "stats", stats, 1, "desc->groups", groups));
     VAL_TRY(val_dim(ctx, op, "stats", stats, 2, "2 (mean, variance)", 2));
     if (stats->strides[2] != 1 || stats->strides[1] != 2 || (stats->shape[0] > 1 && stats->strides[0] != 2 * groups))
         return dk__fail(ctx, VAL_BAD,
@@ -580,7 +543,7 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     if (x->shape[1] % d->groups)
         return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by desc->groups (=%d)", op,
                         (long long)x->shape[1], (int)d->groups);
-    if (mode != DK__GN_FULL) VAL_TRY(val_gn_stats(ctx, op, stats, x, d->groups, "desc->groups"));
+    if (mode != DK__GN_FULL) VAL_TRY(val_gn_stats(ctx, op, stats, x, d->groups));
     if (mode == DK__GN_STATS) {
         VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
         return val_no_alias(ctx, op, "stats", stats, "x", x, 0);

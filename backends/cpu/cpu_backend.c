@@ -147,7 +147,6 @@ const dk_backend_ops dk__cpu_backend = {
     cpubk_timer_end,
     dk__cpu_prepare_weight,
     dk__cpu_conv2d,
-    1, /* conv2d_gn */
     dk__cpu_conv_transpose2d,
     dk__cpu_matmul,
     dk__cpu_group_norm,

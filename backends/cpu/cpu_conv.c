@@ -498,39 +498,10 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
     return DK_OK;
 }
 
-/* dk_conv2d_gn's input: GroupNorm applied into a dense host copy of x's dtype
- * and layout (the reference semantics: the normalized tensor rounded to x's
- * dtype), which the conv then reads.  *mem is the copy's memory (free it). */
-static dk_status cpuconv_normalized(dk_context *ctx, const dk__conv_norm *norm, const dk_tensor *x, dk_buffer *b,
-                                    dk_tensor *xn, void **mem) {
-    const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
-    const uint64_t bytes = (uint64_t)(n * c * h * w) * dk_dtype_size(x->dtype);
-    memset(b, 0, sizeof *b);
-    *mem = malloc(bytes ? (size_t)bytes : 1);
-    if (!*mem)
-        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d_gn (cpu): cannot allocate %llu bytes for the normalized input",
-                        (unsigned long long)bytes);
-    b->size = bytes;
-    b->wrapped = 1;
-    b->impl = *mem;
-    *xn = c > 1 && x->strides[1] < x->strides[3] ? dk_tensor_nhwc(b, 0, x->dtype, n, c, h, w)
-                                                 : dk_tensor_nchw(b, 0, x->dtype, n, c, h, w);
-    return dk__cpu_group_norm(ctx, norm->desc, DK__GN_APPLY, x, norm->stats, norm->gamma, norm->beta, xn);
-}
-
-dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk__conv_norm *norm, const dk_tensor *x,
+dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x,
                          const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                          const dk_tensor *y) {
     int64_t stride[2], pad[2], dil[2];
-    if (norm) {
-        dk_buffer b;
-        dk_tensor xn;
-        void *mem;
-        dk_status st = cpuconv_normalized(ctx, norm, x, &b, &xn, &mem);
-        if (st == DK_OK) st = dk__cpu_conv2d(ctx, d, NULL, &xn, w, bias, residual, y);
-        free(mem);
-        return st;
-    }
     stride[0] = d->stride_h; stride[1] = d->stride_w;
     pad[0] = d->pad_h; pad[1] = d->pad_w;
     dil[0] = d->dilation_h; dil[1] = d->dilation_w;

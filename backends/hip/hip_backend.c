@@ -557,14 +557,6 @@ static dk_status hipbk_release_scratch(dk_context *ctx) {
     return DK_OK;
 }
 
-/* The table's conv2d: no fused input GroupNorm here (conv2d_gn 0, so the core
- * never passes one; the check keeps the entry honest if it did). */
-static dk_status hipbk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk__conv_norm *norm, const dk_tensor *x,
-                              const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    if (norm) return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_conv2d_gn: the hip backend does not fuse GroupNorm into the conv");
-    return dk__hip_conv2d(ctx, d, x, w, bias, residual, y);
-}
-
 const dk_backend_ops dk__hip_backend = {
     DK_BACKEND_HIP,
     "hip",
@@ -580,8 +572,7 @@ const dk_backend_ops dk__hip_backend = {
     hipbk_timer_begin,
     hipbk_timer_end,
     dk__hip_prepare_weight,
-    hipbk_conv2d,
-    0, /* conv2d_gn: the HIP kernels have no normalizing input stage */
+    dk__hip_conv2d,
     dk__hip_conv_transpose2d,
     dk__hip_matmul,
     dk__hip_group_norm,

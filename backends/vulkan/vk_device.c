@@ -627,7 +627,6 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_timer_end,
     dk__vk_prepare_weight,
     dk__vk_conv2d,
-    1, /* conv2d_gn */
     dk__vk_conv_transpose2d,
     dk__vk_matmul,
     dk__vk_group_norm,

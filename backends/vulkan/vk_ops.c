@@ -267,56 +267,6 @@ static int vkop_vec_view(const int32_t *p, int unit, int32_t v) {
     return 1;
 }
 
-static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes);
-
-/* MODE bits 7-10 of both conv shaders: dk_conv2d_gn's input GroupNorm and its activation. */
-static uint32_t vkop_norm_mode(const int32_t *p) {
-    return p[DK_VKP_CV_NORM] ? 128u | ((uint32_t)(p[DK_VKP_CV_NORM] - 1) << 8) : 0u;
-}
-
-/* dk_conv2d_gn: the input GroupNorm's pairs (a, b) per (n, ci), x' = act(x a + b),
- * from the given statistics, gamma and beta, written by gn_final (FLAGS 8 | 16)
- * to the scratch buffer at 0, where the conv's fetches read them (binding 5,
- * MODE bit 7).  A tiny dispatch of N*groups workgroups. */
-static dk_status vkop_conv_norm(dk_context *ctx, const dk__conv_norm *norm, const dk_tensor *x, vkop_conv *c) {
-    static const char op[] = "dk_conv2d_gn";
-    dk_vk_state *s = dk__vk(ctx);
-    dk_vk_binding b[DK_VK_BINDINGS];
-    int32_t p[DK_VKP_SLOT_INTS], t[5];
-    uint32_t spec[DK_VK_SPEC], flags = 8u | 16u;
-    const int64_t n = x->shape[0], cin = x->shape[1];
-    const uint64_t ng = (uint64_t)(n * norm->desc->groups), bytes = (uint64_t)(n * cin) * 2 * sizeof(float);
-    dk_status st;
-    if (ng > 65535) return vkop_too_big(ctx, op, "N*groups (grid rows)", ng);
-    if ((uint64_t)(n * cin) * 2 > VKOP_MAX_INDEX) return vkop_too_big(ctx, op, "N*Cin", (uint64_t)(n * cin));
-    memset(b, 0, sizeof b);
-    memset(p, 0, sizeof p);
-    st = vkop_bind(ctx, op, "stats", norm->stats, 0, &b[3], t);
-    p[DK_VKP_GN_STATS] = t[4];
-    if (st == DK_OK && norm->gamma) st = vkop_bind(ctx, op, "gamma", norm->gamma, 0, &b[1], t),
-                                    p[DK_VKP_GN_GAMMA] = t[3], p[DK_VKP_GN_GAMMA + 1] = t[4], flags |= 1u;
-    if (st == DK_OK && norm->beta) st = vkop_bind(ctx, op, "beta", norm->beta, 0, &b[2], t),
-                                   p[DK_VKP_GN_BETA] = t[3], p[DK_VKP_GN_BETA + 1] = t[4], flags |= 2u;
-    if (st == DK_OK) st = vkop_scratch(ctx, bytes);
-    if (st != DK_OK) return st;
-    b[5].buf = &s->scratch;
-    b[5].offset = s->scratch.base;
-    b[5].range = bytes;
-    b[5].write = 1;
-    p[DK_VKP_GN_N] = (int32_t)n;
-    p[DK_VKP_GN_C] = (int32_t)cin;
-    p[DK_VKP_GN_G] = norm->desc->groups;
-    p[DK_VKP_GN_EPS] = vkop_fbits(norm->desc->eps);
-    vkop_spec(spec, p, x->dtype, DK_ACT_NONE, flags, x->dtype, 0);
-    st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b, p, DK_VKP_SLOT_INTS, ng, 1, 1);
-    c->bind[5] = b[5];
-    c->bind[5].write = 0;
-    c->p[DK_VKP_CV_NORM] = 1 + (int32_t)norm->desc->activation;
-    c->p[DK_VKP_CV_NCOEF] = 0;
-    c->p[DK_VKP_CV_NCIN] = (int32_t)cin;
-    return st;
-}
-
 static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc, uint64_t k,
                                uint32_t groups) {
     int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
@@ -335,7 +285,6 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
     if (cing % 8 == 0 && vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->spec[DK_VKS_MODE] |= 1;
     if (nc % 8 == 0 && c->p[DK_VKP_CV_WGS] % v == 0 && vkop_vec_view(&c->p[DK_VKP_CV_WGS + 1], 0, v))
         c->spec[DK_VKS_MODE] |= 2;
-    c->spec[DK_VKS_MODE] |= vkop_norm_mode(c->p);
     return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 127) / 128,
                            (uint32_t)((nc + 127) / 128), groups);
 }
@@ -466,7 +415,6 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
      * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
     if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
-    spec[DK_VKS_MODE] |= vkop_norm_mode(p);
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
@@ -669,19 +617,18 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
     return dk__vk_convert(ctx, &sg->t[1], y);
 }
 
-dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk__conv_norm *norm, const dk_tensor *x,
-                        const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     vkop_conv c;
     vkop_stage sg;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
     dk_status st;
     if (vkop_stage_in(ctx, x, residual, y, d->groups, cing, coutg, &sg, &st)) {
-        if (st == DK_OK) st = dk__vk_conv2d(ctx, d, norm, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+        if (st == DK_OK) st = dk__vk_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
         return vkop_stage_out(ctx, &sg, y, st);
     }
-    st = vkop_conv_common(ctx, norm ? "dk_conv2d_gn" : "dk_conv2d", &c, x, w, bias, residual, y, d->activation,
-                          d->output_scale, d->residual_scale);
-    if (st == DK_OK && norm) st = vkop_conv_norm(ctx, norm, x, &c);
+    st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
+                          d->residual_scale);
     if (st != DK_OK) return st;
     c.p[DK_VKP_CV_WGS] = (int32_t)(coutg * c.p[DK_VKP_CV_WGS + 1]);
     c.p[DK_VKP_CV_CING] = (int32_t)cing;
@@ -715,8 +662,7 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk__conv
             return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
-    /* (the direct narrow conv has no normalizing fetch: dk_conv2d_gn takes the GEMM) */
-    if (coutg <= 8 && !norm)
+    if (coutg <= 8)
         return vkop_conv_narrow_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     (uint64_t)coutg, (uint32_t)d->groups);
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
@@ -852,7 +798,7 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
     for (i = 0; i < 4; i++)
         if (i != 1 && t[i] % 8 != 0) return DK_OK;
     *taken = 1;
-    return dk__vk_conv2d(ctx, &c.desc, NULL, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
+    return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
 }
 
 dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,

@@ -123,23 +123,6 @@ static const hcb_conv hcb_conv2d[] = {
     {"narrow_tc_k3x2_c32to5_4x129", 0, {.cin = 32, .h = 4, .w = 129, .cout = 5, .kh = 3, .kw = 2, .pad_h = 1, .bias = 1}},
 };
 
-/* --------------------------------------------------------------- conv2d_gn */
-
-/* conv2d of a GroupNorm'd input (dk_conv2d_gn): the fetch paths of each backend's
- * conv with the normalization in them.  Vulkan tensor cores: halo staging
- * (rows of 128), per-tap fetches (other widths, tiles across two images), the
- * 1x1 and narrow tiles, upsample phases; portable: Cin % 32 != 0, groups, f32. */
-static const hcb_conv hcb_conv2d_gn[] = {
-    {"vae_resnet_b2_c64to64_3x128_res_silu", Q, {.n = 2, .cin = 64, .h = 3, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .gn_groups = 32, .gn_act = DK_ACT_SILU, .gn_affine = 1}},
-    {"pertap_b2_c64to48_9x10_silu", 0, {.n = 2, .cin = 64, .h = 9, .w = 10, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .gn_groups = 8, .gn_act = DK_ACT_SILU, .gn_affine = 1}},
-    {"k1_c96to64_5x33", 0, {.cin = 96, .h = 5, .w = 33, .cout = 64, .kh = 1, .kw = 1, .bias = 1, .gn_groups = 32, .gn_act = DK_ACT_SILU, .gn_affine = 1}},
-    {"vae_conv_out_c64to3_2x128_silu", Q, {.cin = 64, .h = 2, .w = 128, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .gn_groups = 32, .gn_act = DK_ACT_SILU, .gn_affine = 1}},
-    {"up2_c32to40_res_4x5", 0, {.cin = 32, .h = 4, .w = 5, .cout = 40, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .gn_groups = 4, .gn_act = DK_ACT_GELU, .gn_affine = 1}},
-    {"s2_d2_c32to16_9x11_noaffine", 0, {.cin = 32, .h = 9, .w = 11, .cout = 16, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .gn_groups = 2, .gn_act = DK_ACT_NONE}},
-    {"groups2_c48to32_6x7_relu", 0, {.cin = 48, .h = 6, .w = 7, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1, .gn_groups = 6, .gn_act = DK_ACT_RELU, .gn_affine = 1}},
-    {"c24to16_7x7_ingap", I, {.cin = 24, .h = 7, .w = 7, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .gn_groups = 6, .gn_act = DK_ACT_SILU, .gn_affine = 1}},
-};
-
 /* -------------------------------------------------------- conv_transpose2d */
 
 static const hcb_conv hcb_convt[] = {
@@ -361,7 +344,6 @@ static const hcb_ew hcb_upsample[] = {
 const char *hc_op_name(hc_op op) {
     switch (op) {
     case HC_CONV2D: return "conv2d";
-    case HC_CONV2D_GN: return "conv2d_gn";
     case HC_CONV_TRANSPOSE2D: return "conv_transpose2d";
     case HC_MATMUL: return "matmul";
     case HC_LINEAR: return "linear";
@@ -555,7 +537,6 @@ static int hc_build(void) {
     int i, j;
     hc_count = 0;
     hc_expand_conv(HC_CONV2D, hcb_conv2d, HC_COUNT(hcb_conv2d));
-    hc_expand_conv(HC_CONV2D_GN, hcb_conv2d_gn, HC_COUNT(hcb_conv2d_gn));
     hc_expand_conv(HC_CONV_TRANSPOSE2D, hcb_convt, HC_COUNT(hcb_convt));
     hc_expand_mm(HC_MATMUL, hcb_matmul, HC_COUNT(hcb_matmul));
     hc_expand_mm(HC_LINEAR, hcb_linear, HC_COUNT(hcb_linear));

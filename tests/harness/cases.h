@@ -13,7 +13,6 @@
 
 typedef enum hc_op {
     HC_CONV2D,
-    HC_CONV2D_GN,
     HC_CONV_TRANSPOSE2D,
     HC_MATMUL,
     HC_LINEAR,
@@ -38,11 +37,6 @@ typedef struct hc_conv {
     dk_activation act;
     float output_scale, residual_scale;
     int bias, residual;
-    /* conv2d_gn: the input GroupNorm (gn_groups over cin, eps 1e-6, gn_act;
-     * gn_affine: gamma and beta given) with random statistics [n, groups, 2] */
-    int32_t gn_groups;
-    dk_activation gn_act;
-    int gn_affine;
 } hc_conv;
 
 /* matmul and linear.  batch 0: 2-D operands; otherwise a/b may still be 2-D

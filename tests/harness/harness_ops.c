@@ -10,7 +10,6 @@
 
 /* Slots per op family. */
 enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4 };          /* conv, matmul, linear */
-enum { HO_GNS = 5, HO_GNG = 6, HO_GNB = 7 };                             /* conv2d_gn's statistics, gamma, beta */
 enum { HO_NX = 0, HO_GAMMA = 1, HO_BETA = 2, HO_NY = 3 };                /* norms */
 enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* attention */
 enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
@@ -89,16 +88,6 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     if (q->residual)
         ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
     ho_image(s, HO_Y, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 1, 0, 0);
-    if (c->op == HC_CONV2D_GN) {
-        /* statistics (mean, variance) in [0.4, 1.2]: any values define the op */
-        int64_t sshape[3], cin = q->cin;
-        sshape[0] = q->n; sshape[1] = q->gn_groups; sshape[2] = 2;
-        ho_rowmajor(s, HO_GNS, DK_F32, 3, sshape, 0, 0, 0.4, 0.8);
-        if (q->gn_affine) {
-            ho_rowmajor(s, HO_GNG, c->dtype, 1, &cin, 0, 0, 0.5, 1.0);
-            ho_rowmajor(s, HO_GNB, c->dtype, 1, &cin, 0, 0, 0.5, 0.0);
-        }
-    }
     p->out = HO_Y;
     p->weight = HO_W;
     p->weight_use = transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D;
@@ -238,8 +227,7 @@ static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
 void ho_setup(const hc_case *c, ho_plan *p) {
     memset(p, 0, sizeof *p);
     switch (c->op) {
-    case HC_CONV2D:
-    case HC_CONV2D_GN: ho_setup_conv(c, p, 0); break;
+    case HC_CONV2D: ho_setup_conv(c, p, 0); break;
     case HC_CONV_TRANSPOSE2D: ho_setup_conv(c, p, 1); break;
     case HC_MATMUL: ho_setup_matmul(c, p, 0); break;
     case HC_LINEAR: ho_setup_matmul(c, p, 1); break;
@@ -313,8 +301,7 @@ dk_status ho_prepare(dk_context *ctx, const hc_case *c, ho_plan *p) {
 
 dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
     switch (c->op) {
-    case HC_CONV2D:
-    case HC_CONV2D_GN: {
+    case HC_CONV2D: {
         dk_conv2d_desc d;
         dk_conv2d_desc_init(&d);
         d.stride_h = c->conv.stride_h; d.stride_w = c->conv.stride_w;
@@ -325,15 +312,6 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.activation = c->conv.act;
         d.output_scale = c->conv.output_scale;
         d.residual_scale = c->conv.residual_scale;
-        if (c->op == HC_CONV2D_GN) {
-            dk_group_norm_desc g;
-            dk_group_norm_desc_init(&g);
-            g.groups = c->conv.gn_groups;
-            g.eps = 1e-6f;
-            g.activation = c->conv.gn_act;
-            return dk_conv2d_gn(ctx, &d, &g, ho_opt(p, HO_X), ho_opt(p, HO_GNS), ho_opt(p, HO_GNG), ho_opt(p, HO_GNB),
-                                ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES), ho_opt(p, HO_Y));
-        }
         return dk_conv2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
                          ho_opt(p, HO_Y));
     }
@@ -405,25 +383,6 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
 
 static const double *ho_val(ho_plan *p, int slot) { return p->set.t[slot].used ? p->set.t[slot].val : NULL; }
 
-/* conv2d_gn's conv input: act(gamma (x - mean) / sqrt(var + eps) + beta) with
- * the given statistics, rounded to the case dtype (as dk_group_norm_apply
- * would store it).  NULL when out of memory. */
-static double *ho_gn_input(const hc_case *c, ho_plan *p) {
-    const hc_conv *q = &c->conv;
-    const int64_t hw = q->h * q->w, cg = q->cin / q->gn_groups, n = q->n * q->cin * hw;
-    const double *x = ho_val(p, HO_X), *st = ho_val(p, HO_GNS), *g = ho_val(p, HO_GNG), *b = ho_val(p, HO_GNB);
-    double *xn = (double *)malloc((size_t)n * sizeof(double));
-    int64_t i;
-    if (!xn) return NULL;
-    for (i = 0; i < n; i++) {
-        const int64_t ch = (i / hw) % q->cin, img = i / (hw * q->cin), s2 = (img * q->gn_groups + ch / cg) * 2;
-        double v = (x[i] - st[s2]) / sqrt(st[s2 + 1] + 1e-6);
-        if (g) v = v * g[ch] + b[ch];
-        xn[i] = ht_round(c->dtype, hr_act(q->gn_act, v));
-    }
-    return xn;
-}
-
 int ho_reference(const hc_case *c, ho_plan *p) {
     int64_t n = p->set.t[p->out].numel, i;
     free(p->ref);
@@ -433,13 +392,6 @@ int ho_reference(const hc_case *c, ho_plan *p) {
     case HC_CONV2D:
         hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
         break;
-    case HC_CONV2D_GN: {
-        double *xn = ho_gn_input(c, p);
-        if (!xn) return 0;
-        hr_conv2d(&c->conv, xn, ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
-        free(xn);
-        break;
-    }
     case HC_CONV_TRANSPOSE2D:
         hr_conv_transpose2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES),
                             p->ref);
