@@ -121,6 +121,11 @@ static const hcb_conv hcb_conv2d[] = {
     {"narrow_tc_b2_c64to3_3x128_res_silu", 0, {.n = 2, .cin = 64, .h = 3, .w = 128, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"narrow_tc_c96to8_2x256", 0, {.cin = 96, .h = 2, .w = 256, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     {"narrow_tc_k3x2_c32to5_4x129", 0, {.cin = 32, .h = 4, .w = 129, .cout = 5, .kh = 3, .kw = 2, .pad_h = 1, .bias = 1}},
+    /* Cin % 32 != 0 on the tensor cores with the channels zero-padded (Vulkan): halo rows of
+     * 128, two images with an input gap, the narrow tile, a stride */
+    {"padcin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"padcin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"padcin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
