@@ -37,6 +37,9 @@ static void usage(FILE *f) {
         "                   where the Vulkan cross-check runs on lavapipe)\n"
         "  --seed S         demo seed (default 1)\n"
         "  --repeat N       decode N times and print each time (the first builds pipelines)\n"
+        "  --device         latents and image in device memory (dk_sdxl_vae_decode_tensor, as a runtime\n"
+        "                   with device latents calls it): the time is the decode's alone, as a GPU\n"
+        "                   framework reports it; the PNG comes from a copy downloaded afterwards\n"
         "  --plan N         print the device memory plan for an N x N latent and exit\n"
         "                   (random weights when no --vae is given)\n");
 }
@@ -188,6 +191,9 @@ static int parse_args(int argc, char **argv, sdxl_args *a) {
         } else if (!strcmp(s, "--demo")) {
             a->demo = 1;
             continue;
+        } else if (!strcmp(s, "--device")) {
+            a->device = 1;
+            continue;
         }
         if (!strstr(" --vae --latent -o --output --backend --dtype --tile --max-memory --scale --size --seed --plan --repeat ",
                     s) || strchr(s, ' ') || s[0] != '-') {
@@ -277,6 +283,33 @@ static int parse_args(int argc, char **argv, sdxl_args *a) {
     return 1;
 }
 
+/* --device: the latents uploaded into a device tensor, decoded into a device
+ * image of the decode dtype (info's time covers only that call), then the image
+ * converted to f32 on the device and downloaded into img for the PNG. */
+static int decode_on_device(dk_context *ctx, dk_sdxl_vae *vae, const float *lat, int32_t n, int32_t h, int32_t w,
+                            dk_dtype dtype, float *img, dk_sdxl_vae_info *info) {
+    const int64_t ls[4] = {n, 4, h, w}, is[4] = {n, 3, 8 * (int64_t)h, 8 * (int64_t)w};
+    const uint64_t lbytes = (uint64_t)(n * 4 * h * w) * sizeof(float), ibytes = (uint64_t)(is[0] * 3 * is[2] * is[3]);
+    dk_buffer *bl = NULL, *bi = NULL, *bf = NULL;
+    dk_tensor tl, ti, tf;
+    int ok = dk_buffer_create(ctx, lbytes, &bl) == DK_OK && dk_buffer_create(ctx, ibytes * dk_dtype_size(dtype), &bi) == DK_OK &&
+             dk_buffer_upload(ctx, bl, 0, lat, lbytes) == DK_OK && dk_sync(ctx) == DK_OK;
+    if (ok) {
+        tl = dk_tensor_contiguous(bl, 0, DK_F32, 4, ls);
+        ti = dk_tensor_contiguous(bi, 0, dtype, 4, is);
+        ok = dk_sdxl_vae_decode_tensor(vae, &tl, &ti, info) == DK_OK &&
+             dk_buffer_create(ctx, ibytes * sizeof(float), &bf) == DK_OK;
+    }
+    if (ok) {
+        tf = dk_tensor_contiguous(bf, 0, DK_F32, 4, is);
+        ok = dk_convert(ctx, &ti, &tf) == DK_OK && dk_buffer_download(ctx, bf, 0, img, ibytes * sizeof(float)) == DK_OK;
+    }
+    dk_buffer_destroy(ctx, bl);
+    dk_buffer_destroy(ctx, bi);
+    dk_buffer_destroy(ctx, bf);
+    return ok;
+}
+
 static int decode_files(const sdxl_args *a) {
     dk_context_options co;
     dk_context *ctx = NULL;
@@ -330,9 +363,11 @@ static int decode_files(const sdxl_args *a) {
         fprintf(stderr, "sdxl_decode: out of memory\n");
         goto done;
     }
-    fprintf(stderr, "decoding %d latent(s) of %dx%d\n", (int)n, (int)h, (int)w);
+    fprintf(stderr, "decoding %d latent(s) of %dx%d%s\n", (int)n, (int)h, (int)w,
+            a->device ? " (device tensors)" : "");
     for (r = 0; r < (a->repeat > 1 ? a->repeat : 1); r++) {
-        if (dk_sdxl_vae_decode_f32(vae, lat, n, h, w, img, &info) != DK_OK) {
+        if (a->device ? !decode_on_device(ctx, vae, lat, n, h, w, dtype, img, &info)
+                      : dk_sdxl_vae_decode_f32(vae, lat, n, h, w, img, &info) != DK_OK) {
             fprintf(stderr, "sdxl_decode: %s\n", dk_last_error(ctx));
             goto done;
         }

@@ -19,6 +19,7 @@ typedef struct sdxl_args {
     int plan;             /* print the memory plan for --plan-size and exit */
     int32_t plan_size;
     int32_t repeat;       /* decode this many times (timing: the first one builds pipelines) */
+    int device;           /* latents and image as device tensors (dk_sdxl_vae_decode_tensor) */
 } sdxl_args;
 
 /* Options for the decoder from the arguments (progress on stderr). */

@@ -10,7 +10,10 @@ Writes the weights (diffusers naming) and a latent [1,4,S,S] (latent.npy;
 latentT.npy for the tiled side T) to a temporary folder or DIR (kept, e.g. for
 DIFKERN_VAE_PROFILE=1 sdxl_decode --vae DIR/vae.safetensors --latent DIR/latent.npy), times PyTorch eager (median of 5 after warm-up, CUDA events, peak from
 torch.cuda.max_memory_allocated) and each difkern backend/dtype (the time and
-peak device memory that sdxl_decode prints), and prints a markdown table.
+peak device memory that sdxl_decode prints, the best of decodes 2-3: decode 1
+builds pipelines), both from host latent to host float pixels and with latent and
+image as device tensors (sdxl_decode --device: what PyTorch eager's time covers),
+and prints a markdown table.
 """
 import argparse
 import os
@@ -119,6 +122,11 @@ def main():
             ms2, mem, err = difkern_decode(a.decode, wpath, lpath, be, dt, [], os.path.join(tmp, "o.png"))
             rows.append(f"| difkern {be} | {dt} | {ms2 if ms2 is None else f'{ms2:.2f}'} | "
                         f"{mem if mem is None else f'{mem:.0f}'} | {err} |")
+            print(rows[-1], flush=True)
+            # latent and image as device tensors (sdxl_decode --device): what PyTorch eager's time covers
+            ms3, mem3, err3 = difkern_decode(a.decode, wpath, lpath, be, dt, ["--device"], os.path.join(tmp, "d.png"))
+            rows.append(f"| difkern {be}, device latent to device image (as PyTorch eager's time) | {dt} | "
+                        f"{ms3 if ms3 is None else f'{ms3:.2f}'} | {mem3 if mem3 is None else f'{mem3:.0f}'} | {err3} |")
             print(rows[-1], flush=True)
     if a.tile_size:
         zt = (rng.standard_normal((1, 4, a.tile_size, a.tile_size)) * 0.5).astype(np.float32)
