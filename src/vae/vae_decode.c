@@ -149,6 +149,7 @@ dk_status dk_sdxl_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dty
 void dk_sdxl_vae_destroy(dk_sdxl_vae *vae) {
     if (!vae) return;
     dk_buffer_destroy(vae->ctx, vae->arena);
+    dk_buffer_destroy(vae->ctx, vae->check);
     dk__vae_host_release(vae);
     dk__vae_weights_free(vae->ctx, &vae->w);
     dk__vae_arch_free(&vae->arch);

@@ -77,6 +77,7 @@ struct dk_sdxl_vae {
     dk__vae_arch arch;
     dk__vae_weights w;
     dk_buffer *arena;     /* activations of the untiled decode, kept between decodes */
+    dk_buffer *check;     /* the device-tensor output's finiteness test (statistics; lazy) */
     dk_context *host_ctx; /* CPU context of host-side work: banded GroupNorms, output conversion (lazy) */
     dk__vae_hostmem hostmem;
 };
