@@ -224,14 +224,20 @@ void dk__vae_weights_free(dk_context *ctx, dk__vae_weights *ws) {
     ws->buf = NULL;
 }
 
+/* The f32 copy of the weights for the fp16 fallback, converted on the device in
+ * chunks of 16 M elements: the whole 189 MB would exceed what a Vulkan device
+ * may bind at once (at least 128 MiB is guaranteed; lavapipe has just that). */
 dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out) {
-    int64_t n = vae->arch.total_elems;
-    dk_tensor src, dst;
+    const int64_t total = vae->arch.total_elems, chunk = (int64_t)1 << 24;
+    int64_t i0;
     dk_status st = vaep_alloc(vae, out, DK_F32, 1.0f);
     if (st != DK_OK) return st;
-    src = dk_tensor_contiguous(vae->w.buf, 0, vae->w.dtype, 1, &n);
-    dst = dk_tensor_contiguous(out->buf, 0, DK_F32, 1, &n);
-    st = dk_convert(vae->ctx, &src, &dst);
+    for (i0 = 0; i0 < total && st == DK_OK; i0 += chunk) {
+        int64_t n = total - i0 < chunk ? total - i0 : chunk;
+        dk_tensor src = dk_tensor_contiguous(vae->w.buf, (uint64_t)i0 * dk_dtype_size(vae->w.dtype), vae->w.dtype, 1, &n);
+        dk_tensor dst = dk_tensor_contiguous(out->buf, (uint64_t)i0 * sizeof(float), DK_F32, 1, &n);
+        st = dk_convert(vae->ctx, &src, &dst);
+    }
     if (st == DK_OK) st = vaep_finish_vectors(vae, out);
     if (st != DK_OK) dk__vae_weights_free(vae->ctx, out);
     return st;
