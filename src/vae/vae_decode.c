@@ -379,12 +379,13 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
     dk_tensor ob;
     float *out = o->host ? o->host + (int64_t)b * 3 * 64 * h * w : NULL;
     dk__vae_exec_init(&e, vae, ws, m->banded ? 0 : 1, m->banded, m->band_rows, h);
+    /* fp16's overflow test: on the device where the output is (dk__vae_output), else on the host floats */
+    e.check16 = ws->dtype == DK_F16;
     if (o->dev) { /* the sample's view */
         ob = *o->dev;
         ob.shape[0] = 1;
         ob.offset += (uint64_t)((int64_t)b * ob.strides[0] * (int64_t)dk_dtype_size(ob.dtype));
         e.out_dev = &ob;
-        e.check16 = ws->dtype == DK_F16;
     }
     if (!m->banded) {
         /* Plan, then run in the arena kept by vae (grown when too small). */
@@ -400,7 +401,8 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
         dk__vae_exec_realize(&e, vae->arena);
     }
     st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
-    *bad = st == DK_OK && ws->dtype == DK_F16 && (o->dev ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
+    *bad = st == DK_OK && ws->dtype == DK_F16 &&
+           (o->dev || !m->banded ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
     dk__vae_exec_free(&e);
     return st;
 }

@@ -171,7 +171,8 @@ typedef struct dk__vae_exec {
     int32_t pin;
     /* dk__vae_output's destination when it is a device tensor (the sample's view)
      * instead of host floats; check16: also test the 16-bit result for NaN/Inf
-     * into out_bad */
+     * into out_bad (untiled or device output; a banded decode to host floats
+     * tests the floats) */
     const dk_tensor *out_dev;
     int32_t check16, out_bad;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
