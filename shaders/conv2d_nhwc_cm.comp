@@ -22,6 +22,7 @@ layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
+layout(std430, set = 0, binding = 5) readonly buffer SWV { uvec4 v[]; } swv; // dk_conv2d_side: packed 1x1 weights
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
@@ -183,6 +184,20 @@ void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, i
     barrier();
 }
 
+#ifndef CMG_NARROW_TILE
+// dk_conv2d_side (FLAGS bit 7; the host's conditions: vkop_conv2d_side_fused):
+// the 1x1 conv of the side input continues the K loop, channels c0 .. c0 + BK
+// at each row's output pixel, read through the residual's binding and
+// strides (cv_abase: set up by main for these loads), weights [Cside][Cout]
+// from binding 5 (cv_wbase, cv_ws_ci).
+void cv_side_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2], int c0) {
+    [[unroll]] for (int p = 0; p < CMG_LA; p++)
+        CMG_SET(ra, ra2, p, cv_arow[p] ? rv.v[(cv_abase[p] + uint(c0)) >> 3] : uvec4(0))
+    [[unroll]] for (int p = 0; p < CMG_LB; p++)
+        CMG_SET(rb, rb2, p, cv_bcol ? swv.v[(cv_wbase + uint(c0 + cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0))
+}
+#endif
+
 void main() {
     int t = int(gl_LocalInvocationIndex);
     cv_t = t;
@@ -297,6 +312,24 @@ void main() {
             }
         }
     }
+
+#ifndef CMG_NARROW_TILE
+    // The side's slices after the conv's (whose last barrier freed the slice
+    // buffers, halo layout or not), prefetch distance 1 as above.
+    if ((FLAGS & 128) != 0) {
+        int sides = P(DK_VKP_CV_SIDE_C) / CMG_BK;
+        [[unroll]] for (int p = 0; p < CMG_LA; p++)
+            cv_abase[p] = cv_pixel(min(m0 + cmg_a_row(t, p), M - 1), ows, ohs, DK_VKP_CV_RS) + uint(8 * cmg_a_vec(t));
+        cv_wbase = PU(DK_VKP_CV_SWS + 1) + uint(bn);
+        cv_ws_ci = PU(DK_VKP_CV_SWS);
+        for (int s = -1; s < sides; s++) {
+            if (s + 1 < sides) cv_side_fetch(ra, ra2, rb, rb2, (s + 1) * CMG_BK);
+            if (s >= 0) cmg_compute(s & 1, wm, wn);
+            if (s + 1 < sides) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
+            barrier();
+        }
+    }
+#endif
 
     // Epilogue: each fragment goes through this subgroup's shared slot; lane l
     // then owns row l / 2 and 8 channels (l % 2) * 8 of it.
