@@ -750,7 +750,8 @@ dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int3
 
 int dk__vae_side_ok(const dk__vae_exec *e, dk__vae_act x) {
     const char *env = getenv("DIFKERN_VAE_SIDE");
-    return !e->banded && e->s == 1.0f && vaex_room_of(e, x) < 0 && !(env && env[0] == '0');
+    return dk_context_backend(e->vae->ctx) == DK_BACKEND_VULKAN && !e->banded && e->s == 1.0f &&
+           vaex_room_of(e, x) < 0 && !(env && env[0] == '0');
 }
 
 /* The activation whose storage precedes roomy x's (its consumer's output), or -1. */

@@ -213,9 +213,11 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
-/* Whether a resnet's 1x1 shortcut of x may run as conv2's side input
- * (dk_conv2d_side), x then kept as it is until conv2: untiled, activation
- * scale 1 (the shortcut's weights are not scaled), x not roomy (its consumer
+/* Whether a resnet's 1x1 shortcut of x runs as conv2's side input
+ * (dk_conv2d_side), x then kept as it is until conv2: on Vulkan (the fused
+ * kernel's backend; elsewhere the side is composed of the same two convs and
+ * keeping x costs memory for nothing), untiled, activation scale 1 (the
+ * shortcut's weights are not scaled: bf16 and f32), x not roomy (its consumer
  * writes over it).  DIFKERN_VAE_SIDE=0: never (A/B). */
 int dk__vae_side_ok(const dk__vae_exec *e, dk__vae_act x);
 /* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU
