@@ -417,6 +417,8 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
      * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
     if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
+    /* MODE bit 7: dk_conv2d_side's slices (vkop_conv2d_side_fused) */
+    if (p[DK_VKP_FLAGS] & 128) spec[DK_VKS_MODE] |= 128u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
@@ -689,7 +691,8 @@ static dk_status vkop_conv2d_side_fused(dk_context *ctx, const dk_conv2d_desc *d
         return DK_OK;
     }
     *fused = 1;
-    c.p[DK_VKP_FLAGS] = (c.p[DK_VKP_FLAGS] & ~2) | 128 | 8; /* the side is no residual; B dense [K][Cout] */
+    /* the side is no residual; B dense [K][Cout]; 128: the side (MODE bit 7, vkop_conv_cm_run) */
+    c.p[DK_VKP_FLAGS] = (c.p[DK_VKP_FLAGS] & ~2) | 128 | 8;
     c.p[DK_VKP_CV_SIDE_C] = (int32_t)side->shape[1];
     c.p[DK_VKP_CV_CING] = (int32_t)cin;
     c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
