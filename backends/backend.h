@@ -39,11 +39,9 @@ typedef struct dk_backend_ops {
     /* Optional (NULL: nothing to prepare). */
     dk_status (*prepare_weight)(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 
-    /* side, side_w: dk_conv2d_side's second input and 1x1 weight, or both NULL
-     * (dk_conv2d).  dk__conv2d_side_composed runs a side case as two convs. */
     dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                        const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+                        const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                        const dk_tensor *y);
     dk_status (*conv_transpose2d)(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                   const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                   const dk_tensor *residual, const dk_tensor *y);
@@ -78,15 +76,6 @@ typedef struct dk_backend_ops {
      * then frees the scratch memory the ops grew (dk_release_scratch). */
     dk_status (*release_scratch)(dk_context *ctx);
 } dk_backend_ops;
-
-/* dk_conv2d_side without a fused kernel: the 1x1 conv of side into y (with the
- * bias, output scale and residual), then the conv with y as its residual (each
- * element read before it is written by the same invocation, which every
- * backend's conv epilogue does).  Needs desc->activation DK_ACT_NONE, else
- * DK_ERR_UNSUPPORTED naming the backend. */
-dk_status dk__conv2d_side_composed(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                                   const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                                   const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 
 /* Each backend defines one table; the registry (src/registry.c) lists those compiled in. */
 extern const dk_backend_ops dk__cpu_backend;

@@ -274,18 +274,6 @@ DK_API dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc,
                            const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                            const dk_tensor *residual, const dk_tensor *y);
 
-/* conv2d plus the 1x1 convolution of a second input into the same sums: a ResNet
- * block's conv2 and its projection shortcut in one pass.
- *     y = output_scale * act(conv2d(x, w) + conv1x1(side, side_w) + bias) + residual_scale * residual
- * side: [N, Cside, OH, OW] (at the output's size);  side_w: [Cout, Cside, 1, 1];  desc->groups
- * must be 1; one dtype throughout; the rest as dk_conv2d.  Where a backend has no fused kernel
- * for the case it runs the 1x1 conv into y and the conv with y as its residual (one extra
- * rounding to y's dtype), which needs desc->activation DK_ACT_NONE; with an activation such a
- * case returns DK_ERR_UNSUPPORTED (the README lists where it is fused). */
-DK_API dk_status dk_conv2d_side(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                                const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                                const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-
 /* -------------------------------------------------------- conv_transpose2d */
 
 typedef struct dk_conv_transpose2d_desc {

@@ -22,7 +22,6 @@ layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
-layout(std430, set = 0, binding = 5) readonly buffer SWV { uvec4 v[]; } swv; // dk_conv2d_side: packed 1x1 weights
 DK_IO(2, Bias, DT)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
@@ -66,9 +65,6 @@ shared float cv_bias[CMG_BN];
 // session 29.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
 const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
-// MODE bit 7: dk_conv2d_side's slices after the conv's (main), a variant of its
-// own so that the plain conv's code is untouched by them.
-const bool CV_SIDE = ((MODE >> 7) & 1) != 0;
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -187,20 +183,6 @@ void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, i
     barrier();
 }
 
-#ifndef CMG_NARROW_TILE
-// dk_conv2d_side (MODE bit 7; the host's conditions: vkop_conv2d_side_fused):
-// the 1x1 conv of the side input continues the K loop, channels c0 .. c0 + BK
-// at each row's output pixel, read through the residual's binding and
-// strides (cv_arow, cv_abase: set up by main for these loads), weights [Cside][Cout]
-// from binding 5 (cv_wbase, cv_ws_ci).
-void cv_side_fetch(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 rb2[2], int c0) {
-    [[unroll]] for (int p = 0; p < CMG_LA; p++)
-        CMG_SET(ra, ra2, p, cv_arow[p] ? rv.v[(cv_abase[p] + uint(c0)) >> 3] : uvec4(0))
-    [[unroll]] for (int p = 0; p < CMG_LB; p++)
-        CMG_SET(rb, rb2, p, cv_bcol ? swv.v[(cv_wbase + uint(c0 + cmg_b_row(cv_t, p)) * cv_ws_ci) >> 3] : uvec4(0))
-}
-#endif
-
 void main() {
     int t = int(gl_LocalInvocationIndex);
     cv_t = t;
@@ -218,46 +200,6 @@ void main() {
     cv_xs_h = PU(DK_VKP_CV_XS + 2);
     cv_xs_w = PU(DK_VKP_CV_XS + 3);
     int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
-#ifndef CMG_NARROW_TILE
-    // The side's slices first, into the accumulators the conv's then continue,
-    // so that the conv's setup and loop follow as in the plain variant (after
-    // it, they ran 7-14% slower: session 32).  Prefetch distance 2, two
-    // register sets taking turns (the 1x1 slices wait on their loads; distance
-    // 1: 0.45 ms for 512 side channels at 512x512, 2: ~0.36).  The last
-    // barrier frees the slice buffers for the conv's layout, halo or not.
-    if (CV_SIDE) {
-        uvec4 ra[2], ra2[2], rb[2], rb2[2];
-        cmg_zero();
-        int sides = P(DK_VKP_CV_SIDE_C) / CMG_BK;
-        [[unroll]] for (int p = 0; p < CMG_LA; p++) {
-            int am = m0 + cmg_a_row(t, p);
-            cv_arow[p] = am < M;
-            cv_abase[p] = cv_pixel(min(am, M - 1), ows, ohs, DK_VKP_CV_RS) + uint(8 * cmg_a_vec(t));
-        }
-        int sn = n0 + 8 * cmg_b_vec(t);
-        cv_bcol = sn < N;
-        cv_wbase = PU(DK_VKP_CV_SWS + 1) + uint(sn);
-        cv_ws_ci = PU(DK_VKP_CV_SWS);
-        uvec4 qa[2], qa2[2], qb[2], qb2[2];
-        cv_side_fetch(ra, ra2, rb, rb2, 0);
-        cmg_stage(0, t, ra, ra2, rb, rb2);
-        if (sides > 1) cv_side_fetch(qa, qa2, qb, qb2, CMG_BK);
-        barrier();
-        // Step s: slice s in buffer s & 1, slice s + 1 in the other register set.
-        for (int s = 0; s < sides; s += 2) {
-            if (s + 2 < sides) cv_side_fetch(ra, ra2, rb, rb2, (s + 2) * CMG_BK);
-            cmg_compute(0, wm, wn);
-            if (s + 1 < sides) cmg_stage(1, t, qa, qa2, qb, qb2);
-            barrier();
-            if (s + 1 >= sides) break;
-            if (s + 3 < sides) cv_side_fetch(qa, qa2, qb, qb2, (s + 3) * CMG_BK);
-            cmg_compute(1, wm, wn);
-            if (s + 2 < sides) cmg_stage(0, t, ra, ra2, rb, rb2);
-            barrier();
-        }
-    }
-#endif
-
     [[unroll]] for (int p = 0; p < CMG_LA; p++) {
         int am = m0 + cmg_a_row(t, p);
         cv_arow[p] = am < M;
@@ -285,7 +227,7 @@ void main() {
         int n = n0 + t;
         cv_bias[t] = (FLAGS & 1) != 0 && n < N ? Bias_ld(PU(DK_VKP_CV_BS + 1) + uint(n) * PU(DK_VKP_CV_BS)) : 0.0;
     }
-    if (!CV_SIDE) cmg_zero();   // (the side's slices zeroed them before theirs)
+    cmg_zero();
     int slices = K / CMG_BK;
     // Prefetch distance 1: slice s+1 is loaded into registers while slice s is
     // multiplied, then stored to the other slice buffer.  (Distance 2, with two

@@ -55,8 +55,6 @@
 #define DK_VKP_CV_YS 43   /* output 4 strides + offset */
 #define DK_VKP_CV_OSCALE 48
 #define DK_VKP_CV_RSCALE 49
-#define DK_VKP_CV_SIDE_C 50  /* dk_conv2d_side fused (FLAGS 128, MODE bit 7): side channels; side in RS's binding and slots */
-#define DK_VKP_CV_SWS 51     /* the side weights packed [Cside][Cout] at binding 5: ci stride, offset */
 
 /* matmul */
 #define DK_VKP_MM_M 0

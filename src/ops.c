@@ -73,15 +73,7 @@ dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor
                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     OPS_BEGIN("dk_conv2d");
     OPS_CALL(dk__validate_conv2d(ctx, desc, x, w, bias, residual, y), y,
-             ctx->ops->conv2d(ctx, desc, x, w, NULL, NULL, bias, residual, y));
-}
-
-dk_status dk_conv2d_side(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
-                         const dk_tensor *side, const dk_tensor *side_w, const dk_tensor *bias,
-                         const dk_tensor *residual, const dk_tensor *y) {
-    OPS_BEGIN("dk_conv2d_side");
-    OPS_CALL(dk__validate_conv2d_side(ctx, desc, x, w, side, side_w, bias, residual, y), y,
-             ctx->ops->conv2d(ctx, desc, x, w, side, side_w, bias, residual, y));
+             ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y));
 }
 
 dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,

@@ -301,9 +301,9 @@ static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tens
     return DK_OK;
 }
 
-static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_desc *d, const dk_tensor *x,
-                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                            const dk_tensor *y) {
+dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    static const char op[] = "dk_conv2d";
     int64_t cin, cout, oh, ow;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
@@ -347,37 +347,6 @@ static dk_status val_conv2d(dk_context *ctx, const char *op, const dk_conv2d_des
     VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
     return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
-}
-
-dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    return val_conv2d(ctx, "dk_conv2d", d, x, w, bias, residual, y);
-}
-
-/* side: [N, Cside, OH, OW] like y but for its channels; side_w: [Cout, Cside, 1, 1]. */
-dk_status dk__validate_conv2d_side(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x,
-                                   const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                                   const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    static const char op[] = "dk_conv2d_side";
-    VAL_TRY(val_need(ctx, op, "side", side));
-    VAL_TRY(val_need(ctx, op, "side_w", side_w));
-    VAL_TRY(val_conv2d(ctx, op, d, x, w, bias, residual, y));
-    if (d->groups != 1) return dk__fail(ctx, VAL_BAD, "%s: desc->groups (=%d) must be 1", op, (int)d->groups);
-    VAL_TRY(dk__validate_tensor(ctx, op, "side", side));
-    VAL_TRY(dk__validate_tensor(ctx, op, "side_w", side_w));
-    VAL_TRY(val_ndim(ctx, op, "side", side, 4, "[N, Cside, OH, OW]"));
-    VAL_TRY(val_ndim(ctx, op, "side_w", side_w, 4, "[Cout, Cside, 1, 1]"));
-    VAL_TRY(val_same_dtype(ctx, op, "side", side, "x", x));
-    VAL_TRY(val_same_dtype(ctx, op, "side_w", side_w, "x", x));
-    VAL_TRY(val_dim(ctx, op, "side", side, 0, "y.shape[0]", y->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "side", side, 2, "y.shape[2]", y->shape[2]));
-    VAL_TRY(val_dim(ctx, op, "side", side, 3, "y.shape[3]", y->shape[3]));
-    VAL_TRY(val_dim(ctx, op, "side_w", side_w, 0, "w.shape[0]", w->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "side_w", side_w, 1, "side.shape[1]", side->shape[1]));
-    VAL_TRY(val_dim(ctx, op, "side_w", side_w, 2, "1", 1));
-    VAL_TRY(val_dim(ctx, op, "side_w", side_w, 3, "1", 1));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "side", side, 0));
-    return val_no_alias(ctx, op, "y", y, "side_w", side_w, 0);
 }
 
 /* --------------------------------------------------------- conv_transpose2d */

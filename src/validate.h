@@ -21,9 +21,6 @@ dk_status dk__validate_tensor(dk_context *ctx, const char *op, const char *name,
 dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
                               const dk_tensor *w, const dk_tensor *bias,
                               const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__validate_conv2d_side(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                                   const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                                   const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                         const dk_tensor *x, const dk_tensor *w,
                                         const dk_tensor *bias, const dk_tensor *residual,

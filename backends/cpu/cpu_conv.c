@@ -209,7 +209,6 @@ static dk_status cpuconv_get_packed(dk_context *ctx, const char *op, const dk_te
 
 typedef struct cpuconv_job {
     const dk_tensor *x, *bias, *residual, *y;
-    const float *pre;             /* dk_conv2d_side: the 1x1 conv's sums, dense f32 [N, Cout, OH, OW], or NULL */
     const cpuconv_packed *pk;
     cpuconv_phase *phases;        /* with output/input extents filled in */
     int64_t cin_g;
@@ -371,7 +370,7 @@ static void cpuconv_store(const void *user, int64_t c0, int64_t nc, const float 
     const dk_tensor *y = job->y, *res = job->residual, *bias = job->bias;
     const cpuconv_axis *ah = &t->P->h, *aw = &t->P->w;
     void *yb = dk__cpu_base(y);
-    int64_t yoff[DK_CPU_NC], roff[DK_CPU_NC], poff[DK_CPU_NC];
+    int64_t yoff[DK_CPU_NC], roff[DK_CPU_NC];
     float v[DK_CPU_NC], rv[DK_CPU_NC];
     int ycontig = 1, rcontig = 1;
     int64_t j, r;
@@ -380,7 +379,6 @@ static void cpuconv_store(const void *user, int64_t c0, int64_t nc, const float 
         int64_t oh = ah->out_start + (col / aw->out_count) * ah->out_step;
         int64_t ow = aw->out_start + (col % aw->out_count) * aw->out_step;
         yoff[j] = oh * y->strides[2] + ow * y->strides[3];
-        poff[j] = oh * y->shape[3] + ow;
         roff[j] = res ? oh * res->strides[2] + ow * res->strides[3] : 0;
         ycontig &= yoff[j] == yoff[0] + j;
         rcontig &= roff[j] == roff[0] + j;
@@ -390,10 +388,6 @@ static void cpuconv_store(const void *user, int64_t c0, int64_t nc, const float 
         float b = bias ? dk__cpu_load(dk__cpu_base(bias), bias->dtype, co * bias->strides[0]) : 0.0f;
         const float *cr = c + r * ldc;
         for (j = 0; j < nc; j++) v[j] = cr[j] + b;
-        if (job->pre) {
-            const float *pr = job->pre + (t->n * y->shape[1] + co) * y->shape[2] * y->shape[3];
-            for (j = 0; j < nc; j++) v[j] += pr[poff[j]];
-        }
         if (job->act != DK_ACT_NONE)
             for (j = 0; j < nc; j++) v[j] = dk__act_f32(job->act, v[j]);
         if (res) {
@@ -439,7 +433,7 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
                              int transposed, int64_t groups, const int64_t stride[2], const int64_t pad[2],
                              const int64_t dilation[2], int64_t upsample, dk_activation act,
-                             float out_scale, float res_scale, const float *pre) {
+                             float out_scale, float res_scale) {
     cpuconv_packed *pk;
     cpuconv_job job;
     int owned, ax;
@@ -491,7 +485,7 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
         job.blocks[ph] = (P->h.out_count * P->w.out_count + DK_CPU_NC - 1) / DK_CPU_NC;
         ntasks += y->shape[0] * groups * job.blocks[ph];
     }
-    job.x = x; job.bias = bias; job.residual = residual; job.y = y; job.pk = pk; job.pre = pre;
+    job.x = x; job.bias = bias; job.residual = residual; job.y = y; job.pk = pk;
     job.cin_g = transposed ? w->shape[0] / groups : w->shape[1];
     job.act = act; job.out_scale = out_scale; job.res_scale = res_scale;
     job.ntasks = ntasks;
@@ -504,54 +498,15 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
     return DK_OK;
 }
 
-/* dk_conv2d_side: the 1x1 conv of side first, into fp32 host memory that the
- * conv's epilogue adds before the bias and activation (one rounding, as fused). */
-static dk_status cpuconv_side_sums(dk_context *ctx, const dk_tensor *side, const dk_tensor *side_w,
-                                   const dk_tensor *y, float **sums) {
-    static const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
-    dk_buffer buf;
-    dk_tensor t;
-    dk_status st;
-    int i;
-    memset(&buf, 0, sizeof buf);
-    memset(&t, 0, sizeof t);
-    buf.size = (uint64_t)(y->shape[0] * y->shape[1] * y->shape[2] * y->shape[3]) * sizeof(float);
-    buf.impl = malloc((size_t)buf.size);
-    if (!buf.impl) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d_side (cpu): out of host memory");
-    t.buffer = &buf;
-    t.dtype = DK_F32;
-    t.ndim = 4;
-    for (i = 3; i >= 0; i--) {
-        t.shape[i] = y->shape[i];
-        t.strides[i] = i == 3 ? 1 : t.strides[i + 1] * t.shape[i + 1];
-    }
-    st = cpuconv_run(ctx, "dk_conv2d_side", side, side_w, NULL, NULL, &t, 0, 1, one, zero, one, 1, DK_ACT_NONE,
-                     1.0f, 0.0f, NULL);
-    if (st != DK_OK) {
-        free(buf.impl);
-        return st;
-    }
-    *sums = (float *)buf.impl;
-    return DK_OK;
-}
-
 dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x,
-                         const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                         const dk_tensor *y) {
     int64_t stride[2], pad[2], dil[2];
-    float *pre = NULL;
-    dk_status st;
     stride[0] = d->stride_h; stride[1] = d->stride_w;
     pad[0] = d->pad_h; pad[1] = d->pad_w;
     dil[0] = d->dilation_h; dil[1] = d->dilation_w;
-    if (side) {
-        st = cpuconv_side_sums(ctx, side, side_w, y, &pre);
-        if (st != DK_OK) return st;
-    }
-    st = cpuconv_run(ctx, side ? "dk_conv2d_side" : "dk_conv2d", x, w, bias, residual, y, 0, d->groups, stride,
-                     pad, dil, d->upsample, d->activation, d->output_scale, d->residual_scale, pre);
-    free(pre);
-    return st;
+    return cpuconv_run(ctx, "dk_conv2d", x, w, bias, residual, y, 0, d->groups, stride, pad, dil,
+                       d->upsample, d->activation, d->output_scale, d->residual_scale);
 }
 
 dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d,
@@ -562,7 +517,7 @@ dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     pad[0] = d->pad_h; pad[1] = d->pad_w;
     dil[0] = d->dilation_h; dil[1] = d->dilation_w;
     return cpuconv_run(ctx, "dk_conv_transpose2d", x, w, bias, residual, y, 1, d->groups, stride, pad,
-                       dil, 1, d->activation, d->output_scale, d->residual_scale, NULL);
+                       dil, 1, d->activation, d->output_scale, d->residual_scale);
 }
 
 /* Explicit preparation packs for groups = 1 (the op packs other group counts on

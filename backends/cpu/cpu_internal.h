@@ -130,8 +130,8 @@ static inline float dk__cpu_epilogue(float acc, float bias, dk_activation act, f
 /* ---- op entry points, one file per family ---- */
 /* cpu_conv.c */
 dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                         const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
+                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                         const dk_tensor *y);
 dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                    const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                    const dk_tensor *residual, const dk_tensor *y);

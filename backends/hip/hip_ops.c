@@ -443,8 +443,8 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
     return dk__hip_convert(ctx, &sg->t[1], y);
 }
 
-static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                               const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dkh_gemm_args p;
     int fast, narrow;
     hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
@@ -463,7 +463,7 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
         hipops_stage sg;
         dk_status s;
         if (hipops_stage_in(ctx, x, residual, y, p.cin_g, d->upsample, p.N, narrow, &sg, &s)) {
-            if (s == DK_OK) s = hipops_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+            if (s == DK_OK) s = dk__hip_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
             return hipops_stage_out(ctx, &sg, y, s);
         }
     }
@@ -476,14 +476,6 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
         return hipops_gemmf_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
     }
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
-}
-
-/* dk_conv2d_side: no fused kernel on HIP (the VAE meets its targets without). */
-dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                         const dk_tensor *side, const dk_tensor *side_w, const dk_tensor *bias,
-                         const dk_tensor *residual, const dk_tensor *y) {
-    if (side) return dk__conv2d_side_composed(ctx, d, x, w, side, side_w, bias, residual, y);
-    return hipops_conv2d(ctx, d, x, w, bias, residual, y);
 }
 
 /* The phase in p.h, p.w, p.N, p.K joins the pending launch (p.ph_*, p.nph),
@@ -676,7 +668,7 @@ static int hipops_matmul_as_conv(dk_context *ctx, const dk_matmul_desc *d, const
     if (b->ndim != 2 || a->shape[a->ndim - 2] < 128) return 0;
     dk__matmul_as_conv(d, a, b, residual, y, &c);
     if (!hipops_fast_ok(ctx, &c.x, c.x.shape[1], 1, c.x.shape[3])) return 0;
-    *st = hipops_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
+    *st = dk__hip_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
     return 1;
 }
 

@@ -258,8 +258,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
 /* vk_ops.c */
 dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
-                        const dk_tensor *side, const dk_tensor *side_w, const dk_tensor *bias,
-                        const dk_tensor *residual, const dk_tensor *y);
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                   const dk_tensor *y);

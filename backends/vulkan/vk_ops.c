@@ -417,8 +417,6 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
      * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
     if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
-    /* MODE bit 7: dk_conv2d_side's slices (vkop_conv2d_side_fused) */
-    if (p[DK_VKP_FLAGS] & 128) spec[DK_VKS_MODE] |= 128u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
@@ -665,76 +663,8 @@ static dk_status vkop_conv2d_padcin(dk_context *ctx, const dk_conv2d_desc *d, co
     return st;
 }
 
-/* dk_conv2d_side on the tensor cores: the side input's 1x1 conv as Cside more K
- * rows after the conv's (shaders/conv2d_nhwc_cm.comp, FLAGS bit 7), the
- * side bound in the residual's binding and slots (so no residual), its weights
- * packed [Cside][Cout] at binding 5.  Needs what the tensor-core conv needs
- * with every operand already channels-last and aligned, no upsample, Cside a
- * multiple of 32 and Cout > 8; *fused 0 (nothing run) otherwise, and where a
- * view is more than the device binds.  DIFKERN_VULKAN_SIDE_FUSED=0: off. */
-static dk_status vkop_conv2d_side_fused(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x,
-                                        const dk_tensor *w, const dk_tensor *side, const dk_tensor *side_w,
-                                        const dk_tensor *bias, const dk_tensor *y, int *fused) {
-    const char *env = getenv("DIFKERN_VULKAN_SIDE_FUSED");
-    const int64_t cin = x->shape[1], cout = y->shape[1];
-    vkop_conv c;
-    vkop_packed *pk, *spk;
-    dk_status st;
-    *fused = 0;
-    if ((env && env[0] == '0') || d->upsample != 1 || side->shape[1] % 32 != 0 || cout % 8 != 0 || cout <= 8 ||
-        !vkop_cl16(x) || !vkop_cl16(y) || !vkop_cl16(side))
-        return DK_OK;
-    st = vkop_conv_common(ctx, "dk_conv2d_side", &c, x, w, bias, side, y, d->activation, d->output_scale, 1.0f);
-    if (st != DK_OK || !vkop_conv_tensor_cores(ctx, x, y, c.p, cin, cout) || !vkop_cm_vec_view(c.p, DK_VKP_CV_RS) ||
-        (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]) > 0x7fffffffu) {
-        dk__clear_error(ctx); /* the composition binds its operands its own way */
-        return DK_OK;
-    }
-    *fused = 1;
-    /* the side is no residual; B dense [K][Cout]; 128: the side (MODE bit 7, vkop_conv_cm_run) */
-    c.p[DK_VKP_FLAGS] = (c.p[DK_VKP_FLAGS] & ~2) | 128 | 8;
-    c.p[DK_VKP_CV_SIDE_C] = (int32_t)side->shape[1];
-    c.p[DK_VKP_CV_CING] = (int32_t)cin;
-    c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
-    c.p[DK_VKP_CV_W] = (int32_t)x->shape[3];
-    c.p[DK_VKP_CV_OHS] = (int32_t)y->shape[2];
-    c.p[DK_VKP_CV_OWS] = (int32_t)y->shape[3];
-    c.p[DK_VKP_CV_TH] = (int32_t)w->shape[2];
-    c.p[DK_VKP_CV_TW] = (int32_t)w->shape[3];
-    c.p[DK_VKP_CV_STRH] = d->stride_h;
-    c.p[DK_VKP_CV_STRW] = d->stride_w;
-    c.p[DK_VKP_CV_OFFH] = -d->pad_h;
-    c.p[DK_VKP_CV_OFFW] = -d->pad_w;
-    c.p[DK_VKP_CV_DILH] = d->dilation_h;
-    c.p[DK_VKP_CV_DILW] = d->dilation_w;
-    c.p[DK_VKP_CV_UPS] = 1;
-    c.p[DK_VKP_CV_KSTH] = 1;
-    c.p[DK_VKP_CV_KSTW] = 1;
-    c.p[DK_VKP_CV_OSTH] = 1;
-    c.p[DK_VKP_CV_OSTW] = 1;
-    st = vkop_packed_weight(ctx, DK_WEIGHT_CONV2D, w, &pk);
-    if (st == DK_OK) st = vkop_packed_weight(ctx, DK_WEIGHT_CONV2D, side_w, &spk);
-    if (st != DK_OK) return st;
-    vkop_bind_packed(pk, &c.bind[1], c.p);
-    c.bind[5].buf = &spk->buf;
-    c.bind[5].offset = spk->buf.base;
-    c.bind[5].range = spk->buf.size;
-    c.bind[5].write = 0;
-    c.p[DK_VKP_CV_SWS] = spk->s_ci;
-    c.p[DK_VKP_CV_SWS + 1] = 0;
-    return vkop_conv_cm_run(ctx, "dk_conv2d_side", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), cout,
-                            cin * w->shape[2] * w->shape[3], 0);
-}
-
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                        const dk_tensor *side, const dk_tensor *side_w, const dk_tensor *bias,
-                        const dk_tensor *residual, const dk_tensor *y) {
-    if (side) {
-        int fused = 0;
-        dk_status st = residual ? DK_OK : vkop_conv2d_side_fused(ctx, d, x, w, side, side_w, bias, y, &fused);
-        if (fused || st != DK_OK) return st;
-        return dk__conv2d_side_composed(ctx, d, x, w, side, side_w, bias, residual, y);
-    }
+                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     if (vkop_padcin_ok(ctx, d, x, y, x->shape[1] / d->groups, y->shape[1] / d->groups))
         return vkop_conv2d_padcin(ctx, d, x, w, bias, residual, y);
     return vkop_conv2d_run(ctx, d, x, w, bias, residual, y, 0);
@@ -922,7 +852,7 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
     for (i = 0; i < 4; i++)
         if (i != 1 && t[i] % 8 != 0) return DK_OK;
     *taken = 1;
-    return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, NULL, NULL, bias, residual ? &c.r : NULL, &c.y);
+    return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
 }
 
 dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,

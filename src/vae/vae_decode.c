@@ -201,31 +201,18 @@ static dk__vae_conv_args vaed_conv(dk__vae_act in, int32_t gn_gamma, int32_t gn_
     a.k = k;
     a.upsample = 1;
     a.resid.id = -1;
-    a.side.id = -1;
-    a.side_w = -1;
     a.out_scale = out_scale;
     a.consume = consume;
     return a;
 }
 
 /* out = conv2(GN+SiLU(conv1(GN+SiLU(x)))) + shortcut(x); consumes x.  The
- * shortcut's bias is folded into conv2's (vae_params.c).  Where it may, the
- * shortcut is conv2's side input (one pass; x normalized into a new
- * activation); else it runs first so that x can be normalized in place. */
+ * shortcut runs first so that x can be normalized in place afterwards; its
+ * bias is folded into conv2's (vae_params.c). */
 static dk__vae_act vaed_resnet(dk__vae_exec *e, dk__vae_act x, const dk__vae_resnet *r) {
     dk__vae_act sc = x, h, out;
     dk__vae_conv_args a;
     int32_t has_sc = r->scw >= 0;
-    if (has_sc && dk__vae_side_ok(e, x)) {
-        a = vaed_conv(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, 0);
-        h = dk__vae_conv(e, &a);
-        a = vaed_conv(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
-        a.side = x;
-        a.side_w = r->scw;
-        out = dk__vae_conv(e, &a);
-        dk__vae_free_act(e, x);
-        return out;
-    }
     if (has_sc) {
         a = vaed_conv(x, -1, -1, r->scw, -1, 1, 1.0f, 0);
         sc = dk__vae_conv(e, &a);

@@ -481,26 +481,21 @@ static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32
     vaex_prof_end(e, "group_norm%s C%d %dx%d", act == DK_ACT_SILU ? "+silu" : "", (int)x.c, (int)x.h, (int)x.w);
 }
 
-/* side: a->side's tensor, or NULL. */
 static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_tensor *x, const dk_tensor *r,
-                          const dk_tensor *side, int32_t pad_h, const dk_tensor *y) {
+                          int32_t pad_h, const dk_tensor *y) {
     dk_conv2d_desc d;
-    dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb, tsw;
+    dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb;
     if (a->b >= 0) tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
-    if (side) tsw = dk__vae_weight(e->ws, &e->vae->arch, a->side_w);
     dk_conv2d_desc_init(&d);
     d.pad_h = pad_h;
     d.pad_w = a->k / 2;
     d.upsample = a->upsample;
     d.output_scale = a->out_scale;
     vaex_prof_begin(e);
-    if (e->st == DK_OK && side)
-        e->st = dk_conv2d_side(e->vae->ctx, &d, x, &tw, side, &tsw, a->b >= 0 ? &tb : NULL, r, y);
-    else if (e->st == DK_OK)
-        e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+    if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
     vaex_prof_end(e, "conv%dx%d%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
                   (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample), (int)(a->in.w * a->upsample),
-                  r ? " +res" : side ? " +side 1x1" : "", e->banded ? " (bands, device)" : "");
+                  r ? " +res" : "", e->banded ? " (bands, device)" : "");
 }
 
 static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
@@ -510,10 +505,9 @@ static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_a
         vaex_group_norm(e, a->in, a->gn_gamma, a->gn_beta, DK_ACT_SILU, g);
     }
     if (e->st == DK_OK && !e->dry) {
-        dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr, ts;
+        dk_tensor tx = vaex_t(e, g), ty = vaex_t(e, out), tr;
         if (a->resid.id >= 0) tr = vaex_t(e, a->resid);
-        if (a->side.id >= 0) ts = vaex_t(e, a->side);
-        vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->side.id >= 0 ? &ts : NULL, a->k / 2, &ty);
+        vaex_conv_run(e, a, &tx, a->resid.id >= 0 ? &tr : NULL, a->k / 2, &ty);
     }
     if (a->gn_gamma >= 0 && !a->consume) dk__vae_free_act(e, g);
 }
@@ -634,10 +628,6 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
     uint64_t orow = (uint64_t)ow * out.c * ds, slot = DK__VAE_GN_FLOATS * sizeof(float);
     int gn = a->gn_gamma >= 0, want = out.c % VAEX_GROUPS == 0;
     if (e->st != DK_OK) return;
-    if (a->side.id >= 0) { /* dk__vae_side_ok keeps side inputs off bands */
-        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: a side input in a banded conv");
-        return;
-    }
     /* Bands scale with the resolution: band_rows latent rows. */
     band = (int64_t)e->band_rows * (out.h / e->lat_h);
     if (band < 1) band = 1;
@@ -670,7 +660,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
             dk_tensor ty = dk_tensor_nhwc(bo, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
             dk_tensor tr;
             if (br) tr = dk_tensor_nhwc(br, 0, e->dtype, 1, out.c, ob1 - ob0, ow);
-            vaex_conv_run(e, a, &tx, br ? &tr : NULL, NULL, 0, &ty);
+            vaex_conv_run(e, a, &tx, br ? &tr : NULL, 0, &ty);
         }
         if (want && e->st == DK_OK) {
             dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);
@@ -748,12 +738,6 @@ dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int3
     return x;
 }
 
-int dk__vae_side_ok(const dk__vae_exec *e, dk__vae_act x) {
-    const char *env = getenv("DIFKERN_VAE_SIDE");
-    return dk_context_backend(e->vae->ctx) == DK_BACKEND_VULKAN && !e->banded && e->s == 1.0f &&
-           vaex_room_of(e, x) < 0 && !(env && env[0] == '0');
-}
-
 /* The activation whose storage precedes roomy x's (its consumer's output), or -1. */
 static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x) {
     int32_t i;
@@ -776,7 +760,7 @@ static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a,
     out.h = x.h;
     out.w = x.w;
     out.id = oid;
-    if (a->gn_gamma < 0 || !a->consume || a->k != 3 || a->upsample != 1 || a->resid.id >= 0 || a->side.id >= 0 ||
+    if (a->gn_gamma < 0 || !a->consume || a->k != 3 || a->upsample != 1 || a->resid.id >= 0 ||
         vaex_bytes(e, out.c, out.h, out.w) != e->act_bytes[oid]) {
         e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL,
                          "sdxl_vae: a roomy activation's consumer is not the planned conv");
@@ -793,7 +777,7 @@ static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a,
             r1 = r0 + b < x.h ? r0 + b : x.h;
             tx = dk_tensor_nhwc(e->arena, base + d + (uint64_t)r0 * xrow, e->dtype, 1, x.c, r1 - r0 + 2, x.w);
             ty = dk_tensor_nhwc(e->arena, base + (uint64_t)r0 * orow, e->dtype, 1, out.c, r1 - r0, x.w);
-            vaex_conv_run(e, a, &tx, NULL, NULL, 0, &ty);
+            vaex_conv_run(e, a, &tx, NULL, 0, &ty);
         }
     }
     dk__vae_free_act(e, x);

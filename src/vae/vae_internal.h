@@ -193,8 +193,6 @@ typedef struct dk__vae_conv_args {
     int32_t w, b;              /* param indices; b -1: no bias */
     int32_t k, upsample;
     dk__vae_act resid;         /* id -1: none */
-    dk__vae_act side;          /* dk_conv2d_side's second input (id -1: none), 1x1 weight side_w */
-    int32_t side_w;
     float out_scale;
     int32_t consume;           /* the input dies here (its buffer may be reused in place) */
 } dk__vae_conv_args;
@@ -213,13 +211,6 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
-/* Whether a resnet's 1x1 shortcut of x runs as conv2's side input
- * (dk_conv2d_side), x then kept as it is until conv2: on Vulkan (the fused
- * kernel's backend; elsewhere the side is composed of the same two convs and
- * keeping x costs memory for nothing), untiled, activation scale 1 (the
- * shortcut's weights are not scaled: bf16 and f32), x not roomy (its consumer
- * writes over it).  DIFKERN_VAE_SIDE=0: never (A/B). */
-int dk__vae_side_ok(const dk__vae_exec *e, dk__vae_act x);
 /* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU
  * in place, 3x3, stride 1, to next_c <= C channels, no residual): that conv
  * then writes its output over x's dead rows, in bands, so the pair needs x plus

@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_SLOTS 7       /* dk_conv2d_side's tensors; the other ops use the first 5 */
-#define FZ_SLOTS_BASE 5  /* slots the mutations pick from for every op but dk_conv2d_side */
+#define FZ_SLOTS 5
 #define FZ_MAX_WORK ((uint64_t)1 << 19) /* elements + multiply-adds allowed to actually run */
 #define FZ_MAX_BUF ((uint64_t)1 << 20)  /* bytes of one real buffer */
 
@@ -89,15 +88,10 @@ static float fz_hostile_float(fz_in *in) {
 
 /* ---------------------------------------------------------- one op call */
 
-/* The op byte b picks op b % FZ_CONV2D_SIDE, as before dk_conv2d_side was added (the
- * corpus keeps its meaning); FZ_CONV2D with (b / FZ_CONV2D_SIDE) odd is dk_conv2d_side. */
 typedef enum fz_op {
     FZ_CONV2D, FZ_CONVT, FZ_MATMUL, FZ_LINEAR, FZ_GN, FZ_LN, FZ_ATTN, FZ_ACT, FZ_ADD, FZ_UPS,
-    FZ_CONVERT, FZ_PREP, FZ_CONV2D_SIDE, FZ_NUM_OPS
+    FZ_CONVERT, FZ_PREP, FZ_NUM_OPS
 } fz_op;
-
-/* dk_conv2d and dk_conv2d_side share the descriptor (c->conv) and slots 0..4. */
-#define FZ_IS_CONV2D(op) ((op) == FZ_CONV2D || (op) == FZ_CONV2D_SIDE)
 
 typedef struct fz_call {
     fz_op op;
@@ -162,9 +156,8 @@ static void fz_build(fz_call *c, fz_in *in) {
     dk_dtype dt = c->dtype;
     switch (c->op) {
     case FZ_CONV2D:
-    case FZ_CONV2D_SIDE:
         dk_conv2d_desc_init(&c->conv);
-        g = c->op == FZ_CONV2D_SIDE ? 1 : fz_small(in, 3); /* dk_conv2d_side: groups 1 */
+        g = fz_small(in, 3);
         n = fz_small(in, 2); cin = g * fz_small(in, 4); cout = g * fz_small(in, 4);
         h = 2 + fz_small(in, 6); w = 2 + fz_small(in, 6); kh = fz_small(in, 3); kw = fz_small(in, 3);
         c->conv.groups = (int32_t)g;
@@ -183,11 +176,6 @@ static void fz_build(fz_call *c, fz_in *in) {
         fz_shape(sh, n, cout, oh, ow);
         if (fz_u8(in) & 1) fz_tensor(c, in, 3, dt, 4, sh);
         fz_tensor(c, in, 4, dt, 4, sh);
-        if (c->op == FZ_CONV2D_SIDE) { /* side [n, cside, oh, ow], side_w [cout, cside, 1, 1] */
-            int64_t cside = fz_small(in, 6);
-            fz_shape(sh, n, cside, oh, ow); fz_tensor(c, in, 5, dt, 4, sh);
-            fz_shape(sh, cout, cside, 1, 1); fz_tensor(c, in, 6, dt, 4, sh);
-        }
         break;
     case FZ_CONVT:
         dk_conv_transpose2d_desc_init(&c->convt);
@@ -311,16 +299,14 @@ static void fz_build(fz_call *c, fz_in *in) {
 
 /* One hostile change to a descriptor field or a tensor view. */
 static void fz_mutate(fz_call *c, fz_in *in) {
-    int nslots = c->op == FZ_CONV2D_SIDE ? FZ_SLOTS : FZ_SLOTS_BASE;
-    int s = fz_u8(in) % (nslots + 1);
+    int s = fz_u8(in) % (FZ_SLOTS + 1);
     int f = fz_u8(in);
-    if (s == nslots) { /* descriptor / scalar arguments */
+    if (s == FZ_SLOTS) { /* descriptor / scalar arguments */
         int32_t *ints = NULL;
         float *floats = NULL;
         int ni = 0, nf = 0;
         switch (c->op) {
-        case FZ_CONV2D:
-        case FZ_CONV2D_SIDE: ints = &c->conv.stride_h; ni = 8; floats = &c->conv.output_scale; nf = 2; break;
+        case FZ_CONV2D: ints = &c->conv.stride_h; ni = 8; floats = &c->conv.output_scale; nf = 2; break;
         case FZ_CONVT: ints = &c->convt.stride_h; ni = 9; floats = &c->convt.output_scale; nf = 2; break;
         case FZ_MATMUL: case FZ_LINEAR: floats = &c->mm.output_scale; nf = 2; break;
         case FZ_GN: ints = &c->gn.groups; ni = 1; floats = &c->gn.eps; nf = 1; break;
@@ -332,8 +318,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         case 0: c->desc_null = 1; break;
         case 1: /* the activation of the op or its descriptor */
             switch (c->op) {
-            case FZ_CONV2D:
-            case FZ_CONV2D_SIDE: c->conv.activation = (dk_activation)fz_hostile32(in); break;
+            case FZ_CONV2D: c->conv.activation = (dk_activation)fz_hostile32(in); break;
             case FZ_CONVT: c->convt.activation = (dk_activation)fz_hostile32(in); break;
             case FZ_MATMUL: case FZ_LINEAR: c->mm.activation = (dk_activation)fz_hostile32(in); break;
             case FZ_GN: c->gn.activation = (dk_activation)fz_hostile32(in); break;
@@ -347,7 +332,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         case 5: case 6: /* an int32 field of the descriptor (the fields are consecutive int32_t) */
             if (ni) {
                 int i = fz_u8(in) % ni;
-                if (FZ_IS_CONV2D(c->op)) {
+                if (c->op == FZ_CONV2D) {
                     int32_t *fields[8] = {&c->conv.stride_h, &c->conv.stride_w, &c->conv.pad_h, &c->conv.pad_w,
                                           &c->conv.dilation_h, &c->conv.dilation_w, &c->conv.groups,
                                           &c->conv.upsample};
@@ -365,7 +350,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         default:
             if (nf) {
                 int i = fz_u8(in) % nf;
-                if (FZ_IS_CONV2D(c->op)) *(i ? &c->conv.residual_scale : &c->conv.output_scale) = fz_hostile_float(in);
+                if (c->op == FZ_CONV2D) *(i ? &c->conv.residual_scale : &c->conv.output_scale) = fz_hostile_float(in);
                 else if (c->op == FZ_CONVT) *(i ? &c->convt.residual_scale : &c->convt.output_scale) = fz_hostile_float(in);
                 else if (c->op == FZ_MATMUL || c->op == FZ_LINEAR) *(i ? &c->mm.residual_scale : &c->mm.output_scale) = fz_hostile_float(in);
                 else *floats = fz_hostile_float(in);
@@ -377,7 +362,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
     {
         dk_tensor *t = &c->t[s];
         int d = fz_u8(in) % DK_MAX_DIMS;
-        int other = fz_u8(in) % nslots;
+        int other = fz_u8(in) % FZ_SLOTS;
         switch (f % 11) {
         case 0: c->present[s] = !c->present[s]; break;
         case 1: t->buffer = fz_u8(in) & 1 ? NULL : c->t[other].buffer; break;
@@ -428,11 +413,8 @@ static uint64_t fz_work(const fz_call *c) {
         }
     switch (c->op) {
     case FZ_CONV2D:
-    case FZ_CONV2D_SIDE:
         x = fz_mul(fz_mul(fz_mul(fz_numel(&c->t[4]), c->t[0].shape[1]), c->t[1].shape[2]), c->t[1].shape[3]);
         x = fz_mul(x, c->conv.upsample); /* a kernel may materialize the upsampled input */
-        if (c->op == FZ_CONV2D_SIDE) /* the 1x1 conv of side (its sums may be materialized too) */
-            x += fz_mul(fz_mul(fz_numel(&c->t[4]), c->t[5].shape[1]), 2);
         break;
     case FZ_CONVT:
         x = fz_mul(fz_mul(fz_mul(fz_numel(&c->t[4]), c->t[0].shape[1]), c->t[1].shape[2]), c->t[1].shape[3]);
@@ -461,10 +443,9 @@ static const dk_tensor *fz_arg(const fz_call *c, int s) { return c->present[s] ?
 static dk_status fz_run(fz_call *c) {
     dk_context *ctx = c->ctx;
     const dk_tensor *a0 = fz_arg(c, 0), *a1 = fz_arg(c, 1), *a2 = fz_arg(c, 2), *a3 = fz_arg(c, 3),
-                    *a4 = fz_arg(c, 4), *a5 = fz_arg(c, 5), *a6 = fz_arg(c, 6);
+                    *a4 = fz_arg(c, 4);
     switch (c->op) {
     case FZ_CONV2D: return dk_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4);
-    case FZ_CONV2D_SIDE: return dk_conv2d_side(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a5, a6, a2, a3, a4);
     case FZ_CONVT: return dk_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk_matmul(ctx, c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
     case FZ_LINEAR: return dk_linear(ctx, c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
@@ -488,11 +469,9 @@ static dk_status fz_run(fz_call *c) {
 static dk_status fz_validate_only(fz_call *c) {
     dk_context *ctx = c->ctx;
     const dk_tensor *a0 = fz_arg(c, 0), *a1 = fz_arg(c, 1), *a2 = fz_arg(c, 2), *a3 = fz_arg(c, 3),
-                    *a4 = fz_arg(c, 4), *a5 = fz_arg(c, 5), *a6 = fz_arg(c, 6);
+                    *a4 = fz_arg(c, 4);
     switch (c->op) {
     case FZ_CONV2D: return dk__validate_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4);
-    case FZ_CONV2D_SIDE:
-        return dk__validate_conv2d_side(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a5, a6, a2, a3, a4);
     case FZ_CONVT: return dk__validate_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk__validate_matmul(ctx, "dk_matmul", c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
     case FZ_LINEAR:
@@ -566,11 +545,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&c, 0, sizeof c);
     c.ctx = fz_context();
     if (!c.ctx) return 0;
-    {
-        uint8_t b = fz_u8(&in);
-        c.op = (fz_op)(b % FZ_CONV2D_SIDE);
-        if (c.op == FZ_CONV2D && (b / FZ_CONV2D_SIDE) % 2) c.op = FZ_CONV2D_SIDE;
-    }
+    c.op = (fz_op)(fz_u8(&in) % FZ_NUM_OPS);
     c.dtype = (dk_dtype)fz_small(&in, 3);
     fz_build(&c, &in);
     if (!c.failed) {
@@ -595,7 +570,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #undef FZ_SLOTS
-#undef FZ_SLOTS_BASE
-#undef FZ_IS_CONV2D
 #undef FZ_MAX_WORK
 #undef FZ_MAX_BUF

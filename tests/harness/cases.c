@@ -126,32 +126,6 @@ static const hcb_conv hcb_conv2d[] = {
     {"padcin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"padcin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     {"padcin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
-    /* dk_conv2d_side (side_c > 0): the conv plus a 1x1 conv of a second input at the output's size.
-     * The VAE decoder's resnet conv2 with its projection shortcut (channels scaled down) */
-    {"side_vae_c64to32_side64_16x16", Q, {.cin = 64, .h = 16, .w = 16, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 64, .bias = 1}},
-    /* the Vulkan tensor-core conv (f16/bf16 NHWC, Cin and Cside % 32 == 0, Cout % 8 == 0 and > 8):
-     * halo staging on rows of 128 with two images and the full epilogue; partial tiles with an
-     * activation (the composed path cannot take it) */
-    {"side_halo_b2_c32to40_side64_3x128_res", 0, {.n = 2, .cin = 32, .h = 3, .w = 128, .cout = 40, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 64, .bias = 1, .residual = 1, .output_scale = 0.5f, .residual_scale = -0.75f}},
-    /* the fused Vulkan tensor-core kernel (no residual, f16/bf16 NHWC): halo staging (rows of 128,
-     * two images, two side slices, GELU, scaled output), stride 2 with a partial tile */
-    {"side_halo_fused_b2_c32to40_side64_3x128_gelu", 0, {.n = 2, .cin = 32, .h = 3, .w = 128, .cout = 40, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 64, .bias = 1, .act = DK_ACT_GELU, .output_scale = 0.5f}},
-    {"side_fused_s2_c64to24_side32_11x13", 0, {.cin = 64, .h = 11, .w = 13, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .side_c = 32, .bias = 1}},
-    {"side_tc_c64to136_side96_19x21_silu", 0, {.cin = 64, .h = 19, .w = 21, .cout = 136, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 96, .bias = 1, .act = DK_ACT_SILU}},
-    /* also eligible for the fused kernel: stride 2 (side indexed by output, not input, pixels) with
-     * a strided output, and a 1x1 main conv */
-    {"side_tc_s2_b2_c32to48_side32_11x13_res", G, {.n = 2, .cin = 32, .h = 11, .w = 13, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .side_c = 32, .bias = 1, .residual = 1}},
-    {"side_tc_1x1_c64to72_side32_7x9", 0, {.cin = 64, .h = 7, .w = 9, .cout = 72, .kh = 1, .kw = 1, .side_c = 32, .bias = 1}},
-    /* a strided 1x1 main conv (side at the output's 5x4), no bias */
-    {"side_1x1_s2_c8to12_side5_9x8", 0, {.cin = 8, .h = 9, .w = 8, .cout = 12, .kh = 1, .kw = 1, .stride_h = 2, .stride_w = 2, .side_c = 5}},
-    /* odd sizes with strided views (side is an input: it gets the input gap) */
-    {"side_odd_7x5_c5to6_side3_gelu_res", G | I, {.cin = 5, .h = 7, .w = 5, .cout = 6, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 3, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
-    /* strided views without an activation: the composed path (GPU backends) with gapped y read back as its residual */
-    {"side_gap_c16to24_side8_6x7_res", G | I, {.cin = 16, .h = 6, .w = 7, .cout = 24, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 8, .bias = 1, .residual = 1, .output_scale = 1.25f, .residual_scale = 0.5f}},
-    /* Cout <= 8 (no tensor-core tile): the GPU backends' narrow convs, two input-channel chunks of 128, y read back as residual */
-    {"side_narrow_b2_c136to6_side40_9x12_res", 0, {.n = 2, .cin = 136, .h = 9, .w = 12, .cout = 6, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .side_c = 40, .bias = 1, .residual = 1, .residual_scale = -0.5f}},
-    /* fused 2x upsample: side at the upsampled size (10x12) */
-    {"side_up2_c32to48_side32_5x6_res", 0, {.cin = 32, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .side_c = 32, .bias = 1, .residual = 1}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */

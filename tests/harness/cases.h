@@ -31,8 +31,6 @@ typedef enum hc_layout { HC_LAYOUT_NONE = 0, HC_NCHW = 1, HC_NHWC = 2 } hc_layou
 /* conv2d and conv_transpose2d.  All fields are final (no zero defaults). */
 typedef struct hc_conv {
     int64_t n, cin, h, w, cout, kh, kw;
-    int64_t side_c;                            /* conv2d only: > 0 runs dk_conv2d_side with a side input
-                                                * [n, side_c, oh, ow] and 1x1 weight [cout, side_c, 1, 1] */
     int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
     int32_t groups, upsample;                  /* upsample: conv2d only */
     int32_t output_padding_h, output_padding_w; /* conv_transpose2d only */

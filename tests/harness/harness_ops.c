@@ -10,7 +10,6 @@
 
 /* Slots per op family. */
 enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4 };          /* conv, matmul, linear */
-enum { HO_SIDE = 5, HO_SIDE_W = 6 };                                     /* dk_conv2d_side */
 enum { HO_NX = 0, HO_GAMMA = 1, HO_BETA = 2, HO_NY = 3 };                /* norms */
 enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* attention */
 enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
@@ -82,15 +81,6 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     /* the weight follows the case layout too: NHWC cases use [O, KH, KW, I] storage */
     ht_image_strides(c->layout, 0, wshape, wstrides);
     ht_define(s, HO_W, HO_W, c->dtype, 4, wshape, wstrides, 0, sqrt(3.0 / (double)(fan > 0 ? fan : 1)), 0.0);
-    if (!transposed && q->side_c > 0) {
-        /* dk_conv2d_side: side [n, side_c, oh, ow] like the other activation inputs (layout, input
-         * gap); side_w [cout, side_c, 1, 1] like w, scaled for its fan-in */
-        int64_t sshape[4], sstrides[4];
-        ho_image(s, HO_SIDE, c->dtype, c->layout, q->n, q->side_c, oh, ow, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
-        sshape[0] = q->cout; sshape[1] = q->side_c; sshape[2] = 1; sshape[3] = 1;
-        ht_image_strides(c->layout, 0, sshape, sstrides);
-        ht_define(s, HO_SIDE_W, HO_SIDE_W, c->dtype, 4, sshape, sstrides, 0, sqrt(3.0 / (double)q->side_c), 0.0);
-    }
     if (q->bias) {
         int64_t n = q->cout;
         ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
@@ -101,7 +91,7 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     p->out = HO_Y;
     p->weight = HO_W;
     p->weight_use = transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D;
-    p->k = fan + (!transposed && q->side_c > 0 ? q->side_c : 0);
+    p->k = fan;
     /* a fused 2x upsample lets a backend sum the taps that read one input pixel
      * (src/conv_up2.c): one more rounding of every weight */
     p->weight_sums = !transposed && q->upsample == 2;
@@ -322,9 +312,6 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.activation = c->conv.act;
         d.output_scale = c->conv.output_scale;
         d.residual_scale = c->conv.residual_scale;
-        if (c->conv.side_c > 0)
-            return dk_conv2d_side(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_SIDE),
-                                  ho_opt(p, HO_SIDE_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES), ho_opt(p, HO_Y));
         return dk_conv2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
                          ho_opt(p, HO_Y));
     }
@@ -403,8 +390,7 @@ int ho_reference(const hc_case *c, ho_plan *p) {
     if (!p->ref) return 0;
     switch (c->op) {
     case HC_CONV2D:
-        hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_SIDE), ho_val(p, HO_SIDE_W),
-                  ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
+        hr_conv2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES), p->ref);
         break;
     case HC_CONV_TRANSPOSE2D:
         hr_conv_transpose2d(&c->conv, ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS), ho_val(p, HO_RES),

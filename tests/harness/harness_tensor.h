@@ -7,7 +7,7 @@
 
 #include <difkern.h>
 
-#define HT_MAX_STORES 8
+#define HT_MAX_STORES 6
 #define HT_MAX_TENSORS 8
 #define HT_POISON 0x7fc07fc0u   /* NaN in f32, f16 and bf16 alike */
 #define HT_GUARD_ELEMS 16       /* poisoned elements before and after every store's views */

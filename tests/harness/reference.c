@@ -44,8 +44,8 @@ int64_t hr_conv_out_w(const hc_conv *p, int transposed) {
     return (p->w * p->upsample + 2 * p->pad_w - p->dilation_w * (p->kw - 1) - 1) / p->stride_w + 1;
 }
 
-void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double *side, const double *side_w,
-               const double *bias, const double *residual, double *y) {
+void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double *bias,
+               const double *residual, double *y) {
     int64_t oh = hr_conv_out_h(p, 0), ow = hr_conv_out_w(p, 0);
     int64_t uh = p->h * p->upsample, uw = p->w * p->upsample; /* the upsampled input */
     int64_t cin_g = p->cin / p->groups, cout_g = p->cout / p->groups;
@@ -67,10 +67,6 @@ void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double 
                                 acc += x[((n * p->cin + c) * p->h + iy / p->upsample) * p->w + ix / p->upsample] *
                                        w[((co * cin_g + ci) * p->kh + ky) * p->kw + kx];
                             }
-                    /* dk_conv2d_side: + sum over cs of side_w[co, cs] * side[n, cs, oy, ox] */
-                    if (side && side_w)
-                        for (ci = 0; ci < p->side_c; ci++)
-                            acc += side[((n * p->side_c + ci) * oh + oy) * ow + ox] * side_w[co * p->side_c + ci];
                     y[yi] = hr_epilogue(acc, bias, co, p->act, p->output_scale, residual, yi, p->residual_scale);
                 }
 }

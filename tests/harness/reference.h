@@ -16,10 +16,9 @@ double hr_act(dk_activation act, double x);
 int64_t hr_conv_out_h(const hc_conv *p, int transposed);
 int64_t hr_conv_out_w(const hc_conv *p, int transposed);
 
-/* x [n, cin, h, w]; w [cout, cin/groups, kh, kw]; y [n, cout, oh, ow].  dk_conv2d_side: side
- * [n, side_c, oh, ow] and side_w [cout, side_c] add their 1x1 conv to the sums (NULL: none). */
-void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double *side, const double *side_w,
-               const double *bias, const double *residual, double *y);
+/* x [n, cin, h, w]; w [cout, cin/groups, kh, kw]; y [n, cout, oh, ow]. */
+void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double *bias,
+               const double *residual, double *y);
 /* x [n, cin, h, w]; w [cin, cout/groups, kh, kw]; y [n, cout, oh, ow]. */
 void hr_conv_transpose2d(const hc_conv *p, const double *x, const double *w, const double *bias,
                          const double *residual, double *y);

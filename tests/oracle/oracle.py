@@ -303,58 +303,6 @@ def conv_cases(gen):
     return cases
 
 
-
-def conv_side_cases(gen):
-    """dk_conv2d_side: y = output_scale * act(conv2d(x, w) + conv1x1(side, side_w) + bias)
-    + residual_scale * residual, with side [N, Cside, OH, OW] at the output's size."""
-    specs = [
-        # name, N, Cin, H, W, Cout, Cside, KH, KW, params
-        ("k3p1_bias", 2, 8, 9, 7, 12, 6, 3, 3, dict(pad_h=1, pad_w=1, bias=1)),
-        ("res_silu_scales", 1, 16, 6, 7, 16, 8, 3, 3,
-         dict(pad_h=1, pad_w=1, bias=1, residual=1, act="silu", output_scale=0.5, residual_scale=-0.75)),
-        ("up2_gelu_res", 1, 6, 5, 4, 8, 5, 3, 3, dict(upsample=2, pad_h=1, pad_w=1, bias=1, residual=1, act="gelu")),
-        ("k1_s2_nobias", 2, 8, 9, 8, 12, 5, 1, 1, dict(stride_h=2, stride_w=2)),
-        ("asym_d2_s2_tanh", 1, 5, 10, 9, 6, 4, 3, 2,
-         dict(stride_h=2, pad_h=1, dilation_w=2, bias=1, act="tanh", residual=1, residual_scale=1.5)),
-        ("vae_like_k576_side64", 1, 64, 8, 8, 32, 64, 3, 3, dict(pad_h=1, pad_w=1, bias=1)),
-        # the weight buffer is re-uploaded between two runs: a cached prepared weight must not survive
-        ("reupload_prepared", 1, 8, 6, 5, 8, 8, 3, 3, dict(pad_h=1, pad_w=1, bias=1, prepare=1, reupload=1)),
-    ]
-    cases = []
-    for name, n, cin, h, w, cout, cside, kh, kw, params in specs:
-        for dt in DTYPES:
-            layouts = IMG_LAYOUTS + (["nhwc_gap"] if name == "k3p1_bias" else [])
-            for lay in layouts:
-                p = set_act(params)
-                c = Case("conv2d_side", name, dt, lay, c_params(p))
-                x = gen.randn([n, cin, h, w], dt)
-                wt = gen.randn([cout, cin, kh, kw], dt, 1.0 / math.sqrt(cin * kh * kw))
-                c.input("w", wt)
-                if p.get("reupload"):
-                    wt = gen.randn(list(wt.shape), dt, 1.0 / math.sqrt(cin * kh * kw))
-                    c.input("w2", wt)
-                bias = gen.randn([cout], dt) if p.get("bias") else None
-                xin = F.interpolate(x, scale_factor=2, mode="nearest") if p.get("upsample", 1) == 2 else x
-                acc = F.conv2d(xin, wt, None, (p.get("stride_h", 1), p.get("stride_w", 1)),
-                               (p.get("pad_h", 0), p.get("pad_w", 0)),
-                               (p.get("dilation_h", 1), p.get("dilation_w", 1)))
-                side = gen.randn([n, cside, acc.shape[2], acc.shape[3]], dt)
-                side_w = gen.randn([cout, cside, 1, 1], dt, 1.0 / math.sqrt(cside))
-                acc = acc + F.conv2d(side, side_w)
-                res = gen.randn(list(acc.shape), dt) if p.get("residual") else None
-                c.input("x", x)
-                c.input("side", side)
-                c.input("side_w", side_w)
-                if bias is not None:
-                    c.input("bias", bias, "contig")
-                if res is not None:
-                    c.input("residual", res)
-                c.output("y", acc.shape)
-                c.ref = epilogue_ref(acc, bias, res, p, 1)
-                c.k = cin * kh * kw + cside
-                cases.append(c)
-    return cases
-
 def conv_transpose_cases(gen):
     specs = [
         # name, N, Cin, H, W, Cout, KH, KW, params
@@ -838,7 +786,7 @@ def convert_cases(gen):
     return cases
 
 
-ALL_OPS = [conv_cases, conv_side_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, attention_cases,
+ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, attention_cases,
            linear_cases, matmul_cases, activation_cases, add_cases, upsample_cases, convert_cases]
 
 

@@ -3,7 +3,7 @@
  *   oracle_ops MANIFEST IN_BLOB OUT_BLOB OUT_BYTES
  *
  * MANIFEST is text, one case per block (tokens separated by blanks):
- *   case NAME OP                      OP: conv2d conv2d_side conv_transpose2d matmul linear group_norm
+ *   case NAME OP                      OP: conv2d conv_transpose2d matmul linear group_norm
  *                                         group_norm_stats group_norm_apply layer_norm attention
  *                                         activation add upsample convert
  *   p KEY VALUE                       a numeric parameter (stride_h, act, eps, ...)
@@ -141,7 +141,7 @@ static dk_activation orc_act(const orc_case *c) { return (dk_activation)orc_ipar
 
 static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor *y) {
     const char *op = c->op;
-    if (strcmp(op, "conv2d") == 0 || strcmp(op, "conv2d_side") == 0) {
+    if (strcmp(op, "conv2d") == 0) {
         dk_conv2d_desc d;
         dk_conv2d_desc_init(&d);
         d.stride_h = orc_iparam(c, "stride_h", 1);
@@ -159,9 +159,6 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
             dk_status st = dk_prepare_weight(ctx, DK_WEIGHT_CONV2D, orc_find(c, "w"));
             if (st != DK_OK) return st;
         }
-        if (strcmp(op, "conv2d_side") == 0)
-            return dk_conv2d_side(ctx, &d, orc_find(c, "x"), orc_find(c, "w"), orc_find(c, "side"),
-                                  orc_find(c, "side_w"), orc_find(c, "bias"), orc_find(c, "residual"), y);
         return dk_conv2d(ctx, &d, orc_find(c, "x"), orc_find(c, "w"), orc_find(c, "bias"),
                          orc_find(c, "residual"), y);
     }

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BENCH_MAX_PARAMS 16
+#define BENCH_MAX_PARAMS 14
 
 typedef struct bench_param {
     const char *key;
@@ -39,8 +39,7 @@ typedef struct bench_opdef {
 
 static const bench_opdef bench_ops[] = {
     {"conv2d", {{"n", "1"}, {"cin", NULL}, {"cout", NULL}, {"h", NULL}, {"w", NULL}, {"k", "3"}, {"s", "1"},
-                {"p", "0"}, {"d", "1"}, {"g", "1"}, {"up", "1"}, {"bias", "1"}, {"act", "none"}, {"side", "0"},
-                {NULL, NULL}}},
+                {"p", "0"}, {"d", "1"}, {"g", "1"}, {"up", "1"}, {"bias", "1"}, {"act", "none"}, {NULL, NULL}}},
     {"conv_transpose2d", {{"n", "1"}, {"cin", NULL}, {"cout", NULL}, {"h", NULL}, {"w", NULL}, {"k", "3"},
                           {"s", "2"}, {"p", "1"}, {"op", "1"}, {"d", "1"}, {"g", "1"}, {"bias", "1"},
                           {"act", "none"}, {NULL, NULL}}},
@@ -269,19 +268,16 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
     if (!strcmp(op, "conv2d")) {
         int64_t n = bench_int(s, "n"), ci = bench_int(s, "cin"), co = bench_int(s, "cout"), h = bench_int(s, "h"),
                 w = bench_int(s, "w"), k = bench_int(s, "k"), st = bench_int(s, "s"), p = bench_int(s, "p"),
-                d = bench_int(s, "d"), g = bench_int(s, "g"), up = bench_int(s, "up"), sc = bench_int(s, "side");
+                d = bench_int(s, "d"), g = bench_int(s, "g"), up = bench_int(s, "up");
         int64_t oh = bench_conv_out(h, k, st, p, d, up), ow = bench_conv_out(w, k, st, p, d, up);
         dk_conv2d_desc cd;
         if (setup) {
             int64_t xs[4] = {n, ci, h, w}, ws[4] = {co, ci / g, k, k}, bs[1] = {co}, ys[4] = {n, co, oh, ow};
-            int64_t ss[4] = {n, sc, oh, ow}, sws[4] = {co, sc, 1, 1}; /* side=C: dk_conv2d_side with C channels */
             if (bench_tensor(r, dt, 4, xs, nhwc, seed) || bench_tensor(r, dt, 4, ws, 0, seed) ||
-                bench_tensor(r, dt, 1, bs, 0, seed) || bench_tensor(r, dt, 4, ys, nhwc, seed) ||
-                (sc > 0 && (bench_tensor(r, dt, 4, ss, nhwc, seed) || bench_tensor(r, dt, 4, sws, 0, seed))))
+                bench_tensor(r, dt, 1, bs, 0, seed) || bench_tensor(r, dt, 4, ys, nhwc, seed))
                 return DK_ERR_OUT_OF_MEMORY;
-            r->flops = 2.0 * n * co * oh * ow * ((double)(ci / g) * k * k + (double)sc);
-            r->bytes = e * (double)(n * ci * h * w + co * (ci / g) * k * k + n * co * oh * ow + co +
-                                    n * sc * oh * ow + co * sc);
+            r->flops = 2.0 * n * co * oh * ow * (double)(ci / g) * k * k;
+            r->bytes = e * (double)(n * ci * h * w + co * (ci / g) * k * k + n * co * oh * ow + co);
         }
         dk_conv2d_desc_init(&cd);
         cd.stride_h = cd.stride_w = (int32_t)st;
@@ -290,9 +286,6 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
         cd.groups = (int32_t)g;
         cd.upsample = (int32_t)up;
         cd.activation = bench_act(bench_get(s, "act"));
-        if (sc > 0)
-            return dk_conv2d_side(r->ctx, &cd, &t[0], &t[1], &t[4], &t[5], bench_int(s, "bias") ? &t[2] : NULL, NULL,
-                                  &t[3]);
         return dk_conv2d(r->ctx, &cd, &t[0], &t[1], bench_int(s, "bias") ? &t[2] : NULL, NULL, &t[3]);
     }
     if (!strcmp(op, "conv_transpose2d")) {

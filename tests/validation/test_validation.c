@@ -11,18 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TV_MAXT 7
+#define TV_MAXT 5
 #define TV_BUF_BYTES 16384u
 #define TV_POISON 0x7fc00001u /* a quiet NaN in f32; two non-zero halves in 16-bit */
 
 typedef enum tv_op {
     TV_CONV2D, TV_CONVT, TV_MATMUL, TV_LINEAR, TV_GN, TV_LN, TV_ATTN,
-    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY, TV_CONV2D_SIDE
+    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY
 } tv_op;
 
 /* Argument slots per op (the order of the op's tensor arguments). */
 enum { X = 0, W = 1, BIAS = 2, RES = 3, Y = 4 };        /* conv, conv_transpose, matmul, linear */
-enum { SIDE = 5, SIDE_W = 6 };                          /* conv2d_side: x, w, side, side_w, bias, residual, y */
 enum { GAMMA = 1, BETA = 2, NY = 3, STATS = 4 };       /* group_norm, layer_norm: x, gamma, beta, y; split: stats */
 enum { Q = 0, K = 1, V = 2, O = 3 };                    /* attention */
 enum { AY = 1 };                                        /* activation, upsample, convert: x, y */
@@ -215,19 +214,6 @@ static void tv_base(tv_call *c, dk_context *ctx, tv_op op) {
         c->use = DK_WEIGHT_CONV2D;
         tv_tensor(c, X, DK_F32, 4, 6, 2, 3, 3);
         break;
-    case TV_CONV2D_SIDE: /* x [2,4,5,6], 3x3, pad 1 -> y [2,6,5,6] (NHWC), plus side [2,3,5,6] x side_w [6,3,1,1] */
-        c->conv.pad_h = c->conv.pad_w = 1;
-        c->conv.activation = DK_ACT_SILU;
-        tv_tensor(c, X, DK_F32, 4, 2, 4, 5, 6);
-        tv_tensor(c, W, DK_F32, 4, 6, 4, 3, 3);
-        tv_tensor(c, BIAS, DK_F32, 1, 6, 1, 1, 1);
-        tv_tensor(c, RES, DK_F32, 4, 2, 6, 5, 6);
-        tv_tensor(c, Y, DK_F32, 4, 2, 6, 5, 6);
-        tv_nhwc(c, Y);
-        tv_tensor(c, SIDE, DK_F32, 4, 2, 3, 5, 6);
-        tv_tensor(c, SIDE_W, DK_F32, 4, 6, 3, 1, 1);
-        c->out = Y;
-        break;
     }
 }
 
@@ -241,7 +227,7 @@ static const dk_tensor *tv_arg(const tv_call *c, int i) { return c->present[i] ?
 
 static dk_status tv_run(const tv_call *c, dk_context *ctx) {
     const dk_tensor *t0 = tv_arg(c, 0), *t1 = tv_arg(c, 1), *t2 = tv_arg(c, 2), *t3 = tv_arg(c, 3),
-                    *t4 = tv_arg(c, 4), *t5 = tv_arg(c, 5), *t6 = tv_arg(c, 6);
+                    *t4 = tv_arg(c, 4);
     switch (c->op) {
     case TV_CONV2D: return dk_conv2d(ctx, c->desc_null ? NULL : &c->conv, t0, t1, t2, t3, t4);
     case TV_CONVT: return dk_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, t0, t1, t2, t3, t4);
@@ -257,7 +243,6 @@ static dk_status tv_run(const tv_call *c, dk_context *ctx) {
     case TV_PREP: return dk_prepare_weight(ctx, c->use, t0);
     case TV_GN_STATS: return dk_group_norm_stats(ctx, c->desc_null ? NULL : &c->gn, t0, t4);
     case TV_GN_APPLY: return dk_group_norm_apply(ctx, c->desc_null ? NULL : &c->gn, t0, t4, t1, t2, t3);
-    case TV_CONV2D_SIDE: return dk_conv2d_side(ctx, c->desc_null ? NULL : &c->conv, t0, t1, t5, t6, t2, t3, t4);
     }
     return DK_ERR_INTERNAL;
 }
@@ -266,7 +251,7 @@ static const char *tv_op_name(tv_op op) {
     static const char *names[] = {"dk_conv2d", "dk_conv_transpose2d", "dk_matmul", "dk_linear",
                                   "dk_group_norm", "dk_layer_norm", "dk_attention", "dk_activation_forward",
                                   "dk_add", "dk_upsample_nearest", "dk_convert", "dk_prepare_weight",
-                                  "dk_group_norm_stats", "dk_group_norm_apply", "dk_conv2d_side"};
+                                  "dk_group_norm_stats", "dk_group_norm_apply"};
     return names[op];
 }
 
@@ -557,34 +542,6 @@ MUT(m_pw_mm_ndim, c->use = DK_WEIGHT_MATMUL_B)
 MUT(m_pw_mm_ok, c->use = DK_WEIGHT_MATMUL_B; c->t[X].ndim = 2)
 MUT(m_pw_past, c->t[X].offset = TV_BUF_BYTES)
 MUT(m_pw_null, c->present[X] = 0)
-/* conv2d_side */
-MUT(m_sd_side_null, c->present[SIDE] = 0)
-MUT(m_sd_side_w_null, c->present[SIDE_W] = 0)
-MUT(m_sd_side_nhwc, tv_nhwc(c, SIDE); tv_nhwc(c, SIDE_W))
-MUT(m_sd_all_f16, c->t[X].dtype = DK_F16; c->t[W].dtype = DK_F16; c->t[BIAS].dtype = DK_F16;
-    c->t[RES].dtype = DK_F16; c->t[Y].dtype = DK_F16; c->t[SIDE].dtype = DK_F16; c->t[SIDE_W].dtype = DK_F16)
-MUT(m_sd_up2, c->conv.upsample = 2; c->conv.stride_h = c->conv.stride_w = 2) /* (2*5+2-2-1)/2+1 = 5: shapes stay */
-MUT(m_sd_side_w_3x3, c->t[SIDE_W] = dk_tensor_contiguous(c->t[SIDE_W].buffer, 0, DK_F32, 4,
-                                                          (const int64_t[]){6, 3, 3, 3}))
-MUT(m_sd_side_w_cout, c->t[SIDE_W].shape[0] = 5)
-MUT(m_sd_side_w_cside, c->t[SIDE_W].shape[1] = 4)
-MUT(m_sd_side_w_ndim, c->t[SIDE_W].ndim = 2)
-MUT(m_sd_side_h, c->t[SIDE].shape[2] = 4)
-MUT(m_sd_side_w_w, c->t[SIDE].shape[3] = 7; c->t[SIDE].strides[2] = 7; c->t[SIDE].strides[1] = 35;
-    c->t[SIDE].strides[0] = 105)
-MUT(m_sd_side_n, c->t[SIDE].shape[0] = 1)
-MUT(m_sd_side_input_size_up2, c->conv.upsample = 2; c->t[Y] = dk_tensor_nhwc(c->t[Y].buffer, 0, DK_F32, 2, 6, 10, 12);
-    c->t[RES] = dk_tensor_contiguous(c->t[RES].buffer, 0, DK_F32, 4, (const int64_t[]){2, 6, 10, 12}))
-MUT(m_sd_side_ndim, c->t[SIDE].ndim = 3)
-MUT(m_sd_side_f16, c->t[SIDE].dtype = DK_F16)
-MUT(m_sd_side_w_bf16, c->t[SIDE_W].dtype = DK_BF16)
-MUT(m_sd_side_buffer_null, c->t[SIDE].buffer = NULL)
-MUT(m_sd_side_past, c->t[SIDE].strides[0] = 4096)
-MUT(m_sd_groups2, c->conv.groups = 2; c->t[W].shape[1] = 2) /* a valid grouped conv2d */
-MUT(m_sd_y_on_side, c->t[Y].buffer = c->t[SIDE].buffer; c->t[Y].offset = 16)
-MUT(m_sd_y_is_side, c->t[SIDE] = c->t[Y]; /* six side channels: y and side the same view */
-    c->t[SIDE_W] = dk_tensor_contiguous(c->t[SIDE_W].buffer, 0, DK_F32, 4, (const int64_t[]){6, 6, 1, 1}))
-MUT(m_sd_y_on_side_w, c->t[Y].buffer = c->t[SIDE_W].buffer)
 
 #define INV DK_ERR_INVALID_ARGUMENT
 #define OK DK_OK /* valid: must pass validation (the backend may still say UNSUPPORTED) */
@@ -639,11 +596,6 @@ static const tv_case tv_cases[] = {
     {TV_CONVERT, m_cvt_same_dtype, OK, ""},
     {TV_PREP, m_none, OK, ""},
     {TV_PREP, m_pw_mm_ok, OK, ""},
-    {TV_CONV2D_SIDE, m_none, OK, ""},
-    {TV_CONV2D_SIDE, m_no_bias_res, OK, ""},
-    {TV_CONV2D_SIDE, m_sd_side_nhwc, OK, ""},
-    {TV_CONV2D_SIDE, m_sd_all_f16, OK, ""},
-    {TV_CONV2D_SIDE, m_sd_up2, OK, ""},
 
     /* required pointers */
     {TV_CONV2D, m_desc_null, INV, "dk_conv2d: desc must not be NULL"},
@@ -935,33 +887,6 @@ static const tv_case tv_cases[] = {
     {TV_PREP, m_pw_conv_ndim, INV, "dk_prepare_weight: w.ndim (=3) must be 4 ([Cout, Cin/groups, KH, KW] for DK_WEIGHT_CONV2D)"},
     {TV_PREP, m_pw_convt_ndim, INV, "dk_prepare_weight: w.ndim (=2) must be 4 ([Cin, Cout/groups, KH, KW] for DK_WEIGHT_CONV_TRANSPOSE2D)"},
     {TV_PREP, m_pw_mm_ndim, INV, "dk_prepare_weight: w.ndim (=4) must be 2 or 3 ([K, N] or [B, K, N] for DK_WEIGHT_MATMUL_B)"},
-
-    /* conv2d_side: the conv2d rules under its own name, then side and side_w */
-    {TV_CONV2D_SIDE, m_sd_side_null, INV, "dk_conv2d_side: side must not be NULL"},
-    {TV_CONV2D_SIDE, m_sd_side_w_null, INV, "dk_conv2d_side: side_w must not be NULL"},
-    {TV_CONV2D_SIDE, m_desc_null, INV, "dk_conv2d_side: desc must not be NULL"},
-    {TV_CONV2D_SIDE, m_x_null, INV, "dk_conv2d_side: x must not be NULL"},
-    {TV_CONV2D_SIDE, m_y_null, INV, "dk_conv2d_side: y must not be NULL"},
-    {TV_CONV2D_SIDE, m_cv_act, INV, "dk_conv2d_side: desc->activation (=6) must be a dk_activation (0..5)"},
-    {TV_CONV2D_SIDE, m_cv_y_h, INV, "dk_conv2d_side: y.shape[2] (=4) must equal OH"},
-    {TV_CONV2D_SIDE, m_cv_y_is_res, INV, "dk_conv2d_side: y (bytes 0..1439) overlaps residual (bytes 0..1439)"},
-    {TV_CONV2D_SIDE, m_sd_groups2, INV, "dk_conv2d_side: desc->groups (=2) must be 1"},
-    {TV_CONV2D_SIDE, m_sd_side_w_3x3, INV, "dk_conv2d_side: side_w.shape[2] (=3) must equal 1"},
-    {TV_CONV2D_SIDE, m_sd_side_w_cout, INV, "dk_conv2d_side: side_w.shape[0] (=5) must equal w.shape[0] (=6)"},
-    {TV_CONV2D_SIDE, m_sd_side_w_cside, INV, "dk_conv2d_side: side_w.shape[1] (=4) must equal side.shape[1] (=3)"},
-    {TV_CONV2D_SIDE, m_sd_side_w_ndim, INV, "dk_conv2d_side: side_w.ndim (=2) must be 4 ([Cout, Cside, 1, 1])"},
-    {TV_CONV2D_SIDE, m_sd_side_h, INV, "dk_conv2d_side: side.shape[2] (=4) must equal y.shape[2] (=5)"},
-    {TV_CONV2D_SIDE, m_sd_side_w_w, INV, "dk_conv2d_side: side.shape[3] (=7) must equal y.shape[3] (=6)"},
-    {TV_CONV2D_SIDE, m_sd_side_n, INV, "dk_conv2d_side: side.shape[0] (=1) must equal y.shape[0] (=2)"},
-    {TV_CONV2D_SIDE, m_sd_side_input_size_up2, INV, "dk_conv2d_side: side.shape[2] (=5) must equal y.shape[2] (=10)"},
-    {TV_CONV2D_SIDE, m_sd_side_ndim, INV, "dk_conv2d_side: side.ndim (=3) must be 4 ([N, Cside, OH, OW])"},
-    {TV_CONV2D_SIDE, m_sd_side_f16, INV, "dk_conv2d_side: side.dtype (=f16) must equal x.dtype (=f32)"},
-    {TV_CONV2D_SIDE, m_sd_side_w_bf16, INV, "dk_conv2d_side: side_w.dtype (=bf16) must equal x.dtype (=f32)"},
-    {TV_CONV2D_SIDE, m_sd_side_buffer_null, INV, "dk_conv2d_side: side.buffer must not be NULL"},
-    {TV_CONV2D_SIDE, m_sd_side_past, INV, "dk_conv2d_side: side's view ends at byte"},
-    {TV_CONV2D_SIDE, m_sd_y_on_side, INV, "dk_conv2d_side: y (bytes 16..1455) overlaps side (bytes 0..719) in the same buffer; an output may not alias an input"},
-    {TV_CONV2D_SIDE, m_sd_y_is_side, INV, "dk_conv2d_side: y (bytes 0..1439) overlaps side (bytes 0..1439)"},
-    {TV_CONV2D_SIDE, m_sd_y_on_side_w, INV, "dk_conv2d_side: y (bytes 0..1439) overlaps side_w (bytes 0..71)"},
 };
 
 /* ------------------------------------------------------------------ runner */
@@ -1007,7 +932,7 @@ static void tv_run_case(dk_context *ctx, size_t idx) {
 /* A NULL ctx: INVALID_ARGUMENT and the message in the thread's slot. */
 static void tv_null_ctx(dk_context *ctx) {
     int op;
-    for (op = TV_CONV2D; op <= TV_CONV2D_SIDE; op++) {
+    for (op = TV_CONV2D; op <= TV_GN_APPLY; op++) {
         tv_call c;
         char want[96];
         dk_status st;
