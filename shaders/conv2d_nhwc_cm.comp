@@ -12,7 +12,7 @@
 // Rows m = (n, oh, ow) of the output sub-grid, columns = output channels; the
 // sub-grid and tap parameters are those of conv2d.comp, so each stride phase of
 // conv_transpose2d runs here too.  Tiles, pipelining and fragments:
-// dk_gemm_coopmat.glsl.  FLAGS bit 4 (set by the host when y, and the
+// dk_gemm_coopmat.glsl.  MODE bit 7 (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
 // epilogue reads and writes 8 channels per 16-byte vector.
 #include "dk_common.glsl"
@@ -65,6 +65,13 @@ shared float cv_bias[CMG_BN];
 // session 29.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
 const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
+// MODE bits 7 and 8 (the host sets them from FLAGS bits 4 and 1): the
+// epilogue's 16-byte vectors and the residual compiled in, so that each
+// pipeline holds one epilogue (121 -> 69 KB of machine code without a
+// residual; those convs 1-4% faster on the H100, the residual ones unchanged:
+// NOTES, session 32).
+const bool CV_VEC = ((MODE >> 7) & 1) != 0;
+const bool CV_RES = ((MODE >> 8) & 1) != 0;
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -300,35 +307,46 @@ void main() {
 
     // Epilogue: each fragment goes through this subgroup's shared slot; lane l
     // then owns row l / 2 and 8 channels (l % 2) * 8 of it.
-    bool vec = (FLAGS & 16) != 0;
+    const bool vec = CV_VEC;
     int r = lane >> 1, c8 = (lane & 1) * 8;
     uint ypix[4], rpix[4];
     [[unroll]] for (int i = 0; i < CMG_FM; i++) {
         int m = min(m0 + wm + 16 * i + r, M - 1);
         ypix[i] = cv_pixel(m, ows, ohs, DK_VKP_CV_YS);
-        rpix[i] = (FLAGS & 2) != 0 ? cv_pixel(m, ows, ohs, DK_VKP_CV_RS) : 0u;
+        rpix[i] = CV_RES ? cv_pixel(m, ows, ohs, DK_VKP_CV_RS) : 0u;
     }
     float osc = PF(DK_VKP_CV_OSCALE), rsc = PF(DK_VKP_CV_RSCALE);
     uint ys_c = PU(DK_VKP_CV_YS + 1), rs_c = PU(DK_VKP_CV_RS + 1);
+    // The residual vectors of all this lane's fragments, loaded at once before
+    // the first spill so that their latencies overlap (one per fragment, each
+    // before its spill's barriers, left most of each exposed: the residual
+    // convs 1-5% faster this way, session 32).  16 vectors next to the
+    // accumulators stay within the registers the K loop needs (242).
+    uvec4 rws[16];
+    if (vec && CV_RES) {
+        [[unroll]] for (int j = 0; j < CMG_FN; j++) {
+            int n = n0 + wn + 16 * j + c8;
+            [[unroll]] for (int i = 0; i < CMG_FM; i++) {
+                int m = m0 + wm + 16 * i + r;
+                rws[j * 4 + i] = m < M && n < N ? rv.v[(rpix[i] + uint(n)) >> 3] : uvec4(0);
+            }
+        }
+    }
     [[unroll]] for (int j = 0; j < CMG_FN; j++) {
         int n = n0 + wn + 16 * j + c8;   // N % 8 == 0: all 8 channels or none (narrow: N < 8, no vectors)
         float bias[8];
         [[unroll]] for (int c = 0; c < 8; c++) bias[c] = cv_bias[wn + 16 * j + c8 + c];
         [[unroll]] for (int i = 0; i < CMG_FM; i++) {
             int m = m0 + wm + 16 * i + r;
-            // The residual vector is loaded before the spill's barriers so that
-            // its latency overlaps them.
-            uvec4 rw = uvec4(0);
-            if (vec && (FLAGS & 2) != 0 && m < M && n < N) rw = rv.v[(rpix[i] + uint(n)) >> 3];
             cmg_spill(sg, i, j);
             if (m >= M || n >= N) continue;
             vec4 lo = cmg_spilled(sg, r, c8 >> 2), hi = cmg_spilled(sg, r, (c8 >> 2) + 1);
             float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
             [[unroll]] for (int c = 0; c < 8; c++) v[c] = osc * dk_act(v[c] + bias[c]);
             if (vec) {
-                if ((FLAGS & 2) != 0) {
+                if (CV_RES) {
                     [[unroll]] for (int c = 0; c < 4; c++) {
-                        vec2 h = cm_unpack2(rw[c]);
+                        vec2 h = cm_unpack2(rws[j * 4 + i][c]);
                         v[2 * c] += rsc * h.x;
                         v[2 * c + 1] += rsc * h.y;
                     }
@@ -342,7 +360,7 @@ void main() {
                     if (n + c >= N) break;
 #endif
                     float x = v[c];
-                    if ((FLAGS & 2) != 0) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
+                    if (CV_RES) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
                     Y_st(ypix[i] + uint(n + c) * ys_c, x);
                 }
             }

@@ -417,6 +417,9 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
      * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
     if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
+    /* MODE bits 7, 8: the vector epilogue and the residual compiled in */
+    if (p[DK_VKP_FLAGS] & 16) spec[DK_VKS_MODE] |= 128u;
+    if (p[DK_VKP_FLAGS] & 2) spec[DK_VKS_MODE] |= 256u;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BENCH_MAX_PARAMS 14
+#define BENCH_MAX_PARAMS 16
 
 typedef struct bench_param {
     const char *key;
@@ -39,7 +39,8 @@ typedef struct bench_opdef {
 
 static const bench_opdef bench_ops[] = {
     {"conv2d", {{"n", "1"}, {"cin", NULL}, {"cout", NULL}, {"h", NULL}, {"w", NULL}, {"k", "3"}, {"s", "1"},
-                {"p", "0"}, {"d", "1"}, {"g", "1"}, {"up", "1"}, {"bias", "1"}, {"act", "none"}, {NULL, NULL}}},
+                {"p", "0"}, {"d", "1"}, {"g", "1"}, {"up", "1"}, {"bias", "1"}, {"act", "none"}, {"res", "0"},
+                {NULL, NULL}}},
     {"conv_transpose2d", {{"n", "1"}, {"cin", NULL}, {"cout", NULL}, {"h", NULL}, {"w", NULL}, {"k", "3"},
                           {"s", "2"}, {"p", "1"}, {"op", "1"}, {"d", "1"}, {"g", "1"}, {"bias", "1"},
                           {"act", "none"}, {NULL, NULL}}},
@@ -274,10 +275,11 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
         if (setup) {
             int64_t xs[4] = {n, ci, h, w}, ws[4] = {co, ci / g, k, k}, bs[1] = {co}, ys[4] = {n, co, oh, ow};
             if (bench_tensor(r, dt, 4, xs, nhwc, seed) || bench_tensor(r, dt, 4, ws, 0, seed) ||
-                bench_tensor(r, dt, 1, bs, 0, seed) || bench_tensor(r, dt, 4, ys, nhwc, seed))
+                bench_tensor(r, dt, 1, bs, 0, seed) || bench_tensor(r, dt, 4, ys, nhwc, seed) ||
+                (bench_int(s, "res") && bench_tensor(r, dt, 4, ys, nhwc, seed))) /* res=1: a residual like y */
                 return DK_ERR_OUT_OF_MEMORY;
             r->flops = 2.0 * n * co * oh * ow * (double)(ci / g) * k * k;
-            r->bytes = e * (double)(n * ci * h * w + co * (ci / g) * k * k + n * co * oh * ow + co);
+            r->bytes = e * (double)(n * ci * h * w + co * (ci / g) * k * k + n * co * oh * ow * (1 + bench_int(s, "res")) + co);
         }
         dk_conv2d_desc_init(&cd);
         cd.stride_h = cd.stride_w = (int32_t)st;
@@ -286,7 +288,8 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
         cd.groups = (int32_t)g;
         cd.upsample = (int32_t)up;
         cd.activation = bench_act(bench_get(s, "act"));
-        return dk_conv2d(r->ctx, &cd, &t[0], &t[1], bench_int(s, "bias") ? &t[2] : NULL, NULL, &t[3]);
+        return dk_conv2d(r->ctx, &cd, &t[0], &t[1], bench_int(s, "bias") ? &t[2] : NULL,
+                         bench_int(s, "res") ? &t[4] : NULL, &t[3]);
     }
     if (!strcmp(op, "conv_transpose2d")) {
         int64_t n = bench_int(s, "n"), ci = bench_int(s, "cin"), co = bench_int(s, "cout"), h = bench_int(s, "h"),
