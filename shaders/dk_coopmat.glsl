@@ -35,7 +35,12 @@ layout(constant_id = DK_VKS_CM_KB) const int CM_KB = 16;
 // Two floats -> the storage dtype's pair of 16-bit values in one word (DT 2
 // f16 by the hardware conversion, DT 3 bf16 rounded to nearest even), and back.
 uint cm_pack2(float a, float b) {
-    if (DT == 3) return dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
+    if (DT == 3) {   // dk_f2h's rounding, both halves at once (no masks, one merge)
+        uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+        ua = (ua & 0x7fffffffu) > 0x7f800000u ? ua | 0x400000u : ua + 0x7fffu + ((ua >> 16) & 1u);
+        ub = (ub & 0x7fffffffu) > 0x7f800000u ? ub | 0x400000u : ub + 0x7fffu + ((ub >> 16) & 1u);
+        return (ua >> 16) | (ub & 0xffff0000u);
+    }
     return packFloat2x16(f16vec2(a, b));
 }
 vec2 cm_unpack2(uint w) {

@@ -423,6 +423,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         scf.subgroupSizeControl = VK_TRUE;
         scf.computeFullSubgroups = VK_TRUE;
     }
+    s->eager = !(getenv("DIFKERN_VULKAN_EAGER") && strcmp(getenv("DIFKERN_VULKAN_EAGER"), "0") == 0);
     s->pipeline_stats = vkdev_env_flag("DIFKERN_VULKAN_PIPELINE_STATS") &&
                         vkdev_has_device_ext(s->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (s->pipeline_stats) {
@@ -520,6 +521,7 @@ static void vkdev_destroy(dk_context *ctx) {
     if (!s) return;
     if (s->device) {
         if (!s->lost) s->vk.vkQueueWaitIdle(s->queue);
+        dk__vk_trace_print(s);
         dk__vk_pipelines_destroy(s);
         dk__vk_frames_destroy(s);
         if (s->scratch.block) dk__vk_free_range(s, s->scratch.block, s->scratch.alloc_offset, s->scratch.alloc_size);

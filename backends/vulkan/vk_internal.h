@@ -14,6 +14,7 @@
 #define DK_VK_BLOCK_SIZE ((uint64_t)256 << 20) /* device-local suballocation block */
 #define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
+#define DK_VK_EAGER_DISPATCHES 16 /* a frame with this many goes to the device (vk_submit.c) */
 
 /* VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, for headers older than
  * them (Debian 12's are 1.3.239). */
@@ -183,6 +184,15 @@ typedef struct dk_vk_state {
     int timer_running;            /* dk_timer_begin seen, dk_timer_end not yet */
     double timer_host_start;
 
+    /* DIFKERN_VULKAN_TRACE=1: a timestamp before and after every dispatch,
+     * printed to stderr when the context is destroyed (vk_submit.c). */
+    VkQueryPool trace_pool;
+    uint32_t trace_cap, trace_n;
+    struct dk_vk_trace_rec {
+        uint32_t shader, spec[DK_VK_SPEC];
+        uint64_t groups;
+    } *trace_rec;
+
     VkDebugUtilsMessengerEXT messenger;
     char validation_msg[512];
     int validation_errors;
@@ -195,6 +205,7 @@ typedef struct dk_vk_state {
     int coopmat_bf16;             /* bf16 tensor cores: KHR + VK_KHR_shader_bfloat16 */
     int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
     int pipeline_stats;           /* DIFKERN_VULKAN_PIPELINE_STATS: print each pipeline's statistics */
+    int eager;                    /* submit frames early (DIFKERN_VULKAN_EAGER=0: only when full or waited for) */
     int unchecked_buffers;        /* pipelines without the driver's buffer bounds checks (vk_device.c) */
     uint64_t host_import_align;   /* VK_EXT_external_memory_host enabled: its pointer alignment; 0: off */
 } dk_vk_state;
@@ -237,6 +248,7 @@ dk_status dk__vk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size
 /* vk_submit.c */
 dk_status dk__vk_frames_create(dk_context *ctx);
 void dk__vk_frames_destroy(dk_vk_state *s);
+void dk__vk_trace_print(dk_vk_state *s);    /* after the queue is idle */
 dk_status dk__vk_begin(dk_context *ctx);              /* make sure the current frame records */
 dk_status dk__vk_flush(dk_context *ctx);              /* submit the current frame (no wait) */
 dk_status dk__vk_wait_all(dk_context *ctx);           /* flush and wait for everything */

@@ -3,6 +3,7 @@
  * data dependency needs one, dispatch, sync and timestamps. */
 #include "vk_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -56,6 +57,13 @@ dk_status dk__vk_frames_create(dk_context *ctx) {
             qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
             qi.queryCount = 2;
             if (s->vk.vkCreateQueryPool(s->device, &qi, NULL, &s->query_pool) == VK_SUCCESS) s->timer_device = 1;
+            if (getenv("DIFKERN_VULKAN_TRACE") && getenv("DIFKERN_VULKAN_TRACE")[0] == '1') {
+                s->trace_cap = 8192; /* dispatches */
+                qi.queryCount = 2 * s->trace_cap;
+                s->trace_rec = (struct dk_vk_trace_rec *)calloc(s->trace_cap, sizeof *s->trace_rec);
+                if (!s->trace_rec || s->vk.vkCreateQueryPool(s->device, &qi, NULL, &s->trace_pool) != VK_SUCCESS)
+                    s->trace_cap = 0;
+            }
         }
     }
     return DK_OK;
@@ -79,6 +87,29 @@ void dk__vk_frames_destroy(dk_vk_state *s) {
         if (f->fence) s->vk.vkDestroyFence(s->device, f->fence, NULL);
     }
     if (s->command_pool) s->vk.vkDestroyCommandPool(s->device, s->command_pool, NULL);
+    if (s->trace_pool) s->vk.vkDestroyQueryPool(s->device, s->trace_pool, NULL);
+    free(s->trace_rec);
+}
+
+/* The trace: per dispatch its shader, specialization, workgroups, and the
+ * device times (us from the first) of the timestamps before (top of pipe,
+ * after any barrier) and after (bottom of pipe) it. */
+void dk__vk_trace_print(dk_vk_state *s) {
+    uint64_t *ts;
+    uint32_t i;
+    double us = (double)s->props.limits.timestampPeriod * 1e-3;
+    if (!s->trace_n || s->lost) return;
+    ts = (uint64_t *)malloc((size_t)s->trace_n * 2 * sizeof *ts);
+    if (!ts) return;
+    if (s->vk.vkGetQueryPoolResults(s->device, s->trace_pool, 0, 2 * s->trace_n, (size_t)s->trace_n * 2 * sizeof *ts,
+                                    ts, sizeof *ts, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+        for (i = 0; i < s->trace_n; i++) {
+            const struct dk_vk_trace_rec *r = &s->trace_rec[i];
+            fprintf(stderr, "vktrace %u shader %u spec %u %u %u %u groups %llu %.3f %.3f\n", i, r->shader, r->spec[0],
+                    r->spec[1], r->spec[2], r->spec[3], (unsigned long long)r->groups,
+                    (double)(ts[2 * i] - ts[0]) * us, (double)(ts[2 * i + 1] - ts[0]) * us);
+        }
+    free(ts);
 }
 
 /* Wait for a submitted frame and recycle what it held. */
@@ -247,6 +278,26 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
     }
 }
 
+/* After a dispatch: submit the frame being recorded at once where the device
+ * has nothing else to run (every submitted frame done) or the frame holds
+ * DK_VK_EAGER_DISPATCHES dispatches (it then queues behind the running one),
+ * so that the device starts while the host records the rest.  Frames were
+ * submitted only when full (512 dispatches) or waited for: a sequence of ops
+ * left the device idle while the host recorded it all (the SDXL decode's ~150
+ * dispatches, ~1.5 ms), and again after each sync (its progress report). */
+static dk_status vksub_eager(dk_context *ctx) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_frame *f = &s->frames[s->cur];
+    uint32_t i;
+    if (!s->eager || !f->recording) return DK_OK;
+    if (f->params_used < DK_VK_EAGER_DISPATCHES)
+        for (i = 0; i < DK_VK_FRAMES; i++)
+            if (i != s->cur && s->frames[i].submitted &&
+                s->vk.vkGetFenceStatus(s->device, s->frames[i].fence) == VK_NOT_READY)
+                return DK_OK; /* the device is busy and the frame small: record on */
+    return dk__vk_flush(ctx);
+}
+
 dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec, dk_vk_binding *bind,
                           const int32_t *params, uint32_t nparams, uint64_t gx, uint32_t gy, uint32_t gz) {
     dk_vk_state *s = dk__vk(ctx);
@@ -256,7 +307,7 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
     VkPipeline pipe;
     dk_vk_frame *f;
     uint64_t slot_off, x0;
-    uint32_t i;
+    uint32_t i, tr;
     dk_status st;
     if (gx == 0 || gy == 0 || gz == 0) return DK_OK;
     if (gy > maxc[1] || gz > maxc[2])
@@ -304,6 +355,14 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
         s->bound_pipeline = pipe;
     }
     s->vk.vkCmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline_layout, 0, DK_VK_BINDINGS, wr);
+    tr = s->trace_n < s->trace_cap ? s->trace_n++ : UINT32_MAX;
+    if (tr != UINT32_MAX) {
+        if (tr == 0) s->vk.vkCmdResetQueryPool(f->cmd, s->trace_pool, 0, 2 * s->trace_cap);
+        s->vk.vkCmdWriteTimestamp(f->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->trace_pool, 2 * tr);
+        s->trace_rec[tr].shader = shader;
+        memcpy(s->trace_rec[tr].spec, spec, sizeof s->trace_rec[tr].spec);
+        s->trace_rec[tr].groups = gx * gy * gz;
+    }
     /* Grids wider than the device allows run as several dispatches. */
     for (x0 = 0; x0 < gx; x0 += maxc[0]) {
         uint32_t base = (uint32_t)x0;
@@ -311,7 +370,9 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
         s->vk.vkCmdPushConstants(f->cmd, s->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
         s->vk.vkCmdDispatch(f->cmd, (uint32_t)cnt, gy, gz);
     }
-    return DK_OK;
+    if (tr != UINT32_MAX)
+        s->vk.vkCmdWriteTimestamp(f->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->trace_pool, 2 * tr + 1);
+    return vksub_eager(ctx);
 }
 
 dk_status dk__vk_sync(dk_context *ctx) {
