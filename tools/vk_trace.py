@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarize DIFKERN_VULKAN_TRACE=1 output (stderr lines "vktrace i shader S spec
-a b c d groups G top_us bottom_us"): the dispatches split into runs at host gaps
+a b c d groups G top_us bottom_us host host_us"): the dispatches split into runs at host gaps
 over --split ms; per run its span, the dispatches' summed times (bottom - top)
 and the gaps between them (top - previous bottom); for the last run, or --run N,
 the same per shader and specialization."""
@@ -15,7 +15,7 @@ NAMES = ("conv2d matmul eltwise gn_stats gn_final gn_norm layer_norm attention t
          "conv_narrow_khr conv_narrow_bf16 attn_cm attn_cm_khr attn_cm_bf16 attn_rows attn_rows_khr "
          "attn_rows_bf16").split()
 
-LINE = re.compile(r"vktrace (\d+) shader (\d+) spec (\d+) (\d+) (\d+) (\d+) groups (\d+) ([-0-9.]+) ([-0-9.]+)")
+LINE = re.compile(r"vktrace (\d+) shader (\d+) spec (\d+) (\d+) (\d+) (\d+) groups (\d+) ([-0-9.]+) ([-0-9.]+)(?: host ([-0-9.]+))?")
 
 
 def main():

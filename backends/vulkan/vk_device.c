@@ -424,6 +424,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         scf.computeFullSubgroups = VK_TRUE;
     }
     s->eager = !(getenv("DIFKERN_VULKAN_EAGER") && strcmp(getenv("DIFKERN_VULKAN_EAGER"), "0") == 0);
+    s->eager_at = DK_VK_EAGER_DISPATCHES;
     s->pipeline_stats = vkdev_env_flag("DIFKERN_VULKAN_PIPELINE_STATS") &&
                         vkdev_has_device_ext(s->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (s->pipeline_stats) {

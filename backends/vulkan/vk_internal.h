@@ -14,7 +14,7 @@
 #define DK_VK_BLOCK_SIZE ((uint64_t)256 << 20) /* device-local suballocation block */
 #define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
-#define DK_VK_EAGER_DISPATCHES 16 /* a frame with this many goes to the device (vk_submit.c) */
+#define DK_VK_EAGER_DISPATCHES 16 /* the first eager frame size while the device is busy (vk_submit.c) */
 
 /* VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, for headers older than
  * them (Debian 12's are 1.3.239). */
@@ -191,6 +191,7 @@ typedef struct dk_vk_state {
     struct dk_vk_trace_rec {
         uint32_t shader, spec[DK_VK_SPEC];
         uint64_t groups;
+        double host_ms; /* when the host recorded it */
     } *trace_rec;
 
     VkDebugUtilsMessengerEXT messenger;
@@ -206,6 +207,7 @@ typedef struct dk_vk_state {
     int cm_wave32;                /* tensor-core pipelines ask for 32-wide subgroups */
     int pipeline_stats;           /* DIFKERN_VULKAN_PIPELINE_STATS: print each pipeline's statistics */
     int eager;                    /* submit frames early (DIFKERN_VULKAN_EAGER=0: only when full or waited for) */
+    uint32_t eager_at;            /* dispatches that make a frame go while the device is busy */
     int unchecked_buffers;        /* pipelines without the driver's buffer bounds checks (vk_device.c) */
     uint64_t host_import_align;   /* VK_EXT_external_memory_host enabled: its pointer alignment; 0: off */
 } dk_vk_state;

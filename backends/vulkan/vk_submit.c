@@ -91,9 +91,9 @@ void dk__vk_frames_destroy(dk_vk_state *s) {
     free(s->trace_rec);
 }
 
-/* The trace: per dispatch its shader, specialization, workgroups, and the
- * device times (us from the first) of the timestamps before (top of pipe,
- * after any barrier) and after (bottom of pipe) it. */
+/* The trace: per dispatch its shader, specialization, workgroups, the device
+ * times (us from the first) of the timestamps before (top of pipe, after any
+ * barrier) and after (bottom of pipe) it, and when the host recorded it (us). */
 void dk__vk_trace_print(dk_vk_state *s) {
     uint64_t *ts;
     uint32_t i;
@@ -105,12 +105,15 @@ void dk__vk_trace_print(dk_vk_state *s) {
                                     ts, sizeof *ts, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
         for (i = 0; i < s->trace_n; i++) {
             const struct dk_vk_trace_rec *r = &s->trace_rec[i];
-            fprintf(stderr, "vktrace %u shader %u spec %u %u %u %u groups %llu %.3f %.3f\n", i, r->shader, r->spec[0],
-                    r->spec[1], r->spec[2], r->spec[3], (unsigned long long)r->groups,
-                    (double)(ts[2 * i] - ts[0]) * us, (double)(ts[2 * i + 1] - ts[0]) * us);
+            fprintf(stderr, "vktrace %u shader %u spec %u %u %u %u groups %llu %.3f %.3f host %.3f\n", i, r->shader,
+                    r->spec[0], r->spec[1], r->spec[2], r->spec[3], (unsigned long long)r->groups,
+                    (double)(ts[2 * i] - ts[0]) * us, (double)(ts[2 * i + 1] - ts[0]) * us,
+                    (r->host_ms - s->trace_rec[0].host_ms) * 1e3);
         }
     free(ts);
 }
+
+static double vksub_now_ms(void);
 
 /* Wait for a submitted frame and recycle what it held. */
 static dk_status vksub_wait_frame(dk_context *ctx, dk_vk_frame *f) {
@@ -279,22 +282,33 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
 }
 
 /* After a dispatch: submit the frame being recorded at once where the device
- * has nothing else to run (every submitted frame done) or the frame holds
- * DK_VK_EAGER_DISPATCHES dispatches (it then queues behind the running one),
- * so that the device starts while the host records the rest.  Frames were
- * submitted only when full (512 dispatches) or waited for: a sequence of ops
- * left the device idle while the host recorded it all (the SDXL decode's ~150
- * dispatches, ~1.5 ms), and again after each sync (its progress report). */
+ * has nothing else to run (every submitted frame done), or where it holds
+ * s->eager_at dispatches (then it queues behind the running ones), so that
+ * the device starts while the host records the rest.  eager_at starts at
+ * DK_VK_EAGER_DISPATCHES when the device is found idle and doubles with each
+ * submit while it is busy, up to a full frame: short frames while the device
+ * would wait for the host, few frame boundaries (each a few us of device
+ * time) once the host is ahead.  Frames were submitted only when full (512
+ * dispatches) or waited for, which left the device idle while the host
+ * recorded a whole sequence of ops (the SDXL decode's ~150 dispatches: NOTES,
+ * session 33). */
 static dk_status vksub_eager(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_frame *f = &s->frames[s->cur];
+    int busy = 0;
     uint32_t i;
-    if (!s->eager || !f->recording) return DK_OK;
-    if (f->params_used < DK_VK_EAGER_DISPATCHES)
-        for (i = 0; i < DK_VK_FRAMES; i++)
-            if (i != s->cur && s->frames[i].submitted &&
-                s->vk.vkGetFenceStatus(s->device, s->frames[i].fence) == VK_NOT_READY)
-                return DK_OK; /* the device is busy and the frame small: record on */
+    /* (Not between dk_timer_begin and dk_timer_end: the device timestamps
+     * would then also measure the host's recording between submits.) */
+    if (!s->eager || !f->recording || (s->timer_running && s->timer_device)) return DK_OK;
+    for (i = 0; i < DK_VK_FRAMES && !busy; i++)
+        busy = i != s->cur && s->frames[i].submitted &&
+               s->vk.vkGetFenceStatus(s->device, s->frames[i].fence) == VK_NOT_READY;
+    if (!busy) {
+        s->eager_at = DK_VK_EAGER_DISPATCHES;
+    } else {
+        if (f->params_used < s->eager_at) return DK_OK;
+        s->eager_at = s->eager_at * 2 < DK_VK_PARAM_SLOTS ? s->eager_at * 2 : DK_VK_PARAM_SLOTS;
+    }
     return dk__vk_flush(ctx);
 }
 
@@ -362,6 +376,7 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
         s->trace_rec[tr].shader = shader;
         memcpy(s->trace_rec[tr].spec, spec, sizeof s->trace_rec[tr].spec);
         s->trace_rec[tr].groups = gx * gy * gz;
+        s->trace_rec[tr].host_ms = vksub_now_ms();
     }
     /* Grids wider than the device allows run as several dispatches. */
     for (x0 = 0; x0 < gx; x0 += maxc[0]) {

@@ -437,9 +437,10 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
             shape[0] = 1; shape[1] = a.c; shape[2] = a.h; shape[3] = a.w;
             y = dk_tensor_contiguous(e->arena, e->act_off[f.id], DK_F32, 4, shape);
             vaex_prof_begin(e);
-            /* (24 bytes back instead of scanning the downloaded floats: ~1 ms of one host core) */
-            if (e->st == DK_OK && e->check16) e->out_bad = vaex_nonfinite_dev(e, &x);
+            /* (24 bytes back instead of scanning the downloaded floats: ~1 ms of
+             * one host core; after the conversion, so that one wait covers both) */
             if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &x, &y);
+            if (e->st == DK_OK && e->check16) e->out_bad = vaex_nonfinite_dev(e, &x);
             vaex_prof_end(e, "output to float NCHW");
             vaex_prof_begin(e);
             if (e->st == DK_OK)
