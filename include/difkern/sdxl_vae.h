@@ -123,7 +123,8 @@ typedef struct dk_sdxl_vae_info {
     uint64_t scratch_reserve_bytes; /* kept for backend scratch when max_device_bytes decides */
     uint64_t peak_device_bytes;   /* dk_memory_usage peak of ctx during the decode (the
                                      decode resets ctx's peak when it starts) */
-    double elapsed_ms;            /* host wall time of the decode */
+    double elapsed_ms;            /* host wall time of the whole call (its latents' read-back,
+                                     the 8-bit conversion of _rgb8 included) */
 } dk_sdxl_vae_info;
 
 /* Weights from a .safetensors file (path).  dtype: the decode dtype.

@@ -407,8 +407,9 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
     return st;
 }
 
+/* t0: when the API call began (elapsed_ms and the progress times count from it). */
 static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
-                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info) {
+                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info, double t0) {
     vaed_mode m;
     vaed_run r;
     dk_sdxl_vae_info inf;
@@ -421,7 +422,7 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     memset(&inf, 0, sizeof inf);
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
-    r.t0 = vaed_now_ms();
+    r.t0 = t0;
     st = vaed_choose(vae, fn, h, w, &m);
     if (st != DK_OK) return st;
     if (m.banded) { /* bounded memory: drop the untiled arena of earlier decodes */
@@ -459,12 +460,13 @@ dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t
     if (st != DK_OK) return st;
     o.host = out;
     o.dev = NULL;
-    return vaed_decode(vae, fn, latents, batch, h, w, &o, info);
+    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, vaed_now_ms());
 }
 
 dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
                                   uint8_t *rgb8, dk_sdxl_vae_info *info) {
     static const char fn[] = "dk_sdxl_vae_decode_rgb8";
+    double t0 = vaed_now_ms();
     int64_t hw = (int64_t)64 * h * w, b, i, c;
     float *f;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, rgb8);
@@ -475,7 +477,7 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
         vaed_out o;
         o.host = f;
         o.dev = NULL;
-        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info);
+        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info, t0);
     }
     if (st == DK_OK)
         for (b = 0; b < batch; b++)
@@ -485,6 +487,7 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
                     v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
                     rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
                 }
+    if (st == DK_OK && info) info->elapsed_ms = vaed_now_ms() - t0; /* the 8-bit conversion too */
     free(f);
     return st;
 }
@@ -524,6 +527,7 @@ static dk_status vaed_check_tensors(dk_sdxl_vae *vae, const char *fn, const dk_t
 dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
                                     dk_sdxl_vae_info *info) {
     static const char fn[] = "dk_sdxl_vae_decode_tensor";
+    double t0 = vaed_now_ms(); /* the latents' conversion and read-back count too */
     int32_t batch, h, w;
     int64_t n;
     dk_buffer *tmp = NULL;
@@ -555,7 +559,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     if (st == DK_OK) {
         o.host = NULL;
         o.dev = out;
-        st = vaed_decode(vae, fn, z, batch, h, w, &o, info);
+        st = vaed_decode(vae, fn, z, batch, h, w, &o, info, t0);
     }
     free(z);
     return st;
