@@ -50,7 +50,8 @@ typedef enum dk_status {
     DK_ERR_DEVICE_LOST = 5,       /* the GPU was lost; destroy the context */
     DK_ERR_IO = 6,                /* a file could not be opened/read/written */
     DK_ERR_FORMAT = 7,            /* a file or blob is malformed */
-    DK_ERR_INTERNAL = 8           /* a bug in difkern: please report */
+    DK_ERR_INTERNAL = 8,          /* a bug in difkern: please report */
+    DK_ERR_NON_FINITE = 9         /* inputs or results hold NaN or Inf (see the call's docs) */
 } dk_status;
 
 /* A static English name such as "DK_ERR_INVALID_ARGUMENT". */

@@ -53,6 +53,7 @@ const char *dk_status_name(dk_status s) {
     case DK_ERR_IO: return "DK_ERR_IO";
     case DK_ERR_FORMAT: return "DK_ERR_FORMAT";
     case DK_ERR_INTERNAL: return "DK_ERR_INTERNAL";
+    case DK_ERR_NON_FINITE: return "DK_ERR_NON_FINITE";
     }
     return "DK_ERR_UNKNOWN";
 }
