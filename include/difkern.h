@@ -68,6 +68,9 @@ typedef enum dk_backend_kind {
 
 typedef struct dk_context dk_context;
 
+/* The most CPU worker threads a context takes (options->num_threads, DIFKERN_THREADS). */
+#define DK_MAX_THREADS 1024
+
 typedef struct dk_context_options {
     dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO */
     int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */

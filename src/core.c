@@ -3,6 +3,7 @@
 #include "../backends/backend.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,22 +14,57 @@
 #endif
 
 static CORE_THREAD_LOCAL char core_thread_error[1024];
+/* The calling thread's last failure on a context (which: core_thread_ctx_serial),
+ * so that dk_last_error(ctx) gives a thread its own message when threads share ctx. */
+static CORE_THREAD_LOCAL char core_thread_ctx_error[1024];
+static CORE_THREAD_LOCAL uint64_t core_thread_ctx_serial;
+static CORE_THREAD_LOCAL char core_thread_ctx_view[1024]; /* dk_last_error's copy of ctx->error */
+/* Buffer ids and context serials: unique in the process, never reused. */
+static atomic_uint_least64_t core_next_buffer_id = 1;
+static atomic_uint_least64_t core_next_context_serial = 1;
 
 /* ------------------------------------------------------------------ errors */
 
+void dk__lock(dk_context *ctx) { (void)mtx_lock(&ctx->lock); }
+void dk__unlock(dk_context *ctx) { (void)mtx_unlock(&ctx->lock); }
+dk_status dk__unlock_ret(dk_context *ctx, dk_status st) {
+    (void)mtx_unlock(&ctx->lock);
+    return st;
+}
+
 dk_status dk__fail(dk_context *ctx, dk_status status, const char *fmt, ...) {
-    char *dst = ctx ? ctx->error : core_thread_error;
-    size_t cap = ctx ? sizeof ctx->error : sizeof core_thread_error;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(dst, cap, fmt, ap);
+    if (!ctx) {
+        vsnprintf(core_thread_error, sizeof core_thread_error, fmt, ap);
+    } else {
+        vsnprintf(core_thread_ctx_error, sizeof core_thread_ctx_error, fmt, ap);
+        core_thread_ctx_serial = ctx->serial;
+        dk__lock(ctx);
+        memcpy(ctx->error, core_thread_ctx_error, sizeof ctx->error);
+        dk__unlock(ctx);
+    }
     va_end(ap);
     return status;
 }
 
 void dk__clear_error(dk_context *ctx) {
-    if (ctx) ctx->error[0] = '\0';
-    else core_thread_error[0] = '\0';
+    if (!ctx) {
+        core_thread_error[0] = '\0';
+        return;
+    }
+    if (core_thread_ctx_serial == ctx->serial) core_thread_ctx_error[0] = '\0';
+    dk__lock(ctx);
+    ctx->error[0] = '\0';
+    dk__unlock(ctx);
+}
+
+dk_status dk__check_owner(dk_context *ctx, const char *fn, const char *what, const dk_buffer *b) {
+    if (b->owner == ctx) return DK_OK;
+    return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                    "%s: %s belongs to another context (%s backend); a buffer is used only with the "
+                    "context that created it",
+                    fn, what, b->owner && b->owner->ops ? b->owner->ops->name : "unknown");
 }
 
 void dk__strlcpy(char *dst, const char *src, size_t cap) {
@@ -40,7 +76,17 @@ void dk__strlcpy(char *dst, const char *src, size_t cap) {
     dst[n] = '\0';
 }
 
-const char *dk_last_error(const dk_context *ctx) { return ctx ? ctx->error : core_thread_error; }
+const char *dk_last_error(const dk_context *ctx) {
+    dk_context *c = (dk_context *)ctx; /* the lock is the only thing changed */
+    if (!ctx) return core_thread_error;
+    if (core_thread_ctx_serial == ctx->serial) return core_thread_ctx_error;
+    /* No failure of this thread on ctx: the context's last message (another
+     * thread's), copied under the lock so that it cannot change while read. */
+    dk__lock(c);
+    memcpy(core_thread_ctx_view, ctx->error, sizeof core_thread_ctx_view);
+    dk__unlock(c);
+    return core_thread_ctx_view;
+}
 
 const char *dk_status_name(dk_status s) {
     switch (s) {
@@ -195,13 +241,19 @@ static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_op
     dk_context *ctx = (dk_context *)calloc(1, sizeof *ctx);
     dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_context_create: out of host memory");
+    if (mtx_init(&ctx->lock, mtx_plain | mtx_recursive) != thrd_success) {
+        free(ctx);
+        return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_context_create: cannot create the context's lock");
+    }
     ctx->ops = ops;
-    ctx->next_buffer_id = 1;
+    ctx->serial = (uint64_t)atomic_fetch_add(&core_next_context_serial, 1);
     dk__strlcpy(ctx->device_name, ops->name, sizeof ctx->device_name);
     dk__strlcpy(ctx->description, ops->name, sizeof ctx->description);
     st = ops->create(ctx, o);
     if (st != DK_OK) {
         dk__fail(NULL, st, "%s", ctx->error);
+        if (core_thread_ctx_serial == ctx->serial) core_thread_ctx_serial = 0;
+        mtx_destroy(&ctx->lock);
         free(ctx);
         return st;
     }
@@ -225,9 +277,10 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
     if ((int)kind < DK_BACKEND_AUTO || (int)kind > DK_BACKEND_HIP)
         return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
                         "dk_context_create: options->backend (=%d) must be a dk_backend_kind", (int)kind);
-    if (o.num_threads < 0)
+    if (o.num_threads < 0 || o.num_threads > DK_MAX_THREADS)
         return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
-                        "dk_context_create: options->num_threads (=%d) must be >= 0", (int)o.num_threads);
+                        "dk_context_create: options->num_threads (=%d) must be in 0..%d (0: all cores)",
+                        (int)o.num_threads, DK_MAX_THREADS);
 
     env = getenv("DIFKERN_BACKEND");
     if (kind == DK_BACKEND_AUTO && env && env[0]) {
@@ -275,11 +328,15 @@ static void core_host_release(dk_context *ctx, const dk_host_block *h) {
 void dk_context_destroy(dk_context *ctx) {
     uint32_t i;
     if (!ctx) return;
+    dk__lock(ctx); /* waits for a call another thread still has in flight */
     if (ctx->ops->sync) (void)ctx->ops->sync(ctx);
     for (i = 0; i < ctx->nhost; i++) core_host_release(ctx, &ctx->host[i]);
     free(ctx->host);
     dk__weight_drop_all(ctx);
     ctx->ops->destroy(ctx);
+    if (core_thread_ctx_serial == ctx->serial) core_thread_ctx_serial = 0;
+    dk__unlock(ctx);
+    mtx_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -289,34 +346,54 @@ const char *dk_context_describe(const dk_context *ctx) { return ctx ? ctx->descr
 
 dk_status dk_sync(dk_context *ctx) {
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_sync: ctx must not be NULL");
-    return ctx->ops->sync(ctx);
+    dk__lock(ctx);
+    return dk__unlock_ret(ctx, ctx->ops->sync(ctx));
 }
 
 dk_status dk_memory_usage(const dk_context *ctx, uint64_t *current_bytes, uint64_t *peak_bytes) {
+    dk_context *c = (dk_context *)ctx; /* the lock is the only thing changed */
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_memory_usage: ctx must not be NULL");
+    dk__lock(c);
     if (current_bytes) *current_bytes = ctx->mem_current;
     if (peak_bytes) *peak_bytes = ctx->mem_peak;
+    dk__unlock(c);
     return DK_OK;
 }
 
 void dk_memory_reset_peak(dk_context *ctx) {
-    if (ctx) ctx->mem_peak = ctx->mem_current;
+    if (!ctx) return;
+    dk__lock(ctx);
+    ctx->mem_peak = ctx->mem_current;
+    dk__unlock(ctx);
 }
 
 dk_status dk_release_scratch(dk_context *ctx) {
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_release_scratch: ctx must not be NULL");
-    return ctx->ops->release_scratch ? ctx->ops->release_scratch(ctx) : DK_OK;
+    dk__lock(ctx);
+    return dk__unlock_ret(ctx, ctx->ops->release_scratch ? ctx->ops->release_scratch(ctx) : DK_OK);
 }
 
 dk_status dk_timer_begin(dk_context *ctx) {
+    dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_timer_begin: ctx must not be NULL");
-    return ctx->ops->timer_begin(ctx);
+    dk__lock(ctx);
+    st = ctx->ops->timer_begin(ctx);
+    ctx->timer_running = st == DK_OK;
+    return dk__unlock_ret(ctx, st);
 }
 
 dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms) {
+    dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_timer_end: ctx must not be NULL");
     if (!elapsed_ms) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_timer_end: elapsed_ms must not be NULL");
-    return ctx->ops->timer_end(ctx, elapsed_ms);
+    *elapsed_ms = 0.0;
+    dk__lock(ctx);
+    if (!ctx->timer_running)
+        return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                            "dk_timer_end: no dk_timer_begin on this context before it"));
+    ctx->timer_running = 0;
+    st = ctx->ops->timer_end(ctx, elapsed_ms);
+    return dk__unlock_ret(ctx, st);
 }
 
 /* ----------------------------------------------------------------- buffers */
@@ -325,7 +402,8 @@ static dk_status core_new_buffer(dk_context *ctx, uint64_t size, dk_buffer **out
     dk_buffer *b = (dk_buffer *)calloc(1, sizeof *b);
     if (!b) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
     b->size = size;
-    b->id = ctx->next_buffer_id++;
+    b->id = (uint64_t)atomic_fetch_add(&core_next_buffer_id, 1);
+    b->owner = ctx;
     *out = b;
     return DK_OK;
 }
@@ -341,16 +419,17 @@ dk_status dk_buffer_create(dk_context *ctx, uint64_t size_bytes, dk_buffer **out
     if (size_bytes > ((uint64_t)1 << 50))
         return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY,
                         "dk_buffer_create: size_bytes (=%llu) exceeds 2^50", (unsigned long long)size_bytes);
+    dk__lock(ctx);
     st = core_new_buffer(ctx, size_bytes, &b);
-    if (st != DK_OK) return st;
+    if (st != DK_OK) return dk__unlock_ret(ctx, st);
     st = ctx->ops->buffer_create(ctx, b);
     if (st != DK_OK) {
         free(b);
-        return st;
+        return dk__unlock_ret(ctx, st);
     }
     dk__mem_account(ctx, (int64_t)size_bytes);
     *out = b;
-    return DK_OK;
+    return dk__unlock_ret(ctx, DK_OK);
 }
 
 dk_status dk_buffer_wrap(dk_context *ctx, const dk_external_memory *m, dk_buffer **out) {
@@ -372,29 +451,41 @@ dk_status dk_buffer_wrap(dk_context *ctx, const dk_external_memory *m, dk_buffer
     if (!ctx->ops->buffer_wrap)
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_buffer_wrap: the %s backend cannot wrap external memory",
                         ctx->ops->name);
+    dk__lock(ctx);
     st = core_new_buffer(ctx, m->size, &b);
-    if (st != DK_OK) return st;
+    if (st != DK_OK) return dk__unlock_ret(ctx, st);
     b->wrapped = 1;
     st = ctx->ops->buffer_wrap(ctx, b, m);
     if (st != DK_OK) {
         free(b);
-        return st;
+        return dk__unlock_ret(ctx, st);
     }
     *out = b;
-    return DK_OK;
+    return dk__unlock_ret(ctx, DK_OK);
 }
 
 void dk_buffer_destroy(dk_context *ctx, dk_buffer *b) {
     if (!ctx || !b) return;
+    dk__lock(ctx);
+    /* A buffer of another context is left alone (its memory counters and cache
+     * belong to that context); the error says so. */
+    if (dk__check_owner(ctx, "dk_buffer_destroy", "buffer", b) != DK_OK) {
+        dk__unlock(ctx);
+        return;
+    }
     dk__weight_drop_buffer(ctx, b);
     ctx->ops->buffer_destroy(ctx, b);
     if (!b->wrapped) dk__mem_account(ctx, -(int64_t)b->size);
+    b->owner = NULL;
     free(b);
+    dk__unlock(ctx);
 }
 
 void dk__mem_account(dk_context *ctx, int64_t delta) {
+    dk__lock(ctx);
     ctx->mem_current = (uint64_t)((int64_t)ctx->mem_current + delta);
     if (ctx->mem_current > ctx->mem_peak) ctx->mem_peak = ctx->mem_current;
+    dk__unlock(ctx);
 }
 
 uint64_t dk_buffer_size(const dk_buffer *b) { return b ? b->size : 0; }
@@ -405,16 +496,20 @@ void dk__buffer_written(dk_context *ctx, dk_buffer *b) {
 }
 
 dk_status dk_buffer_invalidate(dk_context *ctx, dk_buffer *b) {
+    dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_invalidate: ctx must not be NULL");
     if (!b) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_invalidate: buffer must not be NULL");
-    dk__buffer_written(ctx, b);
-    return DK_OK;
+    dk__lock(ctx);
+    st = dk__check_owner(ctx, "dk_buffer_invalidate", "buffer", b);
+    if (st == DK_OK) dk__buffer_written(ctx, b);
+    return dk__unlock_ret(ctx, st);
 }
 
-/* The range [offset, offset+size) must lie inside the buffer. */
+/* The buffer must belong to ctx and [offset, offset+size) lie inside it. */
 static dk_status core_check_range(dk_context *ctx, const char *fn, const dk_buffer *b, uint64_t offset,
                                   uint64_t size) {
     if (!b) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: buffer must not be NULL", fn);
+    if (dk__check_owner(ctx, fn, "buffer", b) != DK_OK) return DK_ERR_INVALID_ARGUMENT;
     if (offset > b->size || size > b->size - offset)
         return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
                         "%s: offset (=%llu) + size (=%llu) exceeds the buffer's size (=%llu)", fn,
@@ -425,48 +520,61 @@ static dk_status core_check_range(dk_context *ctx, const char *fn, const dk_buff
 dk_status dk_buffer_upload(dk_context *ctx, dk_buffer *b, uint64_t offset, const void *src, uint64_t size) {
     dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_upload: ctx must not be NULL");
+    dk__lock(ctx);
     st = core_check_range(ctx, "dk_buffer_upload", b, offset, size);
-    if (st != DK_OK) return st;
-    if (size == 0) return DK_OK;
-    if (!src) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_upload: src must not be NULL");
+    if (st != DK_OK || size == 0) return dk__unlock_ret(ctx, st);
+    if (!src)
+        return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_upload: src must not be NULL"));
     dk__buffer_written(ctx, b);
-    return ctx->ops->buffer_upload(ctx, b, offset, src, size);
+    return dk__unlock_ret(ctx, ctx->ops->buffer_upload(ctx, b, offset, src, size));
 }
 
 dk_status dk_buffer_download(dk_context *ctx, const dk_buffer *b, uint64_t offset, void *dst, uint64_t size) {
     dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_download: ctx must not be NULL");
+    dk__lock(ctx);
     st = core_check_range(ctx, "dk_buffer_download", b, offset, size);
-    if (st != DK_OK) return st;
-    if (size == 0) return DK_OK;
-    if (!dst) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_download: dst must not be NULL");
-    return ctx->ops->buffer_download(ctx, b, offset, dst, size);
+    if (st != DK_OK || size == 0) return dk__unlock_ret(ctx, st);
+    if (!dst)
+        return dk__unlock_ret(ctx,
+                              dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_buffer_download: dst must not be NULL"));
+    return dk__unlock_ret(ctx, ctx->ops->buffer_download(ctx, b, offset, dst, size));
 }
 
 dk_status dk_buffer_fill(dk_context *ctx, dk_buffer *b, uint64_t offset, uint64_t size, uint32_t pattern) {
     dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_buffer_fill: ctx must not be NULL");
+    dk__lock(ctx);
     st = core_check_range(ctx, "dk_buffer_fill", b, offset, size);
-    if (st != DK_OK) return st;
+    if (st != DK_OK) return dk__unlock_ret(ctx, st);
     if (offset % 4 || size % 4)
-        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
-                        "dk_buffer_fill: offset (=%llu) and size (=%llu) must be multiples of 4",
-                        (unsigned long long)offset, (unsigned long long)size);
-    if (size == 0) return DK_OK;
+        return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                            "dk_buffer_fill: offset (=%llu) and size (=%llu) must be multiples of 4",
+                                            (unsigned long long)offset, (unsigned long long)size));
+    if (size == 0) return dk__unlock_ret(ctx, DK_OK);
     dk__buffer_written(ctx, b);
-    return ctx->ops->buffer_fill(ctx, b, offset, size, pattern);
+    return dk__unlock_ret(ctx, ctx->ops->buffer_fill(ctx, b, offset, size, pattern));
 }
 
 /* ------------------------------------------------------------- host memory */
 
+static dk_status core_host_alloc(dk_context *ctx, uint64_t size, void **out);
+
 dk_status dk_host_alloc(dk_context *ctx, uint64_t size, void **out) {
-    dk_host_block h;
+    dk_status st;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: ctx must not be NULL");
     if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: out must not be NULL");
     *out = NULL;
     if (size == 0 || size > ((uint64_t)1 << 48))
         return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_host_alloc: size (=%llu) must be in 1 .. 2^48",
                         (unsigned long long)size);
+    dk__lock(ctx);
+    st = core_host_alloc(ctx, size, out);
+    return dk__unlock_ret(ctx, st);
+}
+
+static dk_status core_host_alloc(dk_context *ctx, uint64_t size, void **out) {
+    dk_host_block h;
     if (ctx->nhost == ctx->caphost) {
         uint32_t cap = ctx->caphost ? ctx->caphost * 2 : 8;
         dk_host_block *n = (dk_host_block *)realloc(ctx->host, cap * sizeof *n);
@@ -497,15 +605,16 @@ dk_status dk_host_free(dk_context *ctx, void *ptr) {
     uint32_t i;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_host_free: ctx must not be NULL");
     if (!ptr) return DK_OK;
+    dk__lock(ctx);
     for (i = 0; i < ctx->nhost; i++)
         if (ctx->host[i].ptr == ptr) {
             if (ctx->host[i].pinned && ctx->ops->sync) (void)ctx->ops->sync(ctx); /* no copy may still use it */
             core_host_release(ctx, &ctx->host[i]);
             ctx->host[i] = ctx->host[--ctx->nhost];
-            return DK_OK;
+            return dk__unlock_ret(ctx, DK_OK);
         }
-    return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
-                    "dk_host_free: %p is not a live dk_host_alloc block of this context", ptr);
+    return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                        "dk_host_free: %p is not a live dk_host_alloc block of this context", ptr));
 }
 
 int dk__host_find(const dk_context *ctx, const void *p, uint64_t size, void **handle, uint64_t *offset) {

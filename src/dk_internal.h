@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <threads.h>
 
 struct dk_backend_ops;
 struct dk_weight_entry;
@@ -22,7 +23,8 @@ enum { DK__GN_FULL = 0, DK__GN_STATS = 1, DK__GN_APPLY = 2 };
 
 struct dk_buffer {
     uint64_t size;        /* bytes */
-    uint64_t id;          /* unique within the context, never reused (cache keys) */
+    uint64_t id;          /* unique in the process, never reused (cache keys) */
+    dk_context *owner;    /* the context that made it: using it with another is an error */
     uint64_t generation;  /* bumped whenever difkern writes the buffer */
     int wrapped;          /* memory owned by the caller */
     void *impl;           /* the backend's handle */
@@ -31,10 +33,15 @@ struct dk_buffer {
 struct dk_context {
     const struct dk_backend_ops *ops;
     void *backend;                 /* the backend's state */
+    /* Every public call on the context holds this recursive lock, so one context may
+     * be shared by threads: their calls run one at a time (include/difkern.h). */
+    mtx_t lock;
+    uint64_t serial;               /* unique in the process: tells contexts apart in
+                                      a thread's error slot, also after address reuse */
+    int timer_running;             /* dk_timer_begin seen, dk_timer_end not yet */
     char error[1024];
     char device_name[256];
     char description[512];
-    uint64_t next_buffer_id;
     uint64_t mem_current, mem_peak;
     struct dk_weight_entry *weights; /* prepared-weight cache (src/weights.c) */
     uint64_t weights_bytes;
@@ -67,6 +74,17 @@ dk_status dk__fail(dk_context *ctx, dk_status status, const char *fmt, ...)
 #endif
     ;
 void dk__clear_error(dk_context *ctx);
+
+/* The context's lock (recursive): every public entry point that takes a context
+ * holds it while it runs (src/core.c, src/ops.c). */
+void dk__lock(dk_context *ctx);
+void dk__unlock(dk_context *ctx);
+/* Unlocks ctx and returns st: `return dk__unlock_ret(ctx, st);`. */
+dk_status dk__unlock_ret(dk_context *ctx, dk_status st);
+
+/* DK_OK when buffer belongs to ctx, else DK_ERR_INVALID_ARGUMENT through
+ * dk__fail naming fn and what (e.g. "x.buffer"). */
+dk_status dk__check_owner(dk_context *ctx, const char *fn, const char *what, const dk_buffer *buffer);
 
 /* Bounded string copy that always terminates. */
 void dk__strlcpy(char *dst, const char *src, size_t cap);

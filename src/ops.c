@@ -56,17 +56,22 @@ void dk_attention_desc_init(dk_attention_desc *d) {
     d->scale = 0.0f;
 }
 
-/* Every op: no ctx -> thread error; validation; output marked written; backend. */
+/* Every op: no ctx -> thread error; the context's lock for the whole call (calls
+ * of threads sharing a context run one at a time); validation; output marked
+ * written; backend. */
 #define OPS_BEGIN(name)                                                                 \
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, name ": ctx must not be NULL"); \
+    dk__lock(ctx);                                                                      \
     dk__clear_error(ctx)
 
-#define OPS_CALL(validate_call, out, backend_call)  \
-    do {                                            \
-        dk_status ops_st = (validate_call);         \
-        if (ops_st != DK_OK) return ops_st;         \
-        dk__buffer_written(ctx, (out)->buffer);     \
-        return (backend_call);                      \
+#define OPS_CALL(validate_call, out, backend_call)          \
+    do {                                                    \
+        dk_status ops_st = (validate_call);                 \
+        if (ops_st == DK_OK) {                              \
+            dk__buffer_written(ctx, (out)->buffer);         \
+            ops_st = (backend_call);                        \
+        }                                                   \
+        return dk__unlock_ret(ctx, ops_st);                 \
     } while (0)
 
 dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
@@ -95,10 +100,11 @@ dk_status dk_linear(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor
                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dk_tensor wt;
     OPS_BEGIN("dk_linear");
-    if (!weight) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_linear: weight must not be NULL");
+    if (!weight)
+        return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_linear: weight must not be NULL"));
     if (weight->ndim != 2)
-        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "dk_linear: weight.ndim (=%d) must be 2 ([N, K])",
-                        (int)weight->ndim);
+        return dk__unlock_ret(ctx, dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                            "dk_linear: weight.ndim (=%d) must be 2 ([N, K])", (int)weight->ndim));
     /* weight [N, K] seen as b = W^T [K, N]: swap shape and strides. */
     wt = *weight;
     wt.shape[0] = weight->shape[1];
@@ -186,9 +192,8 @@ dk_status dk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor 
     dk_status st;
     OPS_BEGIN("dk_prepare_weight");
     st = dk__validate_prepare_weight(ctx, use, w);
-    if (st != DK_OK) return st;
-    if (!ctx->ops->prepare_weight) return DK_OK;
-    return ctx->ops->prepare_weight(ctx, use, w);
+    if (st == DK_OK && ctx->ops->prepare_weight) st = ctx->ops->prepare_weight(ctx, use, w);
+    return dk__unlock_ret(ctx, st);
 }
 
 #undef OPS_BEGIN

@@ -124,6 +124,11 @@ dk_status dk__validate_tensor(dk_context *ctx, const char *op, const char *name,
     int32_t i;
     VAL_TRY(val_need(ctx, op, name, t));
     if (!t->buffer) return dk__fail(ctx, VAL_BAD, "%s: %s.buffer must not be NULL", op, name);
+    if (t->buffer->owner != ctx) {
+        char what[64];
+        snprintf(what, sizeof what, "%s.buffer", name);
+        return dk__check_owner(ctx, op, what, t->buffer);
+    }
     if (t->dtype != DK_F32 && t->dtype != DK_F16 && t->dtype != DK_BF16)
         return dk__fail(ctx, VAL_BAD, "%s: %s.dtype (=%d) must be DK_F32, DK_F16 or DK_BF16", op, name,
                         (int)t->dtype);
