@@ -201,23 +201,52 @@ typedef struct dk_tensor {
 static inline size_t dk_dtype_size(dk_dtype t) { return t == DK_F32 ? 4u : 2u; }
 DK_API const char *dk_dtype_name(dk_dtype t); /* "f32", "f16", "bf16" */
 
+/* The helpers below never overflow: sizes < 1, a NULL shape, or a shape whose
+ * element count does not fit int64 give a view with ndim 0, which every op and
+ * dk_prepare_weight reject with DK_ERR_INVALID_ARGUMENT. */
+
+/* a * b into *r for a, b >= 1; 0 (and *r untouched) when it does not fit int64. */
+static inline int dk_checked_mul(int64_t a, int64_t b, int64_t *r) {
+    if (a < 1 || b < 1 || b > INT64_MAX / a) return 0;
+    *r = a * b;
+    return 1;
+}
+
+/* The invalid view the helpers return (ndim 0: rejected by every op). */
+static inline dk_tensor dk__tensor_invalid(dk_buffer *b, uint64_t offset, dk_dtype t) {
+    dk_tensor x;
+    int32_t i;
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 0;
+    for (i = 0; i < DK_MAX_DIMS; i++) { x.shape[i] = 0; x.strides[i] = 0; }
+    return x;
+}
+
+/* Logical [N, C, H, W] with the given strides, after checking the element count. */
+static inline dk_tensor dk__tensor_4d(dk_buffer *b, uint64_t offset, dk_dtype t, int64_t n, int64_t c,
+                                      int64_t h, int64_t w, int channels_last) {
+    dk_tensor x;
+    int64_t hw, chw;
+    if (!dk_checked_mul(h, w, &hw) || !dk_checked_mul(c, hw, &chw) || !dk_checked_mul(n, chw, &chw))
+        return dk__tensor_invalid(b, offset, t);
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 4;
+    x.shape[0] = n; x.shape[1] = c; x.shape[2] = h; x.shape[3] = w;
+    if (channels_last) {
+        x.strides[1] = 1; x.strides[3] = c; x.strides[2] = w * c; x.strides[0] = hw * c;
+    } else {
+        x.strides[3] = 1; x.strides[2] = w; x.strides[1] = hw; x.strides[0] = c * hw;
+    }
+    return x;
+}
+
 /* Logical [N, C, H, W], stored NCHW (W fastest). */
 static inline dk_tensor dk_tensor_nchw(dk_buffer *b, uint64_t offset, dk_dtype t,
                                        int64_t n, int64_t c, int64_t h, int64_t w) {
-    dk_tensor x;
-    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 4;
-    x.shape[0] = n; x.shape[1] = c; x.shape[2] = h; x.shape[3] = w;
-    x.strides[3] = 1; x.strides[2] = w; x.strides[1] = h * w; x.strides[0] = c * h * w;
-    return x;
+    return dk__tensor_4d(b, offset, t, n, c, h, w, 0);
 }
 /* Logical [N, C, H, W], stored NHWC (C fastest). */
 static inline dk_tensor dk_tensor_nhwc(dk_buffer *b, uint64_t offset, dk_dtype t,
                                        int64_t n, int64_t c, int64_t h, int64_t w) {
-    dk_tensor x;
-    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 4;
-    x.shape[0] = n; x.shape[1] = c; x.shape[2] = h; x.shape[3] = w;
-    x.strides[1] = 1; x.strides[3] = c; x.strides[2] = w * c; x.strides[0] = h * w * c;
-    return x;
+    return dk__tensor_4d(b, offset, t, n, c, h, w, 1);
 }
 /* Row-major contiguous tensor of ndim dims (1..4). */
 static inline dk_tensor dk_tensor_contiguous(dk_buffer *b, uint64_t offset, dk_dtype t,
@@ -225,16 +254,24 @@ static inline dk_tensor dk_tensor_contiguous(dk_buffer *b, uint64_t offset, dk_d
     dk_tensor x;
     int64_t s = 1;
     int32_t i;
+    if (!shape || ndim < 1 || ndim > DK_MAX_DIMS) return dk__tensor_invalid(b, offset, t);
     x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = ndim;
     for (i = 0; i < DK_MAX_DIMS; i++) { x.shape[i] = 1; x.strides[i] = 0; }
-    for (i = ndim - 1; i >= 0 && i < DK_MAX_DIMS; i--) { x.shape[i] = shape[i]; x.strides[i] = s; s *= shape[i]; }
+    for (i = ndim - 1; i >= 0; i--) {
+        x.shape[i] = shape[i];
+        x.strides[i] = s;
+        if (!dk_checked_mul(s, shape[i], &s)) return dk__tensor_invalid(b, offset, t);
+    }
     return x;
 }
-/* Number of elements (no overflow check: validation does that). */
+/* Number of elements; -1 when the view is malformed (ndim outside 1..4, a size
+ * < 1) or the count does not fit int64. */
 static inline int64_t dk_tensor_numel(const dk_tensor *x) {
     int64_t n = 1;
     int32_t i;
-    for (i = 0; i < x->ndim && i < DK_MAX_DIMS; i++) n *= x->shape[i];
+    if (!x || x->ndim < 1 || x->ndim > DK_MAX_DIMS) return -1;
+    for (i = 0; i < x->ndim; i++)
+        if (!dk_checked_mul(n, x->shape[i], &n)) return -1;
     return n;
 }
 

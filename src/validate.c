@@ -133,7 +133,10 @@ dk_status dk__validate_tensor(dk_context *ctx, const char *op, const char *name,
         return dk__fail(ctx, VAL_BAD, "%s: %s.dtype (=%d) must be DK_F32, DK_F16 or DK_BF16", op, name,
                         (int)t->dtype);
     if (t->ndim < 1 || t->ndim > DK_MAX_DIMS)
-        return dk__fail(ctx, VAL_BAD, "%s: %s.ndim (=%d) must be in 1..%d", op, name, (int)t->ndim, DK_MAX_DIMS);
+        return dk__fail(ctx, VAL_BAD, "%s: %s.ndim (=%d) must be in 1..%d%s", op, name, (int)t->ndim, DK_MAX_DIMS,
+                        t->ndim == 0 ? " (dk_tensor_nchw/nhwc/contiguous give ndim 0 for a size < 1, a NULL shape "
+                                       "or an element count beyond int64)"
+                                     : "");
     for (i = 0; i < t->ndim; i++) {
         if (t->shape[i] < 1)
             return dk__fail(ctx, VAL_BAD, "%s: %s.shape[%d] (=%lld) must be >= 1", op, name, (int)i,

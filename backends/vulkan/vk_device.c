@@ -2,6 +2,8 @@
  * messenger, and the backend table. */
 #include "vk_internal.h"
 
+#include <threads.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -516,7 +518,25 @@ static dk_status vkdev_memory_types(dk_context *ctx, dk_vk_state *s) {
     return DK_OK;
 }
 
-static void vkdev_destroy(dk_context *ctx) {
+/* volk keeps the loader and the instance-level entry points in process-wide
+ * globals (volkInitialize, volkLoadInstanceOnly): contexts are created and
+ * destroyed one at a time, so that threads making their own contexts never
+ * write those globals while another reads them.  Device-level calls go through
+ * each context's own table (s->vk) and need no lock. */
+static once_flag vkdev_global_once = ONCE_FLAG_INIT;
+static mtx_t vkdev_global_lock;
+static int vkdev_global_lock_ok;
+
+static void vkdev_global_init(void) { vkdev_global_lock_ok = mtx_init(&vkdev_global_lock, mtx_plain) == thrd_success; }
+
+static int vkdev_global_enter(void) {
+    call_once(&vkdev_global_once, vkdev_global_init);
+    return vkdev_global_lock_ok && mtx_lock(&vkdev_global_lock) == thrd_success;
+}
+
+static void vkdev_global_leave(void) { (void)mtx_unlock(&vkdev_global_lock); }
+
+static void vkdev_destroy_locked(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     int i;
     if (!s) return;
@@ -539,7 +559,13 @@ static void vkdev_destroy(dk_context *ctx) {
     ctx->backend = NULL;
 }
 
-static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
+static void vkdev_destroy(dk_context *ctx) {
+    int locked = vkdev_global_enter();
+    vkdev_destroy_locked(ctx);
+    if (locked) vkdev_global_leave();
+}
+
+static dk_status vkdev_create_locked(dk_context *ctx, const dk_context_options *o) {
     dk_vk_state *s;
     dk_status st;
     VkPhysicalDeviceSubgroupProperties sg;
@@ -557,7 +583,7 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
         /* The caller's device: it must have VK_KHR_push_descriptor and
          * storageBuffer16BitAccess enabled. */
         if (!o->vk_instance || !o->vk_physical_device || !o->vk_queue) {
-            vkdev_destroy(ctx);
+            vkdev_destroy_locked(ctx);
             return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
                             "vulkan backend: options->vk_device needs vk_instance, vk_physical_device and vk_queue too");
         }
@@ -569,7 +595,7 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
         volkLoadInstanceOnly(s->instance);
         volkLoadDeviceTable(&s->vk, s->device);
         if (!s->vk.vkCmdPushDescriptorSetKHR) {
-            vkdev_destroy(ctx);
+            vkdev_destroy_locked(ctx);
             return dk__fail(ctx, DK_ERR_UNSUPPORTED,
                             "vulkan backend: options->vk_device must have VK_KHR_push_descriptor enabled");
         }
@@ -580,7 +606,7 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
         if (st != DK_OK) {
             char msg[1024];
             dk__strlcpy(msg, ctx->error, sizeof msg);
-            vkdev_destroy(ctx);
+            vkdev_destroy_locked(ctx);
             return dk__fail(ctx, st, "%s", msg);
         }
     }
@@ -598,7 +624,7 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
     if (st != DK_OK) {
         char msg[1024];
         dk__strlcpy(msg, ctx->error, sizeof msg);
-        vkdev_destroy(ctx);
+        vkdev_destroy_locked(ctx);
         return dk__fail(ctx, st, "%s", msg);
     }
     dk__strlcpy(ctx->device_name, s->props.deviceName, sizeof ctx->device_name);
@@ -612,6 +638,15 @@ static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
                                : " + NV cooperative-matrix f16 conv and attention",
              s->messenger ? ", validation messenger on" : "");
     return DK_OK;
+}
+
+static dk_status vkdev_create(dk_context *ctx, const dk_context_options *o) {
+    dk_status st;
+    if (!vkdev_global_enter())
+        return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: cannot take the process-wide Vulkan lock");
+    st = vkdev_create_locked(ctx, o);
+    vkdev_global_leave();
+    return st;
 }
 
 const dk_backend_ops dk__vulkan_backend = {

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/stat.h>
 #if defined(_WIN32)
 #include <direct.h>
@@ -117,8 +118,11 @@ static void vkpipe_save(dk_vk_state *s) {
         free(data);
         return;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", s->cache_path);
-    fp = fopen(tmp, "wb");
+    /* A name of this context's own ("x": never an existing file), so that
+     * contexts saving at once, in this process or others, never write one file. */
+    snprintf(tmp, sizeof tmp, "%s.%llx-%llx.tmp", s->cache_path, (unsigned long long)(uintptr_t)s,
+             (unsigned long long)time(NULL));
+    fp = fopen(tmp, "wbx");
     if (fp) {
         ok = fwrite(data, 1, size, fp) == size;
         ok &= fclose(fp) == 0;
