@@ -20,6 +20,28 @@
  *     differ only in their strides (see dk_tensor_nchw / dk_tensor_nhwc).
  *   - Descriptors are initialized with their dk_*_desc_init function, then the
  *     fields of interest are set.
+ *   - A buffer belongs to the context that created (or wrapped) it.  Passing it
+ *     to another context (an op's tensor, a transfer, dk_buffer_destroy) is
+ *     DK_ERR_INVALID_ARGUMENT with a message, and changes nothing.  Tensors,
+ *     descriptors and options are plain values: copy them freely.
+ *
+ * Threads:
+ *   - Separate contexts are independent: threads may each use their own context
+ *     at the same time (any mix of backends).
+ *   - One context may also be shared by threads: every call that takes it holds
+ *     the context's lock while it runs, so the calls run one at a time, in the
+ *     order they take the lock.  Ops queued by one thread may run before or
+ *     after another thread's: order work that depends on another thread's
+ *     results yourself (e.g. the producer calls dk_sync before it hands a buffer
+ *     over).  dk_sync and dk_buffer_download wait for all queued work, any thread's.
+ *   - dk_last_error(ctx) gives the calling thread's own last failure on ctx (or,
+ *     if it has none since its last successful op on ctx, the context's last
+ *     message).  The string stays valid until the thread's next difkern call.
+ *   - dk_context_destroy and dk_buffer_destroy must not race with other calls
+ *     that use the same context or buffer (as with free).
+ *   - The library keeps no other mutable global state; the Vulkan backend
+ *     creates and destroys contexts one at a time internally (the loader's
+ *     global entry points).
  */
 #ifndef DIFKERN_H
 #define DIFKERN_H
@@ -74,7 +96,8 @@ typedef struct dk_context dk_context;
 typedef struct dk_context_options {
     dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO */
     int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */
-    int32_t num_threads;      /* CPU backend worker threads; 0: all cores (env DIFKERN_THREADS) */
+    int32_t num_threads;      /* CPU backend worker threads, 0..DK_MAX_THREADS; 0: all cores
+                                 (or env DIFKERN_THREADS) */
     const char *pipeline_cache_path; /* Vulkan pipeline cache file; NULL: default location */
     /* Interop: run on a runtime's own device and stream instead of creating ours.
      * HIP/CUDA: external_stream is a hipStream_t / CUstream (the current context is used).
@@ -95,8 +118,9 @@ DK_API void dk_context_options_init(dk_context_options *options);
 DK_API dk_status dk_context_create(const dk_context_options *options, dk_context **out);
 DK_API void dk_context_destroy(dk_context *ctx); /* NULL is fine; waits for queued work */
 
-/* The last error message of ctx, or of the calling thread's last context-less
- * failure when ctx is NULL.  Never NULL; "" when there was none. */
+/* The last error message of ctx (the calling thread's own, see Threads above),
+ * or of the calling thread's last context-less failure when ctx is NULL.  Never
+ * NULL; "" when there was none. */
 DK_API const char *dk_last_error(const dk_context *ctx);
 
 DK_API dk_backend_kind dk_context_backend(const dk_context *ctx);
@@ -128,6 +152,8 @@ DK_API dk_status dk_release_scratch(dk_context *ctx);
 /* Device-side timing of a region of queued work: begin, queue ops, end.
  * dk_timer_end waits and returns the elapsed milliseconds (device timestamps
  * where the backend has them, the host clock otherwise). */
+/* dk_timer_end without a dk_timer_begin before it (or a second dk_timer_end) is
+ * DK_ERR_INVALID_ARGUMENT with *elapsed_ms = 0; a second dk_timer_begin restarts. */
 DK_API dk_status dk_timer_begin(dk_context *ctx);
 DK_API dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms);
 
@@ -136,7 +162,8 @@ DK_API dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms);
 typedef struct dk_buffer dk_buffer;
 
 DK_API dk_status dk_buffer_create(dk_context *ctx, uint64_t size_bytes, dk_buffer **out);
-DK_API void dk_buffer_destroy(dk_context *ctx, dk_buffer *buffer); /* NULL is fine */
+/* NULL is fine.  A buffer of another context is left alone (dk_last_error(ctx) says so). */
+DK_API void dk_buffer_destroy(dk_context *ctx, dk_buffer *buffer);
 DK_API uint64_t dk_buffer_size(const dk_buffer *buffer);
 DK_API dk_status dk_buffer_upload(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
                                   const void *src, uint64_t size);

@@ -4,8 +4,9 @@
 #      lavapipe with the validation layer, validation rules, PyTorch oracle,
 #      readers, VAE decoder, header-only install, benchmark smoke run, HIP checks)
 #   2. ASan + UBSan build: the same unit tests and the quick case list
-#   3. the fuzz targets, a bounded time each (FUZZ_SECONDS, default 60)
-# Build folders: build-test/, build-asan/, build-fuzz/ (delete them to start clean).
+#   3. ThreadSanitizer build: the thread tests on the CPU backend
+#   4. the fuzz targets, a bounded time each (FUZZ_SECONDS, default 60)
+# Build folders: build-test/, build-asan/, build-tsan/, build-fuzz/ (delete them to start clean).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -37,6 +38,15 @@ LD_PRELOAD=$lvp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_or
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   DIFKERN_TEST_QUICK=1 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --no-suite slow \
   --no-suite nosan
+
+step "ThreadSanitizer build (CPU backend) and the thread tests"
+# glibc's C11 thread calls are invisible to ThreadSanitizer: the test program links
+# tests/threads/tsan_c11_threads.c, which routes them to pthreads; the CPU
+# kernels' ifunc clones would run before the sanitizer starts, so they are off.
+[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread \
+  -Dvulkan=disabled -Dhip=disabled -Dexamples=false -Dc_args=-DDIFKERN_NO_TARGET_CLONES
+ninja -C build-tsan -j"$jobs" tests/threads/test_threads
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/threads/test_threads cpu 4 3
 
 step "fuzzing, ${fuzz_seconds} s per target"
 tools/fuzz.sh "$fuzz_seconds"
