@@ -26,8 +26,8 @@
 //     in registers across the loop: rescaled by exp2(m_old - m_new) per row,
 //     then O += P V, with V fragments staged (CG >= 4, prefetched one key
 //     step ahead) or straight from global memory.
-// Measured on the H100 (d 512, n 4096): Q fragments straight from global memory
-// cost 2/3 of the time (staging them: 0.94 -> 0.44 ms); staging V 16%.
+// Q fragments are staged because loading them straight from global memory
+// dominated the time; V is staged for CG >= 4 for the same reason.
 // The per-row rescale needs the row of each accumulator element an invocation
 // holds: an accumulator-typed "probe" matrix loaded from a table whose element
 // (r, c) is r gives it (elements of equal matrix types map alike).
@@ -54,9 +54,8 @@ const int CG = MODE & 15;        // column groups (the field of MODE: 2, 4 or 8)
 // multiple of 16): keys past Nkv read as the last key (CG 8) or zeros (V) and
 // weigh nothing key by key, D and Dv multiples of 8 (the last 16-wide step
 // half zeros), output fragments stored 8 columns at a time.  A constant, so
-// aligned shapes keep the code without the masks (with them, D 512 n 4096
-// measured 0.285 -> 0.299 ms on the H100; n 4100, which took the portable
-// shader, 3.00 -> 0.30, n 15625 52.7 -> 3.8).
+// aligned shapes keep the code without the masks (the masks cost them time:
+// docs/attention.md).
 const bool ANYN = (MODE & 64) != 0;
 // (Spec-constant selects in these shared-array sizes crash NVIDIA's SPIR-V
 // front end, driver 580: hence the arithmetic.)
@@ -73,8 +72,8 @@ const int LDP = BC / 8 + 1;      // P row in 16-byte vectors
 // MODE bits 8-14: D / 8 compiled in (the host sets it where Nq, Nkv, D and Dv
 // are multiples of 16; 0: from the parameters), so that the slice loops over
 // the head dimension are unrolled with static bounds and fetch indices (as
-// with the conv's tap grid; D 512 n 16384 -5%, but the masked shapes of MODE
-// bit 6 +8%: NOTES, session 29).
+// with the conv's tap grid; not for the masked shapes of MODE bit 6, which
+// measured slower with it).
 const int D8C = (MODE >> 8) & 127;
 
 // f16 tensors as 16-byte vectors: fragment offsets and strides count vectors.
@@ -144,8 +143,8 @@ void main() {
     int xr = lane >> 3, xv = lane & 7;     // staging: rows xr + 4i, vector xv
     // CG 8 (with or without R64): the K and Q slices are fetched into
     // registers in one sequence that runs on across blocks (the next block's
-    // first slice loads during this block's softmax and P V: measured at D
-    // 512 n 16384, R64, 5.41 -> 4.02 ms), the slice of keys fk .., vectors
+    // first slice loads during this block's softmax and P V, instead of one
+    // exposed load latency per block), the slice of keys fk .., vectors
     // fn .. fn + 8 of the head dimension.  Keys past Nkv read the last keys
     // (masked in the softmax), rows past Nq the last row (never stored), and
     // vectors past D zeros.
@@ -153,10 +152,8 @@ void main() {
     //     rows 0 .. 63 of at_st, Q rows QO ..; one slice in flight (two
     //     spill: 255 registers).
     //   else: this subgroup's keys fk + 16 kgi + xr + 4 i, query row q0 +
-    //     t / 8, vector xv; one slice in flight (three, in session 21 a gain
-    //     from 8192 keys, measured slower at every size since the fetch runs
-    //     on across blocks: D 512 n 4096 0.282 -> 0.308 ms, n 16384 5.19 ->
-    //     5.67).
+    //     t / 8, vector xv; one slice in flight (three measured slower at
+    //     every size once the fetch runs on across blocks).
     const int QO = 64 * SV;
     int kr = t >> 3, xq = t & 7;
     uint qc0 = (qb + min(q0 + uint(kr), nq - 1u) * qs2) >> 3;
@@ -186,7 +183,7 @@ void main() {
     }
 // The slice after slice d8 of block kv0 (keys, first vector): static where D
 // is compiled in; else the state fk, fn, advanced after each fetch (with D8
-// at run time this measured 35% faster than the static form at D 512 n 15625).
+// at run time this measured faster than the static form).
 #define AT_NEXT_FK(kv0, d8) ((d8) + 8 < D8 ? (kv0) : (kv0) + uint(BC))
 #define AT_NEXT_FN(d8) uint((d8) + 8 < D8 ? (d8) + 8 : 0)
     uint fk = 0u, fn = 8u;

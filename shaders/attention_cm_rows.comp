@@ -109,7 +109,7 @@ void main() {
     // e / VR = 256 i / VR + t / VR: key row % BC of K (row < BC) or V (as
     // BC VR is a multiple of 256, which tensor is known per i); zeros past Nkv
     // or the head dimension.  (Computed from e at run time, the tensor test
-    // cost 131 registers at width 64, one workgroup per SM: 1.18 ms at D 64.)
+    // cost 131 registers at width 64: one workgroup per SM.)
     uvec4 rs[NST];
 #define FETCH(key0)                                                                            \
     [[unroll]] for (int i = 0; i < NST; i++) {                                                 \
@@ -199,8 +199,8 @@ void main() {
 
         // O rows *= alpha, then O += P V.
         // (skipped where no row maximum of the subgroup changed, as is usual
-        // after the first blocks: 0.88 -> 0.65 ms f16 at b 2, h 10, n 4096,
-        // D 64 on the H100, and 154 -> 128 registers, two workgroups per SM)
+        // after the first blocks; it also keeps the shader at 128 registers,
+        // two workgroups per SM)
         if (!subgroupAll(m_run == m_old)) {
             float al[8];
             [[unroll]] for (int i = 0; i < 8; i++)
@@ -211,7 +211,7 @@ void main() {
         }
         // The next block's rows, in flight during P V (fetched at the block's
         // start instead they cost 130 registers at width 64, one workgroup per
-        // SM, 0.90 instead of 0.66 ms at D 64; at its end, 0.78 ms).
+        // SM; fetched at its end, they measured slower too).
         FETCH(kv0 + uint(BC));
         [[unroll]] for (int ks = 0; ks < 2; ks++) {
             CM_A pf;

@@ -267,7 +267,7 @@ void cv_narrow(int M, int N) {
 // MODE bit 6 (with bits 4 and 0): lane groups for the channels-last narrow
 // conv.  One pixel per invocation (above) has a subgroup's 16-byte load touch
 // 32 pixels 256+ bytes apart, one cache line each: the L1 serves the loads a
-// line at a time (conv_out 128 -> 3 @1024: 1.0 ms for 0.27 GB).  Here 16
+// line at a time.  Here 16
 // invocations share a pixel, each reading one 8-channel vector of the
 // 128-channel chunk, so a subgroup's load covers whole pixels' contiguous
 // channels; each invocation keeps CVL_PPT pixels' partial sums of its channels,

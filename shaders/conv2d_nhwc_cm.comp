@@ -61,15 +61,13 @@ shared float cv_bias[CMG_BN];
 // the VAE's 3x3 convs: the division, counters and branches per step were on
 // the path from each barrier to the next products).  3x3 and 1x1 taps start
 // at kernel offset 0; 2x2 ones (the phases of a fused upsample) keep theirs.
-// (The channel-slice count compiled in as well measured no faster: NOTES,
-// session 29.)
+// (The channel-slice count is not compiled in: it measured no faster.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
 const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
 // MODE bits 7 and 8 (the host sets them from FLAGS bits 4 and 1): the
 // epilogue's 16-byte vectors and the residual compiled in, so that each
-// pipeline holds one epilogue (121 -> 69 KB of machine code without a
-// residual; those convs 1-4% faster on the H100, the residual ones unchanged:
-// NOTES, session 32).
+// pipeline holds one epilogue: the driver's code generation pays for the
+// alternatives it never runs (docs/vulkan-backend.md).
 const bool CV_VEC = ((MODE >> 7) & 1) != 0;
 const bool CV_RES = ((MODE >> 8) & 1) != 0;
 
@@ -129,8 +127,8 @@ void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
 // measured slower: every step then refills).  Each channel slice's input rows
 // (one per tap row, 127 + TW pixels) are staged once for all its taps, not
 // once per tap: at 3x3, 3x fewer A loads and shared stores (the staging
-// stores and the global loads together cost the 128-row tile ~45% over its
-// products; NOTES, session 23).  Tap row r lives in cmg_sa rows r * 130 ..;
+// stores and global loads, not the products, bound this tile: docs/conv.md).
+// Tap row r lives in cmg_sa rows r * 130 ..;
 // tap (th, tw) reads 128 rows from pixel tw * DILW - min(0, (TW - 1) * DILW).
 // A tap row is refilled in two halves on two steps, as soon as its last tap
 // of the previous slice is done (the schedule: main()).
@@ -286,8 +284,8 @@ void main() {
         // tap row TH-1 of this slice (first read at step (TH-1) TW >= 2);
         // steps (r+1) TW and (r+1) TW + 1 stage tap row r < TH-1 of the
         // next slice (its last read in this slice was step (r+1) TW - 1).
-        // (B two steps ahead, in two register sets, and the loop unrolled by
-        // two measured 3-11% slower on the H100; session 23.)
+        // (B two steps ahead, in two register sets, with the loop unrolled by
+        // two, measured slower.)
         if (CV_FIXED) {
             for (int ci = 0; ci < nci; ci++) {
                 [[unroll]] for (int j = 0; j < CV_FT * CV_FT; j++)
@@ -319,8 +317,7 @@ void main() {
     uint ys_c = PU(DK_VKP_CV_YS + 1), rs_c = PU(DK_VKP_CV_RS + 1);
     // The residual vectors of all this lane's fragments, loaded at once before
     // the first spill so that their latencies overlap (one per fragment, each
-    // before its spill's barriers, left most of each exposed: the residual
-    // convs 1-5% faster this way, session 32).  16 vectors next to the
+    // before its spill's barriers, left most of each exposed).  16 vectors next to the
     // accumulators stay within the registers the K loop needs (242).
     uvec4 rws[16];
     if (vec && CV_RES) {

@@ -20,7 +20,7 @@ float PF(int i) { return intBitsToFloat(dkp.p[i]); }
 uint group_x() { return gl_WorkGroupID.x + dkpc.base_x; }
 // The activation, a specialization constant: only its case is compiled.  (As
 // a parameter, every use held every case behind a branch: the tensor-core
-// conv's unrolled epilogue 128 times; session 21.)
+// conv's unrolled epilogue 128 times.)
 layout(constant_id = DK_VKS_ACT) const int ACT = 0;
 #define FLAGS P(DK_VKP_FLAGS)
 

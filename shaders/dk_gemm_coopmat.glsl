@@ -24,15 +24,12 @@
 // Valid with 256 invocations: 0 = 128x128x32 (subgroups 32x64), 4 =
 // 128x128x16, 5 = 256x128x16 and 6 = 128x256x16 (subgroups 64x64); with 128:
 // 0 and 4 (subgroups 64x64).  Shared memory stays under 48 KiB (NVIDIA's
-// Vulkan limit).  The host uses 128 invocations, MODE 0: on the H100 (KHR
-// module, f16 conv 3x3) it is 3-19% faster than the best 256-invocation mode
-// (4) on every VAE shape.  The model that chose it: the kernels wait on
-// global loads, and without asynchronous copies every byte in flight sits in
-// registers until it is stored to shared memory.  MODE 4 at 256 invocations
-// (128 registers, two workgroups per SM) keeps 16 KB in flight per SM; 128
-// invocations at MODE 0 (241 registers, two workgroups) keep 32 KB.  (It gave
-// 1.2x, not the 1.5x it predicted, and an L1 prefetch it suggested lost: NOTES,
-// session 21.)
+// Vulkan limit).  The host uses 128 invocations, MODE 0, faster than every
+// 256-invocation mode on the VAE's shapes (docs/conv.md).  Why: the kernels
+// wait on global loads, and without asynchronous copies every byte in flight
+// sits in registers until it is stored to shared memory.  MODE 4 at 256
+// invocations (two workgroups per SM) keeps 16 KB in flight per SM; 128
+// invocations at MODE 0 (two workgroups) keep 32 KB.
 // Every loop over fragments is [[unroll]] and the sixteen accumulators are
 // separate variables: the NVIDIA compiler otherwise keeps them in local memory
 // (5x slower).
@@ -101,8 +98,7 @@ shared uvec4 cmg_sb[2 * CMG_SB];
 
 // Accumulators: sixteen separate variables (row i, column j), touched only
 // where i and j are unrolled constants.  As arrays (even one per row) the
-// NVIDIA compiler put all sixteen in local memory at 64x64 subgroup tiles
-// (session 20: 512 bytes of local memory, 5x slower).
+// NVIDIA compiler put all sixteen in local memory at 64x64 subgroup tiles.
 CM_C cmg_c00, cmg_c01, cmg_c02, cmg_c03, cmg_c10, cmg_c11, cmg_c12, cmg_c13;
 CM_C cmg_c20, cmg_c21, cmg_c22, cmg_c23, cmg_c30, cmg_c31, cmg_c32, cmg_c33;
 
@@ -124,7 +120,7 @@ int cmg_b_vec(int t) { return t % CMG_VB; }
 // stored to shared memory by cmg_stage.  Arrays of two, local to main and
 // passed as parameters: NVIDIA's driver crashed (in its SPIR-V front end)
 // building the KHR module with arrays of four, and with the vectors as
-// globals (session 21).
+// globals.
 #define CMG_SET(lo, hi, p, x) \
     {                         \
         if (p < 2)            \

@@ -8,11 +8,11 @@
 //   integer factors in 16-byte vectors (up_vec_main)
 // (MODE 0 with a layout change, a's unit-stride dim not y's: transpose.comp, so
 // that these pipelines carry no shared memory: NVIDIA's driver allocates every
-// declared shared array in every pipeline, and with an 8 KB tile here add and
-// convert ran 4-6% slower on the H100; without one, as before the tile grew.)
+// declared shared array in every pipeline of a module, which cost add and
+// convert occupancy.)
 // MODE bits 2-3 / 4-5: the walk positions of h and w (upsample),
 // specialized so that the index math folds when the pipeline is built (as push
-// constants the per-dimension selects made the NCHW upsample 60% slower on the H100)
+// constants the per-dimension selects made the NCHW upsample much slower)
 #include "dk_common.glsl"
 
 #define OP (MODE & 3)

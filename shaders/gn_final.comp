@@ -35,8 +35,7 @@ void main() {
     if ((FLAGS & 8) != 0) chunks = 0u;
     // 256 invocations, four partials loaded per step so that their latencies
     // overlap: the statistics pass leaves up to 4096 per group, which 64
-    // invocations merged one dependent load at a time (~20 us of the 0.34 ms
-    // GroupNorm of 128 ch @1024; NOTES, session 25).
+    // invocations would merge one dependent load at a time.
     uint i = t, base = PU(DK_VKP_GN_SCR) + ng * chunks * 3u;
     for (; i + 768u < chunks; i += 1024u) {
         float v[12];

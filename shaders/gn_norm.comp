@@ -21,8 +21,8 @@ layout(std430, set = 0, binding = 5) readonly buffer GnCoef { vec4 v[]; } coef;
 float gn_apply(float x, vec4 k) { return dk_act((x - k.x) * k.y + k.z); }
 
 // 16-bit dtypes a pair of elements (one word) at a time: dk_v16_get/set's
-// per-element read-modify-write made this pass ALU-bound (H100: f16 25-28%,
-// bf16 ~30% slower).  f16 goes through the hardware conversions
+// per-element read-modify-write made this pass ALU-bound.  f16 goes through
+// the hardware conversions
 // (unpack/packHalf2x16): the result may differ from round-to-nearest-even by
 // one f16 ulp on drivers that pack with round-toward-zero; normalized outputs
 // never overflow.  bf16 unpacks by shifts and rounds exactly (dk_f2h).
@@ -63,8 +63,7 @@ void main() {
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
         uint xo = xb + n * hw * cv + col, yo = yb + n * hw * cv + col, q = p0 + row;
-        // four pixels per step: their loads in flight together (two: 0.43 ms at 512
-        // channels @ 512 on the H100)
+        // four pixels per step: their loads in flight together
         for (; q + 3u * rows < p1; q += 4u * rows) {
             uvec4 u[4];
             [[unroll]] for (uint r = 0u; r < 4u; r++) u[r] = xv.v[xo + (q + r * rows) * cv];

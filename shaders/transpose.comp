@@ -4,8 +4,8 @@
 // dk_activation / dk_convert where a's unit-stride dim (walk position KPOS) is
 // not y's (a layout change, e.g. NCHW <-> NHWC): tiles through shared memory so
 // that the reads of a (along KPOS) and the writes of y (along walk dim 3) are
-// both coalesced; in y's order alone a 256-channel 512x512 f16 NHWC -> f32 NCHW
-// convert took 2.15 ms on the H100.  Shape and strides come permuted into y's
+// both coalesced (walking y's order alone reads a with a stride of C).  Shape
+// and strides come permuted into y's
 // memory order as for eltwise.comp (same parameter slots).  Workgroups stride
 // over the tiles.  A module of its own: its shared tile would otherwise be
 // allocated in every elementwise pipeline.
