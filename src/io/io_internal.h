@@ -20,6 +20,20 @@ dk_status dk__io_read_file(const char *fn, const char *path, unsigned char **dat
 int dk__io_map_file(const char *path, const unsigned char **data, uint64_t *size);
 void dk__io_unmap_file(const unsigned char *data, uint64_t size);
 
+/* Write the concatenated pieces to path, atomically where path is (or will
+ * be) a regular file: into a new temporary file in the same directory, every
+ * write checked, fsync'ed, closed, then renamed over path.  On any failure the
+ * temporary file is removed and an existing file at path is left as it was.
+ * A symbolic link at path is resolved (realpath): the file it points to is
+ * replaced and the link stays.  A character device or FIFO at path (e.g.
+ * /dev/null) is written directly, every write checked; a directory or any
+ * other kind of file is refused.  DK_ERR_IO with the OS reason. */
+typedef struct dk__io_piece {
+    const void *data;
+    uint64_t size;
+} dk__io_piece;
+dk_status dk__io_write_file(const char *fn, const char *path, const dk__io_piece *pieces, int64_t count);
+
 /* 1 if s[0..n) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
 int dk__utf8_valid(const unsigned char *s, size_t n);
 

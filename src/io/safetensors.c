@@ -14,6 +14,8 @@ typedef struct dkst_entry {
     dk_dtype dtype;         /* 0 when difkern cannot use the dtype */
     int64_t ndim;           /* may exceed DK_ST_MAX_DIMS; only those are stored */
     int64_t shape[DK_ST_MAX_DIMS];
+    uint64_t numel;         /* product of every dim, the unstored ones too */
+    int numel_zero, numel_overflow;
     uint64_t begin, end;    /* byte range in the data section */
     int64_t order;          /* position in the header (stable sort key) */
 } dkst_entry;
@@ -91,6 +93,11 @@ static dk_status dkst_parse_shape(dkst_parse *ps, dkst_entry *e) {
         if (d > (uint64_t)INT64_MAX) return dk__json_error(&ps->j, "a shape entry exceeds 2^63-1");
         if (e->ndim < DK_ST_MAX_DIMS) e->shape[e->ndim] = (int64_t)d;
         e->ndim++;
+        /* The element count over every dim: an entry with more dims than are
+         * stored still gets its byte size checked. */
+        if (d == 0) e->numel_zero = 1;
+        else if (e->numel > (uint64_t)INT64_MAX / d) e->numel_overflow = 1;
+        else e->numel *= d;
         st = dkst_next(ps, ']', &more, "',' or ']' in the shape array");
         if (st != DK_OK) return st;
     }
@@ -109,23 +116,12 @@ static dk_status dkst_parse_offsets(dkst_parse *ps, dkst_entry *e) {
 
 /* The element count and byte size the dtype and shape imply must match the offsets. */
 static dk_status dkst_check_size(dkst_parse *ps, const dkst_entry *e, uint32_t bits) {
-    uint64_t numel = 1, bitsz;
-    int64_t i, ndim_stored = e->ndim < DK_ST_MAX_DIMS ? e->ndim : DK_ST_MAX_DIMS;
-    int overflow = 0, zero = 0;
-    /* Dims past DK_ST_MAX_DIMS are not stored; such a tensor is only checked for
-     * its stored dims' zero/overflow and the offsets ordering. */
-    for (i = 0; i < ndim_stored; i++) {
-        uint64_t d = (uint64_t)e->shape[i];
-        if (d == 0) zero = 1;
-        else if (numel > (uint64_t)INT64_MAX / d) overflow = 1;
-        else numel *= d;
-    }
+    uint64_t numel = e->numel, bitsz;
     if (e->end < e->begin)
         return dk__fail(NULL, DK_ERR_FORMAT, "%s: tensor '%.200s': data_offsets [%llu, %llu] end before they begin",
                         ps->j.fn, e->name, (unsigned long long)e->begin, (unsigned long long)e->end);
-    if (e->ndim > DK_ST_MAX_DIMS) return DK_OK;
-    if (zero) numel = 0;
-    else if (overflow)
+    if (e->numel_zero) numel = 0;
+    else if (e->numel_overflow)
         return dk__fail(NULL, DK_ERR_FORMAT, "%s: tensor '%.200s': the shape's element count overflows 2^63-1",
                         ps->j.fn, e->name);
     if (numel > UINT64_MAX / bits)
@@ -260,6 +256,7 @@ static dk_status dkst_parse_header(dkst_parse *ps) {
             e = &ps->entries[ps->count++];
             memset(e, 0, sizeof *e);
             e->name = key;
+            e->numel = 1;
             e->order = ps->count - 1;
             st = dkst_parse_entry(ps, e);
         } else {

@@ -1,6 +1,6 @@
 /* dk_safetensors_write: a header in the reference layout (padded with spaces to a
  * multiple of 8 bytes, tensors by decreasing element size, then name order as
- * given) followed by the tensors' bytes. */
+ * given) followed by the tensors' bytes, written atomically (dk__io_write_file). */
 #include "io_internal.h"
 
 #include <errno.h>
@@ -123,8 +123,8 @@ dk_status dk_safetensors_write(const char *path, const dk_st_tensor *tensors, in
     uint64_t off = 0, hlen;
     unsigned char len8[8];
     char num[64];
-    FILE *f;
-    int k, size, ok;
+    dk__io_piece *pieces;
+    int k, size;
     dk_status st;
 
     if (!path) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_safetensors_write: path must not be NULL");
@@ -164,25 +164,25 @@ dk_status dk_safetensors_write(const char *path, const dk_st_tensor *tensors, in
     hlen = h.len;
     for (k = 0; k < 8; k++) len8[k] = (unsigned char)(hlen >> (8 * k));
 
-    f = fopen(path, "wb");
-    if (!f) {
-        st = dk__fail(NULL, DK_ERR_IO, "dk_safetensors_write: cannot create '%.400s': %s", path, strerror(errno));
+    /* Data as given: the caller's arrays are little-endian element bytes (see
+     * safetensors.h).  Written atomically: a failure leaves any existing file. */
+    pieces = (dk__io_piece *)malloc((size_t)(count + 2) * sizeof(dk__io_piece));
+    if (!pieces) {
         free(h.s);
         free(order);
-        return st;
+        return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_safetensors_write: out of host memory");
     }
-    ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.s, 1, h.len, f) == h.len;
-    /* Data as given: the caller's arrays are little-endian element bytes (see safetensors.h). */
-    for (i = 0; ok && i < count; i++) {
-        const dk_st_tensor *t = &tensors[order[i]];
-        if (t->nbytes > 0) ok = fwrite(t->data, 1, (size_t)t->nbytes, f) == (size_t)t->nbytes;
+    pieces[0].data = len8;
+    pieces[0].size = 8;
+    pieces[1].data = h.s;
+    pieces[1].size = h.len;
+    for (i = 0; i < count; i++) {
+        pieces[i + 2].data = tensors[order[i]].data;
+        pieces[i + 2].size = tensors[order[i]].nbytes;
     }
-    ok = (fclose(f) == 0) && ok;
+    st = dk__io_write_file("dk_safetensors_write", path, pieces, count + 2);
+    free(pieces);
     free(h.s);
     free(order);
-    if (!ok) {
-        remove(path); /* no half-written file that would fail later with a confusing message */
-        return dk__fail(NULL, DK_ERR_IO, "dk_safetensors_write: write error on '%.400s'", path);
-    }
-    return DK_OK;
+    return st;
 }
