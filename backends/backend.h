@@ -77,7 +77,7 @@ typedef struct dk_backend_ops {
     dk_status (*release_scratch)(dk_context *ctx);
 } dk_backend_ops;
 
-/* Each backend defines one table; the registry (src/registry.c) lists those compiled in. */
+/* Each backend defines one table; the list in src/core.c (core_backends) holds those compiled in. */
 extern const dk_backend_ops dk__cpu_backend;
 #ifdef DIFKERN_VULKAN
 extern const dk_backend_ops dk__vulkan_backend;

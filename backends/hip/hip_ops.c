@@ -658,10 +658,8 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
 
 /* A product with one weight for the whole batch (b 2-D, any strides: the conv
  * prepacks it) and enough rows runs as a 1x1 conv over a 1 x M image, so that
- * the fast kernel takes it when a is K-contiguous f16/bf16; the generic kernel
- * ran the SDXL VAE's 16384 x 512 x 512 projections at 12.6 TFLOP/s, and (with
- * b stored [K, N] before session 16) an SDXL feed-forward 8192 x 5120 x 640 at
- * 14 TFLOP/s. */
+ * the fast kernel takes it when a is K-contiguous f16/bf16, for any layout of b
+ * (the generic kernel is an order of magnitude slower on these shapes). */
 static int hipops_matmul_as_conv(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
                                  const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, dk_status *st) {
     dk__matmul_conv c;

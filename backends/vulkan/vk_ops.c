@@ -327,9 +327,9 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
 /* The tensor-core conv's narrow module (CMG_NARROW_TILE in
  * shaders/dk_gemm_coopmat.glsl: 128 x 16 tiles, weights packed with Cout
  * padded to 16) for conv2d with at most 8 output channels, instead of the
- * direct narrow conv (vkop_conv_narrow_run): on the H100, conv_out 128 -> 3
- * @1024 f16 0.73 -> 0.53 ms.  Without halo staging (with it: 0.73 ms; NOTES,
- * session 26).  DIFKERN_VULKAN_CM_NARROW=0: off, for benchmarks. */
+ * direct narrow conv (vkop_conv_narrow_run), which it beats on conv_out
+ * (docs/conv.md).  Without halo staging, which serializes a 16-wide tile's
+ * work.  DIFKERN_VULKAN_CM_NARROW=0: off, for benchmarks. */
 static int vkop_cm_narrow(int64_t coutg) {
     const char *env = getenv("DIFKERN_VULKAN_CM_NARROW");
     return coutg <= 8 && !(env && env[0] == '0');
@@ -371,10 +371,9 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
 /* One tensor-core GEMM (conv2d, or one stride phase of conv_transpose2d):
  * M = N*OHs*OWs rows, coutg columns, K = Cin*taps.  Tile shape (MODE of
  * shaders/dk_gemm_coopmat.glsl): 128x128 with 32-deep K slices in workgroups
- * of 128 invocations (four 64x64 subgroups), the fastest on the H100 (f16
- * conv 3x3, KHR module: 3-19% over 256 invocations at MODE 4, the best of
- * those; NV module 2-4% over its best, MODE 0).  It compiles to 241 registers,
- * two workgroups per SM, 32 KB of loads in flight per SM (NOTES, session 21). */
+ * of 128 invocations (four 64x64 subgroups), the fastest tile measured on
+ * either module (docs/conv.md).  It compiles to 241 registers, two workgroups
+ * per SM, 32 KB of loads in flight per SM. */
 static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
                                   int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];
@@ -1308,16 +1307,13 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
     p[DK_VKP_AT_SCALE] = vkop_fbits(scale);
     {
         /* D, Dv <= 128: 16 query rows per subgroup, 128 per workgroup, keys 32 at
-         * a time (shaders/attention_cm_rows.comp, 64 or 128 wide; b 2, h 10,
-         * n 4096 on the H100, session 16: D 64 1.26 -> 0.66 ms f16, 1.41 -> 0.66
-         * bf16 against the cg-1 path of attention_cm.comp it replaced).  Larger
-         * heads (attention_cm.comp): column groups (64 output columns each) of
-         * the 8 subgroups: the workgroup owns 256 / cg query rows and streams keys
+         * a time (shaders/attention_cm_rows.comp, 64 or 128 wide; it replaced the
+         * column-group path, which lost at these sizes).  Larger heads
+         * (attention_cm.comp): column groups (64 output columns each) of the 8
+         * subgroups: the workgroup owns 256 / cg query rows and streams keys
          * 16 * cg at a time; cg 8 (keys 128 at a time, K and Q staged) even where
-         * D < 512 leaves column groups idle in P V: measured on the H100 (f16,
-         * b 2, h 10, n 4096), D 128: cg 2 / 4 / 8 6.39 / 5.32 / 3.89 ms; D 256:
-         * cg 4 / 8 9.07 / 5.06 ms; with the KHR module (session 12): D 128 cg 2 /
-         * 4 / 8 6.60 / 4.57 / 3.16 ms.  DIFKERN_VULKAN_ATTN_CG (2, 4 or 8) forces
+         * D < 512 leaves column groups idle in P V, because it measured fastest
+         * (docs/attention.md).  DIFKERN_VULKAN_ATTN_CG (2, 4 or 8) forces
          * attention_cm.comp where a head dimension exceeds 64 (benchmarks). */
         int64_t dm = dd > v->shape[3] ? dd : v->shape[3];
         const char *env = getenv("DIFKERN_VULKAN_ATTN_CG");

@@ -288,10 +288,9 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
  * DK_VK_EAGER_DISPATCHES when the device is found idle and doubles with each
  * submit while it is busy, up to a full frame: short frames while the device
  * would wait for the host, few frame boundaries (each a few us of device
- * time) once the host is ahead.  Frames were submitted only when full (512
- * dispatches) or waited for, which left the device idle while the host
- * recorded a whole sequence of ops (the SDXL decode's ~150 dispatches: NOTES,
- * session 33). */
+ * time) once the host is ahead.  Submitting only full (512 dispatches) or
+ * waited-for frames left the device idle while the host recorded a whole
+ * sequence of ops (docs/vulkan-submission.md). */
 static dk_status vksub_eager(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_frame *f = &s->frames[s->cur];

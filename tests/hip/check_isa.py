@@ -137,7 +137,7 @@ def check_ptx(args, target, path):
             if bad or frames:
                 errors.append(f"{target}: ptxas reports spills / stack: {(bad + frames)[:3]}")
             # C7520: wgmma issued on a path ptxas cannot prove uniform gets serialized
-            # (printed as "ptxas info"; session 20 measured a pipelined kernel 1.7x slower)
+            # (printed as "ptxas info"; serialized wgmma makes a pipelined kernel much slower)
             serial = [l for l in res.stderr.splitlines() if "C7520" in l or "are serialized" in l]
             if serial:
                 errors.append(f"{target}: ptxas serializes wgmma: {serial[:2]}")
