@@ -4,7 +4,7 @@ same (seeded random) weights, in the same run, on the same GPU.
 
     vae_bench.py --decode BUILD/examples/sdxl_decode/sdxl_decode [--size 128]
                  [--backends vulkan,hip] [--dtypes f16,bf16] [--tile-size 256 --tile 32]
-                 [--no-untiled] [--workdir DIR]
+                 [--no-untiled] [--compile] [--workdir DIR]
 
 Writes the weights (diffusers naming) and a latent [1,4,S,S] (latent.npy;
 latentT.npy for the tiled side T) to a temporary folder or DIR (kept, e.g. for
@@ -13,7 +13,8 @@ torch.cuda.max_memory_allocated) and each difkern backend/dtype (the time and
 peak device memory that sdxl_decode prints, the best of decodes 2-3: decode 1
 builds pipelines), both from host latent to host float pixels and with latent and
 image as device tensors (sdxl_decode --device: what PyTorch eager's time covers),
-and prints a markdown table.
+and prints a markdown table.  --compile adds torch.compile (default mode, the
+model and latent channels_last), with its compile time.
 """
 import argparse
 import os
@@ -64,6 +65,32 @@ def torch_decode(model, z, dtype, iters=5):
     return statistics.median(times), peak / 2**20, (peak - base) / 2**20, finite, statistics.median(host)
 
 
+def torch_compiled_decode(model, z, dtype, iters=5):
+    """torch.compile (default mode) of the channels_last model: (compile + first
+    call seconds, median ms of iters calls after a second warm-up call, peak MiB)."""
+    m = model.to("cuda", DT[dtype]).to(memory_format=torch.channels_last)
+    x = torch.from_numpy(z).to("cuda", DT[dtype]).contiguous(memory_format=torch.channels_last)
+    cm = torch.compile(m)
+    with torch.no_grad():
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        cm(x)
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        cm(x)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        times = []
+        for _ in range(iters):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            cm(x)
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+    return compile_s, statistics.median(times), torch.cuda.max_memory_allocated() / 2**20
+
+
 def difkern_decode(exe, wpath, lpath, backend, dtype, extra, out):
     cmd = [exe, "--vae", wpath, "--latent", lpath, "-o", out, "--backend", backend, "--dtype", dtype,
            "--repeat", "3"] + extra
@@ -97,6 +124,7 @@ def main():
     ap.add_argument("--tile-size", type=int, default=0, help="also a tiled decode at this latent side")
     ap.add_argument("--tile", type=int, default=32)
     ap.add_argument("--no-untiled", action="store_true", help="only the tiled decode")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode, channels_last)")
     ap.add_argument("--workdir", help="write the weights and latents here and keep them (default: a temporary folder)")
     a = ap.parse_args()
     tmp = a.workdir or tempfile.mkdtemp()
@@ -118,6 +146,11 @@ def main():
         rows.append(f"| PyTorch eager, host latent to host float32 pixels (what difkern's time covers) | {dt} | "
                     f"{host_ms:.2f} | | |")
         print("\n".join(rows[-2:]), flush=True)
+        if a.compile:
+            cs, cms, cpeak = torch_compiled_decode(model, z, dt)
+            rows.append(f"| PyTorch torch.compile (default mode, channels_last) | {dt} | {cms:.2f} | {cpeak:.0f} | "
+                        f"compile + first call {cs:.1f} s |")
+            print(rows[-1], flush=True)
         for be in a.backends.split(","):
             ms2, mem, err = difkern_decode(a.decode, wpath, lpath, be, dt, [], os.path.join(tmp, "o.png"))
             rows.append(f"| difkern {be} | {dt} | {ms2 if ms2 is None else f'{ms2:.2f}'} | "
