@@ -109,6 +109,8 @@ typedef struct dk_sdxl_vae_options {
     int32_t fp16_fallback;         /* DK_F16: redo a non-finite result in fp32 (init 1) */
     dk_sdxl_vae_progress_fn progress; /* may be NULL */
     void *progress_user;
+    int32_t allow_nonfinite;       /* 1: decode NaN/Inf latents and return a NaN/Inf result
+                                      as DK_OK (the caller checks); init 0: DK_ERR_NON_FINITE */
 } dk_sdxl_vae_options;
 
 DK_API void dk_sdxl_vae_options_init(dk_sdxl_vae_options *options);
@@ -155,7 +157,20 @@ DK_API dk_status dk_sdxl_vae_set_options(dk_sdxl_vae *vae, const dk_sdxl_vae_opt
 DK_API const char *dk_sdxl_vae_naming(const dk_sdxl_vae *vae);
 DK_API dk_dtype dk_sdxl_vae_dtype(const dk_sdxl_vae *vae);
 
-/* Decode latents [batch, 4, h, w] (host float, NCHW, not yet divided by the
+/* Non-finite values: latents holding NaN or Inf are refused with
+ * DK_ERR_NON_FINITE before anything is decoded (the message names the first
+ * one; out is not written).  A decoded image holding NaN or Inf (finite
+ * latents too large for the decoder, or NaN/Inf weights; in DK_F16 only after
+ * the fp32 fallback also gave NaN/Inf) is DK_ERR_NON_FINITE too, after every
+ * sample was decoded: out then holds the decoded values (rgb8: NaN as 0) and
+ * info is filled; the message names the first such sample.  Huge but finite
+ * latents whose image is finite decode normally.  options->allow_nonfinite = 1
+ * turns both checks off (the fp16 fallback still runs).  The result test costs
+ * a GroupNorm statistics pass on the device and 24 bytes read back per sample
+ * (an exact read-back where an fp32 result's statistics overflow), or a scan
+ * of the host floats of a banded decode.
+ *
+ * Decode latents [batch, 4, h, w] (host float, NCHW, not yet divided by the
  * scaling factor) to images of 8h x 8w.
  * rgb8:  batch images, each 8h rows of 8w pixels of 3 bytes (R, G, B), from
  *        clamp((x + 1) / 2, 0, 1) * 255 rounded;
@@ -172,8 +187,8 @@ DK_API dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, 
  * latents).  out receives what dk_sdxl_vae_decode_f32 gives, converted to its
  * dtype and layout on the device.  The latents (a few KB) pass through the host;
  * the image does not, except in a banded decode (whose activations live in host
- * memory) and for the fp16 overflow check (DK_F16 with fp16_fallback: the
- * 16-bit result is read back and tested).  info may be NULL. */
+ * memory).  NaN/Inf latents or results: DK_ERR_NON_FINITE as above (the
+ * latents are tested on the host, the result on the device).  info may be NULL. */
 DK_API dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
                                            dk_sdxl_vae_info *info);
 

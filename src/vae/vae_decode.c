@@ -379,8 +379,9 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
     dk_tensor ob;
     float *out = o->host ? o->host + (int64_t)b * 3 * 64 * h * w : NULL;
     dk__vae_exec_init(&e, vae, ws, m->banded ? 0 : 1, m->banded, m->band_rows, h);
-    /* fp16's overflow test: on the device where the output is (dk__vae_output), else on the host floats */
-    e.check16 = ws->dtype == DK_F16;
+    /* The result's NaN/Inf test (fp16's overflow fallback, DK_ERR_NON_FINITE): on
+     * the device where the output is (dk__vae_output), else on the host floats */
+    e.check_out = 1;
     if (o->dev) { /* the sample's view */
         ob = *o->dev;
         ob.shape[0] = 1;
@@ -401,28 +402,50 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
         dk__vae_exec_realize(&e, vae->arena);
     }
     st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
-    *bad = st == DK_OK && ws->dtype == DK_F16 &&
-           (o->dev || !m->banded ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
+    *bad = st == DK_OK && (o->dev || !m->banded ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
     dk__vae_exec_free(&e);
     return st;
 }
 
-/* t0: when the API call began (elapsed_ms and the progress times count from it). */
+/* The first non-finite latent of [batch, 4, h, w], or -1. */
+static int64_t vaed_first_nonfinite(const float *p, int64_t n) {
+    int64_t i, b;
+    for (b = 0; b < n; b += 4096) {
+        int64_t end = n - b > 4096 ? b + 4096 : n;
+        if (vaed_finite(p + b, end - b)) continue;
+        for (i = b; i < end; i++)
+            if (!isfinite(p[i])) return i;
+    }
+    return -1;
+}
+
+/* t0: when the API call began (elapsed_ms and the progress times count from it).
+ * *decoded: whether out was written (also on DK_ERR_NON_FINITE for a result). */
 static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
-                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info, double t0) {
+                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info, double t0, int *decoded) {
     vaed_mode m;
     vaed_run r;
     dk_sdxl_vae_info inf;
     dk__vae_weights wide;
-    int64_t per_in = (int64_t)4 * h * w;
-    int32_t b;
+    int64_t per_in = (int64_t)4 * h * w, first_bad;
+    int32_t b, nbad = 0, bad_first = -1;
     int bad = 0;
     dk_status st;
     uint64_t cur = 0;
+    *decoded = 0;
     memset(&inf, 0, sizeof inf);
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
     r.t0 = t0;
+    /* NaN/Inf latents would decode to NaN (a black image): refused up front. */
+    if (!vae->opt.allow_nonfinite && (first_bad = vaed_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
+        int64_t i = first_bad % per_in;
+        return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
+                        "%s: the latents hold NaN or Inf (first: %g at [%lld, %lld, %lld, %lld]); nothing was "
+                        "decoded (options->allow_nonfinite decodes them anyway)",
+                        fn, (double)latents[first_bad], (long long)(first_bad / per_in), (long long)(i / ((int64_t)h * w)),
+                        (long long)(i / w % h), (long long)(i % w));
+    }
     st = vaed_choose(vae, fn, h, w, &m);
     if (st != DK_OK) return st;
     if (m.banded) { /* bounded memory: drop the untiled arena of earlier decodes */
@@ -432,15 +455,20 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     dk_memory_reset_peak(vae->ctx);
     for (b = 0; b < batch && st == DK_OK; b++) {
         st = vaed_run_one(vae, &vae->w, &m, latents + b * per_in, h, w, out, b, &bad, &r);
-        if (st == DK_OK && bad && vae->opt.fp16_fallback) {
+        if (st == DK_OK && bad && vae->dtype == DK_F16 && vae->opt.fp16_fallback) {
             /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
             if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
             if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, latents + b * per_in, h, w, out, b, &bad, &r);
             inf.fp16_fallback = 1;
         }
+        if (st == DK_OK && bad) {
+            if (bad_first < 0) bad_first = b;
+            nbad++;
+        }
     }
     dk__vae_weights_free(vae->ctx, &wide);
     if (st != DK_OK) return st;
+    *decoded = 1;
     inf.banded = m.banded;
     inf.band_rows = m.band_rows;
     inf.plan_device_bytes = m.plan_bytes;
@@ -449,6 +477,13 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
     inf.elapsed_ms = vaed_now_ms() - r.t0;
     if (info) *info = inf;
+    if (nbad > 0 && !vae->opt.allow_nonfinite)
+        return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
+                        "%s: the decoded image of sample %d%s holds NaN or Inf (in %s; finite latents too large for "
+                        "the decoder, or NaN/Inf weights)",
+                        fn, (int)bad_first, nbad > 1 ? " (and others)" : "",
+                        vae->dtype == DK_F16 && vae->opt.fp16_fallback ? "f16 and redone in f32"
+                                                                       : dk_dtype_name(vae->dtype));
     return DK_OK;
 }
 
@@ -456,11 +491,12 @@ dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t
                                  float *out, dk_sdxl_vae_info *info) {
     static const char fn[] = "dk_sdxl_vae_decode_f32";
     vaed_out o;
+    int decoded;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
     if (st != DK_OK) return st;
     o.host = out;
     o.dev = NULL;
-    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, vaed_now_ms());
+    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, vaed_now_ms(), &decoded);
 }
 
 dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
@@ -469,6 +505,7 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
     double t0 = vaed_now_ms();
     int64_t hw = (int64_t)64 * h * w, b, i, c;
     float *f;
+    int decoded = 0;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, rgb8);
     if (st != DK_OK) return st;
     f = (float *)malloc((size_t)(batch * 3 * hw) * sizeof(float));
@@ -477,9 +514,9 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
         vaed_out o;
         o.host = f;
         o.dev = NULL;
-        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info, t0);
+        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info, t0, &decoded);
     }
-    if (st == DK_OK)
+    if (decoded) /* also for a non-finite result: the caller gets what was decoded */
         for (b = 0; b < batch; b++)
             for (i = 0; i < hw; i++)
                 for (c = 0; c < 3; c++) {
@@ -487,7 +524,7 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
                     v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
                     rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
                 }
-    if (st == DK_OK && info) info->elapsed_ms = vaed_now_ms() - t0; /* the 8-bit conversion too */
+    if (decoded && info) info->elapsed_ms = vaed_now_ms() - t0; /* the 8-bit conversion too */
     free(f);
     return st;
 }
@@ -533,6 +570,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     dk_buffer *tmp = NULL;
     float *z = NULL;
     vaed_out o;
+    int decoded;
     dk_status st;
     if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
     st = vaed_check_tensors(vae, fn, latents, out);
@@ -559,7 +597,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     if (st == DK_OK) {
         o.host = NULL;
         o.dev = out;
-        st = vaed_decode(vae, fn, z, batch, h, w, &o, info, t0);
+        st = vaed_decode(vae, fn, z, batch, h, w, &o, info, t0, &decoded);
     }
     free(z);
     return st;

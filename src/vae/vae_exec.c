@@ -351,20 +351,48 @@ static void vaex_host_to_nchw_f32(dk__vae_exec *e, dk__vae_act a, const void *sr
     dk_buffer_destroy(hc, bx);
 }
 
-/* Whether n 16-bit floats of type t hold a NaN or an infinity (all-ones exponent). */
-static int vaex_nonfinite16(const void *p, int64_t n, dk_dtype t) {
-    const uint16_t *u = (const uint16_t *)p, mask = t == DK_F16 ? 0x7c00u : 0x7f80u;
+/* Whether n elements of type t hold a NaN or an infinity (all-ones exponent). */
+static int vaex_nonfinite_host(const void *p, int64_t n, dk_dtype t) {
     int64_t i;
     int bad = 0;
-    for (i = 0; i < n; i++) bad |= (u[i] & mask) == mask;
+    if (t == DK_F32) {
+        const float *f = (const float *)p;
+        for (i = 0; i < n; i++) bad |= !isfinite(f[i]);
+    } else {
+        const uint16_t *u = (const uint16_t *)p, mask = t == DK_F16 ? 0x7c00u : 0x7f80u;
+        for (i = 0; i < n; i++) bad |= (u[i] & mask) == mask;
+    }
     return bad;
 }
 
-/* Whether the untiled output activation x (3 channels, 16-bit) holds a NaN or
- * an infinity, tested on the device: its per-channel GroupNorm statistics are
- * finite for finite 16-bit values and NaN or infinite as soon as one value is
- * (the Welford and Chan steps propagate them), so 24 bytes come back instead
- * of the image (that read-back took ~1.6 ms at 1024x1024 on the H100). */
+/* Whether the dense NHWC tensor x holds a NaN or an infinity, read back in
+ * pieces of 1 MiB: exact, for when the statistics test cannot tell. */
+static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
+    const uint64_t es = dk_dtype_size(x->dtype), piece = (uint64_t)1 << 20;
+    const uint64_t total = (uint64_t)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) * es;
+    uint64_t off;
+    int bad = 0;
+    void *tmp = malloc((size_t)piece);
+    if (!tmp) {
+        e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory (the output's finiteness test)");
+        return 1;
+    }
+    for (off = 0; off < total && !bad && e->st == DK_OK; off += piece) {
+        uint64_t n = total - off < piece ? total - off : piece;
+        e->st = dk_buffer_download(e->vae->ctx, x->buffer, x->offset + off, tmp, n);
+        if (e->st == DK_OK) bad = vaex_nonfinite_host(tmp, (int64_t)(n / es), x->dtype);
+    }
+    free(tmp);
+    return bad;
+}
+
+/* Whether the untiled output activation x (3 channels, dense NHWC) holds a NaN
+ * or an infinity, tested on the device: its per-channel GroupNorm statistics
+ * are finite for finite 16-bit values and NaN or infinite as soon as one value
+ * is (the Welford and Chan steps propagate them), so 24 bytes come back instead
+ * of the image (that read-back took ~1.6 ms at 1024x1024 on the H100).  In
+ * fp32, huge finite values (beyond ~1e19) can overflow the statistics too, so
+ * a non-finite result there is confirmed by reading the tensor back. */
 static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     dk_sdxl_vae *vae = e->vae;
     const int64_t c = x->shape[1], shape[3] = {1, c, 2};
@@ -385,6 +413,7 @@ static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     e->st = dk_group_norm_stats(vae->ctx, &d, x, &ts);
     if (e->st == DK_OK) e->st = dk_buffer_download(vae->ctx, vae->check, 0, s, (uint64_t)(2 * c) * sizeof(float));
     for (i = 0; i < 2 * c && e->st == DK_OK; i++) bad |= !isfinite(s[i]);
+    if (bad && e->st == DK_OK && x->dtype == DK_F32) bad = vaex_nonfinite_readback(e, x);
     return bad;
 }
 
@@ -399,13 +428,13 @@ static void vaex_output_dev(dk__vae_exec *e, dk__vae_act a) {
     if (!e->banded) {
         dk_tensor x = vaex_t(e, a);
         e->st = dk_convert(ctx, &x, e->out_dev);
-        if (e->st == DK_OK && e->check16) e->out_bad = vaex_nonfinite_dev(e, &x);
+        if (e->st == DK_OK && e->check_out) e->out_bad = vaex_nonfinite_dev(e, &x);
     } else {
         /* In chunks of rows through the input band buffer: no device memory
          * beyond the banded plan. */
         uint64_t row = bytes / (uint64_t)a.h, rows = e->band[0] ? dk_buffer_size(e->band[0]) / row : 0;
         int64_t r0, r1, es = (int64_t)dk_dtype_size(e->out_dev->dtype);
-        if (e->check16) e->out_bad = vaex_nonfinite16(e->act_host[a.id], n, e->dtype);
+        if (e->check_out) e->out_bad = vaex_nonfinite_host(e->act_host[a.id], n, e->dtype);
         if (rows == 0) e->st = dk__fail(ctx, DK_ERR_INTERNAL, "sdxl_vae: no band buffer for the output");
         for (r0 = 0; r0 < a.h && e->st == DK_OK; r0 = r1) {
             dk_tensor x, y = *e->out_dev;
@@ -440,7 +469,7 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
             /* (24 bytes back instead of scanning the downloaded floats: ~1 ms of
              * one host core; after the conversion, so that one wait covers both) */
             if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &x, &y);
-            if (e->st == DK_OK && e->check16) e->out_bad = vaex_nonfinite_dev(e, &x);
+            if (e->st == DK_OK && e->check_out) e->out_bad = vaex_nonfinite_dev(e, &x);
             vaex_prof_end(e, "output to float NCHW");
             vaex_prof_begin(e);
             if (e->st == DK_OK)

@@ -170,11 +170,11 @@ typedef struct dk__vae_exec {
     /* BANDED on a GPU: host blocks pinned (vae_hostmem.c) unless DIFKERN_VAE_PINNED=0 */
     int32_t pin;
     /* dk__vae_output's destination when it is a device tensor (the sample's view)
-     * instead of host floats; check16: also test the 16-bit result for NaN/Inf
-     * into out_bad (untiled or device output; a banded decode to host floats
-     * tests the floats) */
+     * instead of host floats; check_out: also test the result (in the decode
+     * dtype) for NaN/Inf into out_bad (untiled or device output; a banded
+     * decode to host floats tests the floats) */
     const dk_tensor *out_dev;
-    int32_t check16, out_bad;
+    int32_t check_out, out_bad;
     /* DIFKERN_VAE_PROFILE=1: wall time of each primitive, synced before and
      * after, summed per label and printed to stderr by dk__vae_exec_free */
     int32_t profile, nprof;
