@@ -4,6 +4,7 @@
  * the CPU backend,
  * and writes the PNG.  The picture is noise-like: the weights are random. */
 #include "sdxl_decode.h"
+#include "file_write.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,8 +78,11 @@ int sdxl_demo(const sdxl_args *a) {
     const char *out = a->out ? a->out : "sdxl_demo.png";
     double t0, tol;
     int i, ok = 1;
-    if (!lat || !img || !other) {
-        fprintf(stderr, "demo: out of memory\n");
+    if (!lat || !img || !other || !sdxl_check_output(out, NULL, 0)) {
+        if (!lat || !img || !other) fprintf(stderr, "demo: out of memory\n");
+        free(lat);
+        free(img);
+        free(other);
         return 1;
     }
     dk_context_options_init(&co);
@@ -105,7 +109,7 @@ int sdxl_demo(const sdxl_args *a) {
     printf("decode: %.1f ms on %s, peak device memory %.1f MiB (weights %.1f MiB)%s\n", info.elapsed_ms,
            dk_backend_name(dk_context_backend(ctx)), info.peak_device_bytes / 1048576.0,
            info.weight_device_bytes / 1048576.0, info.fp16_fallback ? ", fp16 overflow: redone in fp32" : "");
-    if (!sdxl_write_images(out, img, 1, side * 8, side * 8)) ok = 0;
+    if (!sdxl_write_image(out, img, side * 8, side * 8)) ok = 0;
     printf("cross-checks against the %s result:\n", dk_backend_name(dk_context_backend(ctx)));
     fflush(stdout);
     {

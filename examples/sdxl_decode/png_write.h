@@ -1,5 +1,20 @@
 #ifndef SDXL_PNG_WRITE_H
 #define SDXL_PNG_WRITE_H
-/* Writes 8-bit RGB rows; returns 1 on success. */
-int sdxl_write_png(const char *path, int width, int height, const unsigned char *rgb);
+
+#include <stdint.h>
+
+/* The largest image the PNG encoder takes: stb_image_write computes sizes in
+ * int, and its zlib output buffer doubles its int capacity as it grows, so the
+ * filtered rows ((3 * width + 1) * height bytes) must stay well below
+ * INT_MAX / 2 (9/8 of them in the worst case of its compressor). */
+#define SDXL_PNG_MAX_BYTES UINT64_C(900000000)
+
+/* The bytes of the filtered rows the encoder holds for a width x height image
+ * (computed in 64 bits). */
+uint64_t sdxl_png_bytes(uint64_t width, uint64_t height);
+
+/* Encodes 8-bit RGB rows as PNG into a malloc'd block (*len bytes); NULL when
+ * the image is over SDXL_PNG_MAX_BYTES or memory ran out. */
+unsigned char *sdxl_encode_png(int width, int height, const unsigned char *rgb, size_t *len);
+
 #endif

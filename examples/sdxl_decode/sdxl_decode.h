@@ -20,12 +20,26 @@ typedef struct sdxl_args {
     int32_t plan_size;
     int32_t repeat;       /* decode this many times (timing: the first one builds pipelines) */
     int device;           /* latents and image as device tensors (dk_sdxl_vae_decode_tensor) */
+    int allow_nonfinite;  /* write images of NaN/Inf latents or results (with a warning) */
+    int random_weights;   /* decode the files with seeded random weights (--seed) instead of --vae */
+    uint64_t max_host_bytes; /* host memory limit per image; 0: physical memory */
 } sdxl_args;
 
 /* Options for the decoder from the arguments (progress on stderr). */
 void sdxl_options(const sdxl_args *a, dk_sdxl_vae_options *o);
-/* Maps [-1, 1] floats NCHW to RGB8 and writes out (numbered when batch > 1). */
-int sdxl_write_images(const char *out, const float *img, int32_t batch, int32_t h, int32_t w);
+/* The file image b of a batch goes to: out itself when batch is 1, else out
+ * with _b before its extension.  Returns 0 when that is PATH_MAX bytes or more. */
+int sdxl_output_name(const char *out, int32_t batch, int32_t b, char *path, size_t cap);
+/* Host bytes one h x w image takes while it is written (float image, RGB
+ * rows, PNG encoding), in 64 bits. */
+uint64_t sdxl_image_host_bytes(int64_t h, int64_t w);
+/* Checks an h x w image against the PNG encoder's limit and the host memory
+ * limit (max_host_bytes, 0: physical memory); prints the sizes and the limit
+ * and returns 0 when over. */
+int sdxl_check_image_size(int64_t h, int64_t w, uint64_t max_host_bytes);
+/* Maps [-1, 1] floats NCHW [3, h, w] to RGB8 and writes the PNG to path
+ * (checked, atomic: see file_write.h).  Returns 1 on success. */
+int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w);
 double sdxl_now_ms(void);
 int sdxl_demo(const sdxl_args *a);
 
