@@ -34,5 +34,6 @@ float rt_randf(void);   /* uniform in [-2, 2) */
 void test_safetensors(void);
 void test_safetensors_hostile(void);
 void test_npy(void);
+void test_reliability(void); /* atomic writes, bounded reads, > 8 dims */
 
 #endif

@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
     test_safetensors();
     test_safetensors_hostile();
     test_npy();
+    test_reliability();
     printf("test_readers: %d checks, %d failures\n", rt_checks, rt_failures);
     return rt_failures ? 1 : 0;
 }
