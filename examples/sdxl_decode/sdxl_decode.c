@@ -186,12 +186,12 @@ static int latent_shape(const char *path, int32_t ndim, const int64_t *shape, in
                 (int)ndim, dims);
         return 0;
     }
-    if (zero) {
-        fprintf(stderr, "sdxl_decode: %s: the latents [%s] have a dimension of size 0: nothing to decode\n", path, dims);
-        return 0;
-    }
     if (big) {
         fprintf(stderr, "sdxl_decode: %s: the latents [%s] have a dimension over 2^31-1\n", path, dims);
+        return 0;
+    }
+    if (zero) {
+        fprintf(stderr, "sdxl_decode: %s: the latents [%s] have a dimension of size 0: nothing to decode\n", path, dims);
         return 0;
     }
     *n = ndim == 4 ? (int32_t)shape[0] : 1;
