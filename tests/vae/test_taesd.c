@@ -3,13 +3,14 @@
  *                           gen_taesd.py) and the real TAEF2 weights (MODELS: models/taef2)
  *                           vs the PyTorch oracle, encode SIZExSIZE images and decode
  *                           SIZE/8 latents, in f32, f16 and bf16; with SIZE 64 also the
- *                           key namings (diffusers, comfyui), create_from_memory, an odd
- *                           image size and the device-tensor entry points
+ *                           key namings (diffusers, comfyui), create_from_memory and an
+ *                           odd image size; the device-tensor entry points at every SIZE
  *   errors DIR              missing tensor, wrong shape, wrong model, absent direction,
  *                           bad arguments: each a status with a message naming the culprit
  *   random                  create_random: deterministic, finite, every member
- *   roundtrip PNG SIZE MODELS  encode + decode of a photo downscaled to SIZExSIZE with the
- *                           real TAEF2 weights: PSNR in the expected range
+ *   roundtrip PNG SIZE MODELS MIN_DB MAX_DB  encode + decode of a photo downscaled to
+ *                           SIZExSIZE with the real TAEF2 weights in f32 and f16: PSNR in
+ *                           [MIN_DB, MAX_DB], f16 within 0.2 dB of f32
  *   time MODELS SIZE        TAEF2 decode of a SIZE/8 x SIZE/8 x 32 latent, f32 (prints ms)
  * Backend: CPU, or the one DIFKERN_BACKEND names.
  * Prints every measured error; exits 1 if a check failed. */
@@ -135,16 +136,23 @@ static void check_props(dk_taesd *tae, const char *model, const char *naming) {
 
 /* Decode and encode through the device-tensor entry points: latents NHWC f32
  * in, image NHWC f16 out; image NCHW f32 in, latents NHWC bf16 out. */
-static void test_tensors(const char *dir) {
-    char pe[1024], pd[1024];
-    arr lat = load(dir, "latent32_8.npy"), ref = load(dir, "taef2_dec8.npy");
-    arr img = load(dir, "image64.npy"), zref = load(dir, "taef2_enc64.npy");
+static void test_tensors(const char *dir, int size) {
+    char pe[1024], pd[1024], name[64];
+    arr lat, ref, img, zref;
     dk_taesd *tae;
     dk_buffer *bl = NULL, *bo = NULL, *bi = NULL, *bz = NULL;
     uint16_t *h16;
     float *host;
     int64_t n, c, h, w, i;
     double err;
+    snprintf(name, sizeof name, "latent32_%d.npy", size / 8);
+    lat = load(dir, name);
+    snprintf(name, sizeof name, "taef2_dec%d.npy", size / 8);
+    ref = load(dir, name);
+    snprintf(name, sizeof name, "image%d.npy", size);
+    img = load(dir, name);
+    snprintf(name, sizeof name, "taef2_enc%d.npy", size);
+    zref = load(dir, name);
     path_of(pe, sizeof pe, dir, "taef2_encoder.safetensors");
     path_of(pd, sizeof pd, dir, "taef2_decoder.safetensors");
     tae = create_files(pe, pd, DK_F32, DK_TAESD_AUTO);
@@ -324,8 +332,8 @@ static void test_oracle(const char *dir, int size, const char *models) {
             dk_taesd_destroy(tae);
             dk_npy_free(odd.d); dk_npy_free(oref.d);
         }
-        test_tensors(dir);
     }
+    test_tensors(dir, size);
     dk_npy_free(img.d);
 }
 
@@ -483,20 +491,32 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void test_roundtrip(const char *png, int size, const char *models) {
-    int w, h, ch, x, y, c, f;
+/* PSNR of clamp(out, 0, 1) against img (n values in [0, 1]). */
+static double psnr_of(const float *out, const float *img, int64_t n) {
+    double se = 0.0;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        double v = out[i] < 0 ? 0 : out[i] > 1 ? 1 : out[i], d = v - img[i];
+        if (!isfinite(out[i])) d = 1.0;
+        se += d * d;
+    }
+    return 10.0 * log10(1.0 / (se / (double)n));
+}
+
+static void test_roundtrip(const char *png, int size, const char *models, double lo, double hi) {
+    static const dk_dtype dts[2] = {DK_F32, DK_F16};
+    int w, h, ch, x, y, c, f, k;
     unsigned char *px = stbi_load(png, &w, &h, &ch, 3);
     char pe[1024], pd[1024];
     float *img, *lat, *out;
-    dk_taesd *tae;
-    double se = 0.0, psnr, t0;
-    int64_t n = (int64_t)3 * size * size, i;
+    double psnr[2] = {0, 0};
+    int64_t n = (int64_t)3 * size * size;
     CHECK(px != NULL, "cannot read %s", png);
     if (!px) return;
-    CHECK(w % size == 0 && h % size == 0 && w / size == h / size, "%s is %dx%d, not a multiple of %d", png, w, h, size);
+    CHECK(size >= 8 && w % size == 0 && h % size == 0 && w / size == h / size, "%s is %dx%d, not a multiple of %d",
+          png, w, h, size);
     f = w / size;
     img = (float *)malloc((size_t)n * sizeof(float));
-    out = poisoned(n);
     lat = (float *)malloc((size_t)32 * (size / 8) * (size / 8) * sizeof(float));
     /* box-filter downscale by f, to NCHW floats in [0, 1] */
     for (c = 0; c < 3; c++)
@@ -511,25 +531,25 @@ static void test_roundtrip(const char *png, int size, const char *models) {
     stbi_image_free(px);
     path_of(pe, sizeof pe, models, "taef2_encoder.safetensors");
     path_of(pd, sizeof pd, models, "taef2_decoder.safetensors");
-    tae = create_files(pe, pd, DK_F32, DK_TAESD_AUTO);
-    if (tae) {
+    for (k = 0; k < 2; k++) {
+        dk_taesd *tae = create_files(pe, pd, dts[k], DK_TAESD_AUTO);
+        double t0;
+        if (!tae) continue;
+        out = poisoned(n);
         t0 = now_ms();
         CHECK(dk_taesd_encode_f32(tae, img, 1, size, size, lat) == DK_OK, "%s", dk_last_error(ctx));
         CHECK(dk_taesd_decode_f32(tae, lat, 1, size / 8, size / 8, out) == DK_OK, "%s", dk_last_error(ctx));
-        for (i = 0; i < n; i++) {
-            double v = out[i] < 0 ? 0 : out[i] > 1 ? 1 : out[i], d = v - img[i];
-            if (!isfinite(out[i])) d = 1.0;
-            se += d * d;
-        }
-        psnr = 10.0 * log10(1.0 / (se / (double)n));
-        printf("roundtrip: %s downscaled %dx to %dx%d, TAEF2 f32 encode + decode in %.0f ms: PSNR %.2f dB\n", png, f,
-               size, size, now_ms() - t0, psnr);
-        CHECK(psnr >= 25.0 && psnr <= 40.0, "round-trip PSNR %.2f dB outside [25, 40]", psnr);
+        psnr[k] = psnr_of(out, img, n);
+        printf("roundtrip: %s downscaled %dx to %dx%d, TAEF2 %s encode + decode in %.0f ms: PSNR %.2f dB "
+               "(expected %.1f..%.1f)\n", png, f, size, size, dk_dtype_name(dts[k]), now_ms() - t0, psnr[k], lo, hi);
+        CHECK(psnr[k] >= lo && psnr[k] <= hi, "%s round-trip PSNR %.2f dB outside [%.1f, %.1f]",
+              dk_dtype_name(dts[k]), psnr[k], lo, hi);
+        free(out);
         dk_taesd_destroy(tae);
     }
+    CHECK(fabs(psnr[0] - psnr[1]) < 0.2, "f16 PSNR %.2f vs f32 %.2f", psnr[1], psnr[0]);
     free(img);
     free(lat);
-    free(out);
 }
 
 static void test_time(const char *models, int size) {
@@ -565,10 +585,11 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "oracle") && argc > 4) test_oracle(argv[2], atoi(argv[3]), argv[4]);
     else if (!strcmp(mode, "errors") && argc > 2) test_errors(argv[2]);
     else if (!strcmp(mode, "random")) test_random();
-    else if (!strcmp(mode, "roundtrip") && argc > 4) test_roundtrip(argv[2], atoi(argv[3]), argv[4]);
+    else if (!strcmp(mode, "roundtrip") && argc > 6)
+        test_roundtrip(argv[2], atoi(argv[3]), argv[4], atof(argv[5]), atof(argv[6]));
     else if (!strcmp(mode, "time") && argc > 3) test_time(argv[2], atoi(argv[3]));
     else {
-        printf("usage: test_taesd oracle DIR SIZE MODELS | errors DIR | random | roundtrip PNG SIZE MODELS | "
+        printf("usage: test_taesd oracle DIR SIZE MODELS | errors DIR | random | roundtrip PNG SIZE MODELS MIN_DB MAX_DB | "
                "time MODELS SIZE\n");
         failures++;
     }
