@@ -30,7 +30,10 @@
  * block elsewhere, for files mmap cannot take, or when the environment variable
  * DIFKERN_IO_NO_MMAP is set to a value other than 0.  As with any mapping, a file
  * truncated by another process while it is open can make accesses fault (SIGBUS);
- * set DIFKERN_IO_NO_MMAP=1 where files may change under the reader.
+ * set DIFKERN_IO_NO_MMAP=1 where files may change under the reader.  Files that
+ * are not regular (pipes, devices such as /dev/zero) are read up to 4 GiB
+ * (DIFKERN_IO_STREAM_LIMIT, bytes, sets another bound), then refused with
+ * DK_ERR_IO; a directory is DK_ERR_IO "is a directory".
  * dk_safetensors_open_memory parses a caller's block and copies nothing.
  *
  * Alignment: a tensor's data pointer is aligned to its element size when the
@@ -89,7 +92,14 @@ DK_API dk_status dk_st_tensor_copy(const dk_st_tensor *t, dk_dtype dtype, void *
  * data, nbytes == numel * dtype size; dtype_name is ignored) to a new file.
  * Names must be unique, non-empty, valid UTF-8 and not "__metadata__".  The
  * header is padded to a multiple of 8 bytes and tensors are stored by
- * decreasing element size (stable), so every data pointer stays aligned. */
+ * decreasing element size (stable), so every data pointer stays aligned.
+ * The file is written atomically: into a new temporary file beside it
+ * (".NAME.tmp-PID-N"), every write checked, fsync'ed, closed, then renamed over
+ * path; on any failure (a full disk, a file-size limit) the temporary file is
+ * removed, an existing file at path is left as it was, and the status is
+ * DK_ERR_IO with the OS's reason.  A symbolic link at path is followed (the
+ * file it points to is replaced, the link stays); a character device or FIFO
+ * is written in place with checked writes; a directory is refused. */
 DK_API dk_status dk_safetensors_write(const char *path, const dk_st_tensor *tensors, int64_t count);
 
 /* -------------------------------------------------------------------- .npy
