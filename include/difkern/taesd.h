@@ -70,8 +70,10 @@
  * Device memory for a decode of N latents h x w (image H = 8h, W = 8w):
  * weights (1.34 M parameters per direction) + 3 * N * 64 * H * W + N * 256 * h * w
  * elements + an f32 staging buffer for host arrays of max(input, output) size.
- * TAEF2 decode of one 128x128x32 latent (a 1024x1024 image) on the 2-core CI
- * machine's CPU backend (release build, f32): see docs/taesd.md.
+ * TAEF2 decode of one 128x128x32 latent (a 1024x1024 image, ~565 GFLOP) on the
+ * 2-core CI machine's CPU backend, release build, f32: 8.4 s of process CPU
+ * time (about 4.2 s wall on two idle cores; measured 18.7 s wall while the
+ * machine was shared); details and accuracy in docs/taesd.md.
  *
  * Threads: a dk_taesd is used by one thread at a time (it owns buffers that
  * every call reuses); separate objects on separate contexts are independent.
@@ -147,8 +149,8 @@ typedef struct dk_taesd_properties {
 DK_API dk_status dk_taesd_properties_get(const dk_taesd *tae, dk_taesd_properties *out);
 
 /* Decode latents [batch, C, h, w] (host floats, NCHW) to out [batch, 3, 8h, 8w]
- * (host floats, NCHW, about [0, 1], not clamped).  NaN/Inf propagate as in
- * PyTorch (the clamp maps +-Inf to +-3). */
+ * (host floats, NCHW, about [0, 1], not clamped).  NaN propagates; the clamp
+ * maps +-Inf to +-3 as PyTorch does (checked on the CPU and Vulkan backends). */
 DK_API dk_status dk_taesd_decode_f32(dk_taesd *tae, const float *latents, int32_t batch, int32_t h, int32_t w,
                                      float *out);
 
@@ -158,8 +160,9 @@ DK_API dk_status dk_taesd_encode_f32(dk_taesd *tae, const float *images, int32_t
                                      int32_t width, float *latents);
 
 /* The same on device tensors of the object's context: any dtype (f32, f16,
- * bf16) and any strides (NHWC in the decode dtype avoids nothing but a cheap
- * conversion of the input and output); out may not overlap the input.
+ * bf16) and any strides; the input is converted to the object's NHWC
+ * activations by the first op and the output written by the last, so out may
+ * even overlap the input.
  * decode: latents [N, C, h, w] -> out [N, 3, 8h, 8w];
  * encode: images [N, 3, H, W] -> latents [N, C, ceil(H/8), ceil(W/8)].
  * Nothing passes through the host; the call queues the work and returns
