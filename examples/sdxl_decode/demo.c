@@ -109,7 +109,7 @@ int sdxl_demo(const sdxl_args *a) {
     printf("decode: %.1f ms on %s, peak device memory %.1f MiB (weights %.1f MiB)%s\n", info.elapsed_ms,
            dk_backend_name(dk_context_backend(ctx)), info.peak_device_bytes / 1048576.0,
            info.weight_device_bytes / 1048576.0, info.fp16_fallback ? ", fp16 overflow: redone in fp32" : "");
-    if (!sdxl_write_image(out, img, side * 8, side * 8)) ok = 0;
+    if (!sdxl_write_image(out, img, side * 8, side * 8, -1.0f)) ok = 0;
     printf("cross-checks against the %s result:\n", dk_backend_name(dk_context_backend(ctx)));
     fflush(stdout);
     {

@@ -128,7 +128,7 @@ int sdxl_check_image_size(int64_t h, int64_t w, uint64_t max_host_bytes) {
     return 1;
 }
 
-int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w) {
+int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w, float lo) {
     int64_t hw = (int64_t)h * w, i, c;
     unsigned char *rgb, *png;
     size_t len = 0;
@@ -146,7 +146,7 @@ int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w) {
     }
     for (i = 0; i < hw; i++)
         for (c = 0; c < 3; c++) {
-            float v = (img[c * hw + i] + 1.0f) * 0.5f;
+            float v = (img[c * hw + i] - lo) / (1.0f - lo);
             v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
             rgb[i * 3 + c] = (unsigned char)(v * 255.0f + 0.5f);
         }
@@ -167,8 +167,9 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* [4, h, w] or [N, 4, h, w] with every dim in 1..2^31-1; prints why not. */
-static int latent_shape(const char *path, int32_t ndim, const int64_t *shape, int32_t *n, int32_t *h, int32_t *w) {
+/* [C, h, w] or [N, C, h, w] (C = channels) with every dim in 1..2^31-1; prints why not. */
+static int latent_shape(const char *path, int32_t channels, int32_t ndim, const int64_t *shape, int32_t *n, int32_t *h,
+                        int32_t *w) {
     char dims[256];
     size_t len = 0;
     int32_t i;
@@ -181,9 +182,9 @@ static int latent_shape(const char *path, int32_t ndim, const int64_t *shape, in
         big |= shape[i] > INT32_MAX;
     }
     if (ndim > DK_ST_MAX_DIMS) snprintf(dims + len, sizeof dims - len, ", ...");
-    if ((ndim != 3 && ndim != 4) || shape[ndim - 3] != 4) {
-        fprintf(stderr, "sdxl_decode: %s: latents must be [4, h, w] or [N, 4, h, w]; the file's are %d-D [%s]\n", path,
-                (int)ndim, dims);
+    if ((ndim != 3 && ndim != 4) || shape[ndim - 3] != channels) {
+        fprintf(stderr, "sdxl_decode: %s: latents must be [%d, h, w] or [N, %d, h, w]; the file's are %d-D [%s]\n",
+                path, (int)channels, (int)channels, (int)ndim, dims);
         return 0;
     }
     if (big) {
@@ -200,10 +201,8 @@ static int latent_shape(const char *path, int32_t ndim, const int64_t *shape, in
     return 1;
 }
 
-/* Latents as floats [N, 4, h, w] in *data (free with free()); checks the shape
- * and the image size (max_host_bytes) before the elements are converted.
- * Returns 1 on success; on failure nothing is left allocated. */
-static int load_latents(const char *path, uint64_t max_host_bytes, float **data, int32_t *n, int32_t *h, int32_t *w) {
+int sdxl_load_latents(const char *path, int32_t channels, uint64_t max_host_bytes, float **data, int32_t *n,
+                      int32_t *h, int32_t *w) {
     int64_t shape[DK_MAX_DIMS];
     int32_t ndim = 0;
     *data = NULL;
@@ -234,12 +233,12 @@ static int load_latents(const char *path, uint64_t max_host_bytes, float **data,
             return 0;
         }
         /* The shape and the image size first: the elements are not touched yet. */
-        if (!latent_shape(path, t.ndim, t.shape, n, h, w) ||
+        if (!latent_shape(path, channels, t.ndim, t.shape, n, h, w) ||
             !sdxl_check_image_size((int64_t)*h * 8, (int64_t)*w * 8, max_host_bytes)) {
             dk_safetensors_close(f);
             return 0;
         }
-        numel = (uint64_t)*n * 4 * (uint64_t)*h * (uint64_t)*w;
+        numel = (uint64_t)*n * (uint64_t)channels * (uint64_t)*h * (uint64_t)*w;
         d = numel <= SIZE_MAX / sizeof(float) ? (float *)malloc((size_t)numel * sizeof(float)) : NULL;
         if (!d) {
             fprintf(stderr, "sdxl_decode: %s: cannot allocate %llu bytes for the latents\n", path,
@@ -263,13 +262,13 @@ static int load_latents(const char *path, uint64_t max_host_bytes, float **data,
             fprintf(stderr, "sdxl_decode: %s\n", dk_last_error(NULL));
             return 0;
         }
-        if (!latent_shape(path, ndim, shape, n, h, w) ||
+        if (!latent_shape(path, channels, ndim, shape, n, h, w) ||
             !sdxl_check_image_size((int64_t)*h * 8, (int64_t)*w * 8, max_host_bytes)) {
             dk_npy_free(d);
             return 0;
         }
         /* Own copy so that one free() fits both sources. */
-        numel = (uint64_t)*n * 4 * (uint64_t)*h * (uint64_t)*w;
+        numel = (uint64_t)*n * (uint64_t)channels * (uint64_t)*h * (uint64_t)*w;
         own = (float *)malloc((size_t)numel * sizeof(float));
         if (own) memcpy(own, d, (size_t)numel * sizeof(float));
         dk_npy_free(d);
@@ -492,7 +491,7 @@ static int decode_files(const sdxl_args *a) {
         const char *inputs[2];
         inputs[0] = a->vae;
         inputs[1] = a->latent;
-        if (!load_latents(a->latent, a->max_host_bytes, &lat, &n, &h, &w)) return 1;
+        if (!sdxl_load_latents(a->latent, 4, a->max_host_bytes, &lat, &n, &h, &w)) return 1;
         for (b = 0; b < n; b++) {
             if (!sdxl_output_name(a->out, n, b, path, sizeof path)) {
                 fprintf(stderr, "sdxl_decode: -o %s: the name of image %d is %d bytes or longer\n", a->out, (int)b,
@@ -569,7 +568,7 @@ static int decode_files(const sdxl_args *a) {
             if (a->allow_nonfinite && has_nonfinite(img, (int64_t)3 * 64 * h * w))
                 fprintf(stderr, "sdxl_decode: warning: image %d holds NaN/Inf values (written as black pixels)\n",
                         (int)b);
-            if (!sdxl_write_image(path, img, h * 8, w * 8)) goto done;
+            if (!sdxl_write_image(path, img, h * 8, w * 8, -1.0f)) goto done;
         }
         total_ms += ms;
         if (repeats > 1) printf("decode %d: %.2f ms\n", (int)r + 1, ms);
@@ -595,7 +594,7 @@ done:
     return ok ? 0 : 1;
 }
 
-int main(int argc, char **argv) {
+int sdxl_decode_main(int argc, char **argv) {
     sdxl_args a;
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep stdout in order with the progress on stderr */
     if (!parse_args(argc, argv, &a)) return 2;

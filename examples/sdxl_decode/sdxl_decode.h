@@ -37,9 +37,19 @@ uint64_t sdxl_image_host_bytes(int64_t h, int64_t w);
  * limit (max_host_bytes, 0: physical memory); prints the sizes and the limit
  * and returns 0 when over. */
 int sdxl_check_image_size(int64_t h, int64_t w, uint64_t max_host_bytes);
-/* Maps [-1, 1] floats NCHW [3, h, w] to RGB8 and writes the PNG to path
- * (checked, atomic: see file_write.h).  Returns 1 on success. */
-int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w);
+/* Maps floats NCHW [3, h, w] in [lo, 1] (-1 for the AutoencoderKL family, 0 for
+ * the TAESD family) to RGB8, clamped, and writes the PNG to path (checked,
+ * atomic: see file_write.h).  Returns 1 on success. */
+int sdxl_write_image(const char *path, const float *img, int32_t h, int32_t w, float lo);
+/* Latents as floats [N, channels, h, w] in *data (free with free()) from a .npy
+ * or .safetensors file; checks the shape and the 8x image's size
+ * (max_host_bytes) before the elements are converted.  Returns 1 on success;
+ * on failure nothing is left allocated and the reason is printed. */
+int sdxl_load_latents(const char *path, int32_t channels, uint64_t max_host_bytes, float **data, int32_t *n,
+                      int32_t *h, int32_t *w);
+/* The sdxl_decode command (the SDXL decoder's CLI, also `difkern-vae decode`
+ * for AutoencoderKL weights). */
+int sdxl_decode_main(int argc, char **argv);
 double sdxl_now_ms(void);
 int sdxl_demo(const sdxl_args *a);
 

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""difkern-vae: encode, decode and roundtrip with the real TAEF2 weights on the CPU
+backend (a 32x32 image as .npy, a 64x64 PNG written here), the
+AutoencoderKL pass-through of `decode` to sdxl_decode, and bad commands.
+
+    vae_cli_test.py DIFKERN_VAE REPO_ROOT WORKDIR
+
+Exit 0 when every check passes; each failure is printed.
+"""
+import os
+import subprocess
+import sys
+import zlib
+import struct
+
+import numpy as np
+
+EXE, ROOT, WORK = (os.path.abspath(a) for a in sys.argv[1:4])
+os.makedirs(WORK, exist_ok=True)
+ENC = os.path.join(ROOT, "models", "taef2", "taef2_encoder.safetensors")
+DEC = os.path.join(ROOT, "models", "taef2", "taef2_decoder.safetensors")
+FAILURES = []
+
+
+def run(*args):
+    p = subprocess.run([EXE] + list(args), capture_output=True, text=True, cwd=WORK, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what, res=None):
+    if cond:
+        return
+    FAILURES.append(what)
+    print("FAIL: " + what + ("" if res is None else "\n    rc %d\n    stdout: %s\n    stderr: %s" % res))
+
+
+def png(path, rgb):
+    """An 8-bit RGB PNG of rgb [h, w, 3] (zlib, filter 0), written by hand."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+cpu = ["--backend", "cpu", "--dtype", "f32"]
+# encode a smooth 32x32 image (.npy in [0, 1]) -> latents [1, 32, 4, 4]
+yy, xx = np.mgrid[0:32, 0:32] / 31.0
+img = np.stack([yy, xx, 0.5 * (yy + xx)])[None].astype(np.float32)
+np.save(os.path.join(WORK, "img.npy"), img)
+r = run("encode", "--vae", ENC, "--image", "img.npy", "-o", "lat.npy", *cpu)
+check(r[0] == 0 and "wrote lat.npy [1, 32, 4, 4] float32" in r[1], "encode .npy", r)
+if r[0] == 0:
+    lat = np.load(os.path.join(WORK, "lat.npy"))
+    check(lat.shape == (1, 32, 4, 4) and np.isfinite(lat).all() and lat.std() > 0.05, "latents shape/values")
+    # decode them -> a 32x32 PNG
+    r = run("decode", "--vae", DEC, "--latent", "lat.npy", "-o", "dec.png", *cpu)
+    check(r[0] == 0 and "wrote dec.png (32x32)" in r[1] and os.path.getsize(os.path.join(WORK, "dec.png")) > 100,
+          "decode", r)
+# roundtrip of a 64x64 PNG (a synthetic picture: a ramp, a square, stripes): PSNR printed and plausible
+rgb = np.zeros((512, 512, 3), np.uint8)
+rgb[:, :, 0] = (np.arange(512)[None, :] * 255 // 511).astype(np.uint8)
+rgb[128:384, 128:384, 1] = 200
+rgb[::64, :, 2] = 255
+small = rgb.reshape(64, 8, 64, 8, 3).mean(axis=(1, 3)).round().astype(np.uint8)
+png(os.path.join(WORK, "in.png"), small)
+r = run("roundtrip", "--vae", ENC, "--decoder", DEC, "--image", "in.png", "-o", "rt.png", *cpu)
+psnr = [float(l.split()[-2]) for l in r[1].splitlines() if l.startswith("round trip PSNR")]
+check(r[0] == 0 and len(psnr) == 1 and 12.0 < psnr[0] < 60.0 and os.path.exists(os.path.join(WORK, "rt.png")),
+      "roundtrip PSNR %s" % psnr, r)
+# the encoder file alone cannot decode; the output may not be an input
+r = run("decode", "--vae", ENC, "--latent", "lat.npy", "-o", "x.png", *cpu)
+check(r[0] != 0 and "no decoder" in r[2], "decode with encoder weights", r)
+r = run("encode", "--vae", ENC, "--image", "img.npy", "-o", "img.npy", *cpu)
+check(r[0] != 0 and np.load(os.path.join(WORK, "img.npy")).shape == (1, 3, 32, 32), "-o naming the input", r)
+# latents of the wrong channel count, an unreadable image, bad commands and options
+np.save(os.path.join(WORK, "lat4.npy"), np.zeros((1, 4, 2, 2), np.float32) + 0.1)
+r = run("decode", "--vae", DEC, "--latent", "lat4.npy", "-o", "y.png", *cpu)
+check(r[0] != 0 and "[32, h, w]" in r[2], "4-channel latents for taef2", r)
+with open(os.path.join(WORK, "bad.png"), "wb") as f:
+    f.write(b"\x89PNG\r\n\x1a\nnot really")
+r = run("encode", "--vae", ENC, "--image", "bad.png", "-o", "z.npy", *cpu)
+check(r[0] != 0 and "cannot decode the image" in r[2] and not os.path.exists(os.path.join(WORK, "z.npy")),
+      "corrupt PNG", r)
+r = run("frobnicate")
+check(r[0] == 2 and "unknown command" in r[2], "unknown command", r)
+r = run("encode", "--vae", ENC, "-o", "q.npy")
+check(r[0] == 2 and "--image is required" in r[2], "missing --image", r)
+r = run("decode", "--vae", DEC, "--latent", "lat.npy", "-o", "w.png", "--model", "nope")
+check(r[0] == 2 and "--model nope" in r[2], "bad --model", r)
+r = run("decode", "--vae", DEC, "--latent", "lat.npy", "-o", "w.png", "--model", "taesd", *cpu)
+check(r[0] != 0, "--model taesd with taef2 weights", r)
+# AutoencoderKL weights: decode runs sdxl_decode's code (its --random-weights flag too);
+# encode is reported as missing
+kl = os.path.join(WORK, "kl.safetensors")
+hdr = b'{"decoder.conv_in.weight":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
+with open(kl, "wb") as f:
+    f.write(struct.pack("<Q", len(hdr)) + hdr + b"\0\0\0\0")
+np.save(os.path.join(WORK, "lat_kl.npy"), (np.random.default_rng(1).standard_normal((1, 4, 2, 2)) * 0.5).astype(np.float32))
+r = run("decode", "--model", "sdxl", "--latent", "lat_kl.npy", "-o", "kl.png", "--random-weights", *cpu)
+check(r[0] == 0 and "wrote kl.png (16x16)" in r[1], "AutoencoderKL decode through sdxl_decode", r)
+r = run("decode", "--vae", kl, "--latent", "lat_kl.npy", "-o", "kl2.png", *cpu)
+check(r[0] != 0 and "sdxl_decode:" in r[2] and "decoder." in r[2], "AutoencoderKL weights detected", r)
+r = run("encode", "--vae", kl, "--image", "img.npy", "-o", "kl.npy", *cpu)
+check(r[0] == 2 and "only decode is available" in r[2], "AutoencoderKL encode reported missing", r)
+
+print("%d check(s) failed" % len(FAILURES) if FAILURES else "difkern-vae: all checks passed")
+sys.exit(1 if FAILURES else 0)
