@@ -3,7 +3,12 @@
  * The core (src/) validates every argument before it calls a table entry, so an
  * entry may assume: tensors are in bounds, shapes agree with the op's rules,
  * dtypes are valid, outputs do not overlap inputs (except the in-place cases an
- * op allows), descriptors hold valid values.  An entry that cannot do a valid
+ * op allows: for conv2d, conv_transpose2d and matmul, the residual may be the
+ * very view of y, so each output element must read its residual before that
+ * element is written), descriptors hold valid values.  conv2d gets its
+ * descriptor resolved (src/validate.c): pad_top, pad_bottom, pad_left and
+ * pad_right all set, pad_h = pad_top and pad_w = pad_left; y's shape carries the
+ * bottom and right padding.  An entry that cannot do a valid
  * request returns DK_ERR_UNSUPPORTED through dk__fail with a message, never a
  * wrong answer.  Adding a backend means filling this table; nothing else changes.
  */

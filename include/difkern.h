@@ -316,28 +316,45 @@ typedef enum dk_activation {
 DK_API const char *dk_activation_name(dk_activation a);
 
 /* Ops with an epilogue (conv2d, conv_transpose2d, matmul) compute, per output element,
- *     out = output_scale * act(acc + bias[c]) + residual_scale * residual
- * where bias and residual are optional tensors (NULL: the term is absent).
- * The residual has the output's logical shape; it may not alias the output. */
+ *     out = post_act(output_scale * act(acc + bias[c]) + residual_scale * residual)
+ * where bias and residual are optional tensors (NULL: the term is absent), act is
+ * desc->activation and post_act desc->post_activation (DK_ACT_NONE by default;
+ * applied with or without a residual: relu(conv(x) + x) is activation NONE,
+ * post_activation RELU).  The residual has the output's logical shape.  It may be
+ * the output itself when the two views are exactly identical (same buffer,
+ * offset, dtype, shape and strides): each output element then reads its own
+ * residual value before it is written.  Any other overlap of the residual with
+ * the output is DK_ERR_INVALID_ARGUMENT. */
 
 /* ------------------------------------------------------------------ conv2d */
 
 typedef struct dk_conv2d_desc {
     int32_t stride_h, stride_w;       /* >= 1 */
-    int32_t pad_h, pad_w;             /* >= 0, zero padding on both sides */
+    int32_t pad_h, pad_w;             /* >= 0, zero padding on both sides (see pad_top below) */
     int32_t dilation_h, dilation_w;   /* >= 1 */
     int32_t groups;                   /* >= 1, divides Cin and Cout */
     int32_t upsample;                 /* 1, or 2: the input is nearest-2x upsampled first (fused) */
-    dk_activation activation;
+    dk_activation activation;         /* before the residual */
     float output_scale;               /* 1 */
     float residual_scale;             /* 1 */
+    /* Zero padding per side, of the (upsampled) input.  init: all -1, meaning
+     * "from pad_h / pad_w" (top = bottom = pad_h, left = right = pad_w).  When any
+     * of the four is >= 0, all four must be >= 0, and pad_h must be 0 or equal
+     * pad_top, pad_w 0 or equal pad_left (so a caller that sets both agrees with
+     * itself).  E.g. the VAE encoder's downsampler: pad_top 0, pad_bottom 1,
+     * pad_left 0, pad_right 1, stride 2, a 3x3 kernel. */
+    int32_t pad_top, pad_bottom, pad_left, pad_right;
+    dk_activation post_activation;    /* after the residual (init: DK_ACT_NONE) */
 } dk_conv2d_desc;
 
 DK_API void dk_conv2d_desc_init(dk_conv2d_desc *desc);
 
 /* x: [N, Cin, H, W];  w: [Cout, Cin/groups, KH, KW];  bias: [Cout] or NULL;
  * residual: [N, Cout, OH, OW] or NULL;  y: [N, Cout, OH, OW] with
- * OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1 (likewise OW). */
+ * OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1
+ * OW = (W*upsample + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1
+ * (with the per-side fields unset: pad_top = pad_bottom = pad_h, pad_left =
+ * pad_right = pad_w). */
 DK_API dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc,
                            const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                            const dk_tensor *residual, const dk_tensor *y);
@@ -353,6 +370,7 @@ typedef struct dk_conv_transpose2d_desc {
     dk_activation activation;
     float output_scale;
     float residual_scale;
+    dk_activation post_activation;              /* after the residual (init: DK_ACT_NONE) */
 } dk_conv_transpose2d_desc;
 
 DK_API void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *desc);
@@ -370,6 +388,7 @@ typedef struct dk_matmul_desc {
     dk_activation activation;
     float output_scale;
     float residual_scale;
+    dk_activation post_activation; /* after the residual (init: DK_ACT_NONE) */
 } dk_matmul_desc;
 
 DK_API void dk_matmul_desc_init(dk_matmul_desc *desc);

@@ -7,7 +7,8 @@
 // the whole output) and each stride phase of conv_transpose2d (a dense
 // sub-convolution on the outputs oh = OH0 + OSTH*t).  Input coordinate of tap th:
 // ihu = ohs*STRH + OFFH + th*DILH in the (optionally 2x-upsampled) input.
-// Epilogue: out = oscale * act(acc + bias) + rscale * residual.
+// Epilogue: out = post_act(oscale * act(acc + bias) + rscale * residual); the
+// residual element is read before the same invocation stores that element (it may be y).
 // The GEMM core (dk_gemm_tile.glsl) fetches one k per invocation and slice for
 // 8 rows / 8 columns: rows keep their pixel, the k cursors their (th, tw, ci),
 // advanced without division.
@@ -172,7 +173,7 @@ void gemm_store(int m, int n, float acc) {
     if ((FLAGS & 1) != 0) v += Bias_ld(PU(DK_VKP_CV_BS + 1) + co * PU(DK_VKP_CV_BS));
     v = PF(DK_VKP_CV_OSCALE) * dk_act(v);
     if ((FLAGS & 2) != 0) v += PF(DK_VKP_CV_RSCALE) * Res_ld(cvo_r + co * PU(DK_VKP_CV_RS + 1));
-    Y_st(cvo_y + co * PU(DK_VKP_CV_YS + 1), v);
+    Y_st(cvo_y + co * PU(DK_VKP_CV_YS + 1), dk_act_post(v));
 }
 
 // MODE bit 4 (host: Cout/groups <= 8): direct convolution for narrow outputs

@@ -318,7 +318,9 @@ void main() {
     // The residual vectors of all this lane's fragments, loaded at once before
     // the first spill so that their latencies overlap (one per fragment, each
     // before its spill's barriers, left most of each exposed).  16 vectors next to the
-    // accumulators stay within the registers the K loop needs (242).
+    // accumulators stay within the registers the K loop needs (242).  A lane
+    // loads only the vectors it stores itself, each before its store: the
+    // residual may be y's own view.
     uvec4 rws[16];
     if (vec && CV_RES) {
         [[unroll]] for (int j = 0; j < CMG_FN; j++) {
@@ -348,6 +350,7 @@ void main() {
                         v[2 * c + 1] += rsc * h.y;
                     }
                 }
+                [[unroll]] for (int c = 0; c < 8; c++) v[c] = dk_act_post(v[c]);
                 uvec4 o;
                 [[unroll]] for (int c = 0; c < 4; c++) o[c] = cm_pack2(v[2 * c], v[2 * c + 1]);
                 yv.v[(ypix[i] + uint(n)) >> 3] = o;
@@ -358,7 +361,7 @@ void main() {
 #endif
                     float x = v[c];
                     if (CV_RES) x += rsc * Res_ld(rpix[i] + uint(n + c) * rs_c);
-                    Y_st(ypix[i] + uint(n + c) * ys_c, x);
+                    Y_st(ypix[i] + uint(n + c) * ys_c, dk_act_post(x));
                 }
             }
         }

@@ -20,8 +20,12 @@ float PF(int i) { return intBitsToFloat(dkp.p[i]); }
 uint group_x() { return gl_WorkGroupID.x + dkpc.base_x; }
 // The activation, a specialization constant: only its case is compiled.  (As
 // a parameter, every use held every case behind a branch: the tensor-core
-// conv's unrolled epilogue 128 times.)
+// conv's unrolled epilogue 128 times.)  Bits 0-3: the activation (dk_act);
+// bits 4-7: the conv/matmul epilogue's activation after the residual
+// (dk_act_post; 0 in every other shader).
 layout(constant_id = DK_VKS_ACT) const int ACT = 0;
+const int ACT_PRE = ACT & 15;
+const int ACT_POST = (ACT >> 4) & 15;
 #define FLAGS P(DK_VKP_FLAGS)
 
 float dk_h2f(uint u, int dt) {
@@ -68,14 +72,16 @@ float dk_erf(float x) {
 // tanh with a clamped argument: some drivers compute it as a ratio of exps that overflows.
 float dk_tanh(float x) { return tanh(clamp(x, -15.0, 15.0)); }
 
-float dk_act(float x) {
-    if (ACT == 1) return x > 0.0 ? x : 0.0;
-    if (ACT == 2) return x / (1.0 + exp(-x));
-    if (ACT == 3) return 0.5 * x * (1.0 + dk_erf(x * 0.70710678118654752));
-    if (ACT == 4) return 0.5 * x * (1.0 + dk_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
-    if (ACT == 5) return dk_tanh(x);
+float dk_act_n(int a, float x) {
+    if (a == 1) return x > 0.0 ? x : 0.0;
+    if (a == 2) return x / (1.0 + exp(-x));
+    if (a == 3) return 0.5 * x * (1.0 + dk_erf(x * 0.70710678118654752));
+    if (a == 4) return 0.5 * x * (1.0 + dk_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+    if (a == 5) return dk_tanh(x);
     return x;
 }
+float dk_act(float x) { return dk_act_n(ACT_PRE, x); }
+float dk_act_post(float x) { return dk_act_n(ACT_POST, x); }
 
 // 16-byte vectors of dtype DT: DK_VW elements (4 f32 or 8 f16 / bf16).
 #define DK_VW (DT == 1 ? 4 : 8)

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-// Batched strided matmul y[b] = oscale * act(a[b] x b[b] + bias) + rscale * residual[b];
+// Batched strided matmul y[b] = post_act(oscale * act(a[b] x b[b] + bias) + rscale * residual[b]);
 // batch = gl_WorkGroupID.z (a 2-D operand has batch stride 0).  Callbacks of
 // the GEMM core (dk_gemm_tile.glsl): rows and columns keep their base offsets,
 // the k cursors their element offsets.
@@ -54,7 +54,7 @@ void gemm_store(int m, int n, float acc) {
     if ((FLAGS & 1) != 0) v += Bias_ld(PU(DK_VKP_MM_BIAS + 1) + uint(n) * PU(DK_VKP_MM_BIAS));
     v = PF(DK_VKP_MM_OSCALE) * dk_act(v);
     if ((FLAGS & 2) != 0) v += PF(DK_VKP_MM_RSCALE) * Res_ld(mm_rrow + uint(n) * PU(DK_VKP_MM_RS + 2));
-    Y_st(mm_yrow + uint(n) * PU(DK_VKP_MM_YS + 2), v);
+    Y_st(mm_yrow + uint(n) * PU(DK_VKP_MM_YS + 2), dk_act_post(v));
 }
 
 void main() {

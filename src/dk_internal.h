@@ -195,7 +195,9 @@ static inline void dk__matmul_as_conv(const dk_matmul_desc *d, const dk_tensor *
     c->y = dk__rows_as_image(y);
     c->r = residual ? dk__rows_as_image(residual) : c->y;
     dk_conv2d_desc_init(&c->desc);
+    c->desc.pad_top = c->desc.pad_bottom = c->desc.pad_left = c->desc.pad_right = 0; /* resolved, as validated */
     c->desc.activation = d->activation;
+    c->desc.post_activation = d->post_activation;
     c->desc.output_scale = d->output_scale;
     c->desc.residual_scale = d->residual_scale;
 }

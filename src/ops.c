@@ -14,6 +14,8 @@ void dk_conv2d_desc_init(dk_conv2d_desc *d) {
     d->activation = DK_ACT_NONE;
     d->output_scale = 1.0f;
     d->residual_scale = 1.0f;
+    d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = -1;
+    d->post_activation = DK_ACT_NONE;
 }
 
 void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *d) {
@@ -25,6 +27,7 @@ void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *d) {
     d->activation = DK_ACT_NONE;
     d->output_scale = 1.0f;
     d->residual_scale = 1.0f;
+    d->post_activation = DK_ACT_NONE;
 }
 
 void dk_matmul_desc_init(dk_matmul_desc *d) {
@@ -33,6 +36,7 @@ void dk_matmul_desc_init(dk_matmul_desc *d) {
     d->activation = DK_ACT_NONE;
     d->output_scale = 1.0f;
     d->residual_scale = 1.0f;
+    d->post_activation = DK_ACT_NONE;
 }
 
 void dk_group_norm_desc_init(dk_group_norm_desc *d) {
@@ -76,9 +80,10 @@ void dk_attention_desc_init(dk_attention_desc *d) {
 
 dk_status dk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    dk_conv2d_desc resolved; /* per-side padding resolved: what the backends get */
     OPS_BEGIN("dk_conv2d");
-    OPS_CALL(dk__validate_conv2d(ctx, desc, x, w, bias, residual, y), y,
-             ctx->ops->conv2d(ctx, desc, x, w, bias, residual, y));
+    OPS_CALL(dk__validate_conv2d(ctx, desc, x, w, bias, residual, y, &resolved), y,
+             ctx->ops->conv2d(ctx, &resolved, x, w, bias, residual, y));
 }
 
 dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,

@@ -275,11 +275,11 @@ static dk_status val_scales(dk_context *ctx, const char *op, float output_scale,
 
 /* ------------------------------------------------------------------- conv2d */
 
-/* Output size of a conv along one dim: (in*up + 2*pad - dil*(k-1) - 1) / stride + 1. */
+/* Output size of a conv along one dim: (in*up + pad_lo + pad_hi - dil*(k-1) - 1) / stride + 1. */
 static dk_status val_conv_out(dk_context *ctx, const char *op, const char *dim, int64_t in, int32_t up,
-                              int32_t pad, int32_t dil, int64_t k, int32_t stride, int64_t *out) {
+                              int32_t pad_lo, int32_t pad_hi, int32_t dil, int64_t k, int32_t stride, int64_t *out) {
     int64_t padded, reach;
-    if (!val_mul(in, up, &padded) || !val_add(padded, 2 * (int64_t)pad, &padded) ||
+    if (!val_mul(in, up, &padded) || !val_add(padded, (int64_t)pad_lo + (int64_t)pad_hi, &padded) ||
         !val_mul(k - 1, dil, &reach) || !val_add(reach, 1, &reach))
         return dk__fail(ctx, VAL_BAD, "%s: the output %s overflows 64 bits (input %lld, kernel %lld)", op, dim,
                         (long long)in, (long long)k);
@@ -309,24 +309,67 @@ static dk_status val_conv_tensors(dk_context *ctx, const char *op, const dk_tens
     return DK_OK;
 }
 
+/* The per-side padding of a conv2d descriptor: all four -1 (from pad_h / pad_w)
+ * or all four >= 0, with pad_h 0 or pad_top and pad_w 0 or pad_left.  r gets the
+ * resolved descriptor: the four sides set, pad_h = pad_top, pad_w = pad_left, so
+ * that code reading pad_h / pad_w as the top / left offset stays right. */
+static dk_status val_conv_pads(dk_context *ctx, const char *op, const dk_conv2d_desc *d, dk_conv2d_desc *r) {
+    const int32_t side[4] = {d->pad_top, d->pad_bottom, d->pad_left, d->pad_right};
+    static const char *const names[4] = {"pad_top", "pad_bottom", "pad_left", "pad_right"};
+    int i, set = 0, unset = 0;
+    VAL_TRY(val_min(ctx, op, "desc->pad_h", d->pad_h, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_w", d->pad_w, 0));
+    for (i = 0; i < 4; i++) {
+        if (side[i] >= 0) set++;
+        else if (side[i] == -1) unset++;
+        else
+            return dk__fail(ctx, VAL_BAD, "%s: desc->%s (=%d) must be -1 (from pad_h / pad_w) or >= 0", op, names[i],
+                            (int)side[i]);
+    }
+    *r = *d;
+    if (!set) {
+        r->pad_top = r->pad_bottom = d->pad_h;
+        r->pad_left = r->pad_right = d->pad_w;
+        return DK_OK;
+    }
+    if (unset)
+        return dk__fail(ctx, VAL_BAD,
+                        "%s: desc->pad_top, pad_bottom, pad_left, pad_right (=%d, %d, %d, %d) must be all -1 (from "
+                        "pad_h / pad_w) or all >= 0",
+                        op, (int)side[0], (int)side[1], (int)side[2], (int)side[3]);
+    if (d->pad_h != 0 && d->pad_h != d->pad_top)
+        return dk__fail(ctx, VAL_BAD,
+                        "%s: desc->pad_h (=%d) must be 0 or equal desc->pad_top (=%d) when the per-side pads are set",
+                        op, (int)d->pad_h, (int)d->pad_top);
+    if (d->pad_w != 0 && d->pad_w != d->pad_left)
+        return dk__fail(ctx, VAL_BAD,
+                        "%s: desc->pad_w (=%d) must be 0 or equal desc->pad_left (=%d) when the per-side pads are set",
+                        op, (int)d->pad_w, (int)d->pad_left);
+    r->pad_h = d->pad_top;
+    r->pad_w = d->pad_left;
+    return DK_OK;
+}
+
 dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                              dk_conv2d_desc *resolved) {
     static const char op[] = "dk_conv2d";
     int64_t cin, cout, oh, ow;
+    dk_conv2d_desc r;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
     VAL_TRY(val_need(ctx, op, "w", w));
     VAL_TRY(val_need(ctx, op, "y", y));
     VAL_TRY(val_min(ctx, op, "desc->stride_h", d->stride_h, 1));
     VAL_TRY(val_min(ctx, op, "desc->stride_w", d->stride_w, 1));
-    VAL_TRY(val_min(ctx, op, "desc->pad_h", d->pad_h, 0));
-    VAL_TRY(val_min(ctx, op, "desc->pad_w", d->pad_w, 0));
+    VAL_TRY(val_conv_pads(ctx, op, d, &r));
     VAL_TRY(val_min(ctx, op, "desc->dilation_h", d->dilation_h, 1));
     VAL_TRY(val_min(ctx, op, "desc->dilation_w", d->dilation_w, 1));
     VAL_TRY(val_min(ctx, op, "desc->groups", d->groups, 1));
     if (d->upsample != 1 && d->upsample != 2)
         return dk__fail(ctx, VAL_BAD, "%s: desc->upsample (=%d) must be 1 or 2", op, (int)d->upsample);
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    VAL_TRY(val_act(ctx, op, "desc->post_activation", d->post_activation));
     VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
 
     VAL_TRY(val_conv_tensors(ctx, op, x, w, bias, residual, y, "[Cout, Cin/groups, KH, KW]"));
@@ -340,21 +383,25 @@ dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk
         return dk__fail(ctx, VAL_BAD, "%s: w.shape[0] (=%lld) must be divisible by desc->groups (=%d)", op,
                         (long long)cout, (int)d->groups);
     VAL_TRY(val_dim(ctx, op, "w", w, 1, "x.shape[1] / groups", cin / d->groups));
-    VAL_TRY(val_conv_out(ctx, op, "height", x->shape[2], d->upsample, d->pad_h, d->dilation_h, w->shape[2],
-                         d->stride_h, &oh));
-    VAL_TRY(val_conv_out(ctx, op, "width", x->shape[3], d->upsample, d->pad_w, d->dilation_w, w->shape[3],
-                         d->stride_w, &ow));
+    VAL_TRY(val_conv_out(ctx, op, "height", x->shape[2], d->upsample, r.pad_top, r.pad_bottom, d->dilation_h,
+                         w->shape[2], d->stride_h, &oh));
+    VAL_TRY(val_conv_out(ctx, op, "width", x->shape[3], d->upsample, r.pad_left, r.pad_right, d->dilation_w,
+                         w->shape[3], d->stride_w, &ow));
     VAL_TRY(val_dim(ctx, op, "y", y, 0, "x.shape[0]", x->shape[0]));
     VAL_TRY(val_dim(ctx, op, "y", y, 1, "w.shape[0]", cout));
-    VAL_TRY(val_dim(ctx, op, "y", y, 2, "OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1", oh));
-    VAL_TRY(val_dim(ctx, op, "y", y, 3, "OW = (W*upsample + 2*pad_w - dilation_w*(KW-1) - 1) / stride_w + 1", ow));
+    VAL_TRY(val_dim(ctx, op, "y", y, 2,
+                    "OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1", oh));
+    VAL_TRY(val_dim(ctx, op, "y", y, 3,
+                    "OW = (W*upsample + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1", ow));
     VAL_TRY(val_epilogue(ctx, op, "x", x, bias, cout, "w.shape[0]", residual, y));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
-    return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "residual", residual, 1));
+    if (resolved) *resolved = r;
+    return DK_OK;
 }
 
 /* --------------------------------------------------------- conv_transpose2d */
@@ -404,6 +451,7 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
     VAL_TRY(val_outpad(ctx, op, "desc->output_padding_w", d->output_padding_w, d->stride_w, d->dilation_w));
     VAL_TRY(val_min(ctx, op, "desc->groups", d->groups, 1));
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    VAL_TRY(val_act(ctx, op, "desc->post_activation", d->post_activation));
     VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
 
     VAL_TRY(val_conv_tensors(ctx, op, x, w, bias, residual, y, "[Cin, Cout/groups, KH, KW]"));
@@ -430,7 +478,7 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
-    return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
+    return val_no_alias(ctx, op, "y", y, "residual", residual, 1);
 }
 
 /* ------------------------------------------------------------------- matmul */
@@ -458,6 +506,7 @@ dk_status dk__validate_matmul(dk_context *ctx, const char *op, const dk_matmul_d
     VAL_TRY(val_need(ctx, op, linear ? "weight" : "b", b));
     VAL_TRY(val_need(ctx, op, "y", y));
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    VAL_TRY(val_act(ctx, op, "desc->post_activation", d->post_activation));
     VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
 
     VAL_TRY(dk__validate_tensor(ctx, op, an, a));
@@ -498,7 +547,7 @@ dk_status dk__validate_matmul(dk_context *ctx, const char *op, const dk_matmul_d
     VAL_TRY(val_no_alias(ctx, op, "y", y, an, a, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, linear ? "weight" : "b", b, 0));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
-    return val_no_alias(ctx, op, "y", y, "residual", residual, 0);
+    return val_no_alias(ctx, op, "y", y, "residual", residual, 1);
 }
 
 /* ------------------------------------------------------------------- norms */

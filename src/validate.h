@@ -18,9 +18,11 @@
 dk_status dk__validate_tensor(dk_context *ctx, const char *op, const char *name,
                               const dk_tensor *t);
 
+/* resolved (may be NULL): desc with the per-side padding resolved (all four set,
+ * pad_h = pad_top, pad_w = pad_left): what the backends get. */
 dk_status dk__validate_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
                               const dk_tensor *w, const dk_tensor *bias,
-                              const dk_tensor *residual, const dk_tensor *y);
+                              const dk_tensor *residual, const dk_tensor *y, dk_conv2d_desc *resolved);
 dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                         const dk_tensor *x, const dk_tensor *w,
                                         const dk_tensor *bias, const dk_tensor *residual,

@@ -212,7 +212,7 @@ typedef struct cpuconv_job {
     const cpuconv_packed *pk;
     cpuconv_phase *phases;        /* with output/input extents filled in */
     int64_t cin_g;
-    dk_activation act;
+    dk_activation act, post_act;
     float out_scale, res_scale;
     int64_t ntasks;
     int64_t *task_start;          /* [phase]: first task index of the phase */
@@ -390,13 +390,15 @@ static void cpuconv_store(const void *user, int64_t c0, int64_t nc, const float 
         for (j = 0; j < nc; j++) v[j] = cr[j] + b;
         if (job->act != DK_ACT_NONE)
             for (j = 0; j < nc; j++) v[j] = dk__act_f32(job->act, v[j]);
-        if (res) {
+        if (res) { /* the row's residual is read whole before its store: it may be y's own view */
             int64_t rbase = t->n * res->strides[0] + co * res->strides[1];
             cpuconv_load_row(dk__cpu_base(res), res->dtype, rbase + (rcontig ? roff[0] : 0), rcontig ? NULL : roff, nc, rv);
             for (j = 0; j < nc; j++) v[j] = job->out_scale * v[j] + job->res_scale * rv[j];
         } else if (job->out_scale != 1.0f) {
             for (j = 0; j < nc; j++) v[j] *= job->out_scale;
         }
+        if (job->post_act != DK_ACT_NONE)
+            for (j = 0; j < nc; j++) v[j] = dk__act_f32(job->post_act, v[j]);
         cpuconv_store_row(yb, y->dtype, t->n * y->strides[0] + co * y->strides[1] + (ycontig ? yoff[0] : 0),
                           ycontig ? NULL : yoff, nc, v);
     }
@@ -433,7 +435,7 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
                              const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
                              int transposed, int64_t groups, const int64_t stride[2], const int64_t pad[2],
                              const int64_t dilation[2], int64_t upsample, dk_activation act,
-                             float out_scale, float res_scale) {
+                             dk_activation post_act, float out_scale, float res_scale) {
     cpuconv_packed *pk;
     cpuconv_job job;
     int owned, ax;
@@ -487,7 +489,7 @@ static dk_status cpuconv_run(dk_context *ctx, const char *op, const dk_tensor *x
     }
     job.x = x; job.bias = bias; job.residual = residual; job.y = y; job.pk = pk;
     job.cin_g = transposed ? w->shape[0] / groups : w->shape[1];
-    job.act = act; job.out_scale = out_scale; job.res_scale = res_scale;
+    job.act = act; job.post_act = post_act; job.out_scale = out_scale; job.res_scale = res_scale;
     job.ntasks = ntasks;
     atomic_init(&job.failed, 0);
     dk__cpu_parallel_for(ctx, ntasks, cpuconv_task_run, &job);
@@ -506,7 +508,7 @@ dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     pad[0] = d->pad_h; pad[1] = d->pad_w;
     dil[0] = d->dilation_h; dil[1] = d->dilation_w;
     return cpuconv_run(ctx, "dk_conv2d", x, w, bias, residual, y, 0, d->groups, stride, pad, dil,
-                       d->upsample, d->activation, d->output_scale, d->residual_scale);
+                       d->upsample, d->activation, d->post_activation, d->output_scale, d->residual_scale);
 }
 
 dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d,
@@ -517,7 +519,7 @@ dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     pad[0] = d->pad_h; pad[1] = d->pad_w;
     dil[0] = d->dilation_h; dil[1] = d->dilation_w;
     return cpuconv_run(ctx, "dk_conv_transpose2d", x, w, bias, residual, y, 1, d->groups, stride, pad,
-                       dil, 1, d->activation, d->output_scale, d->residual_scale);
+                       dil, 1, d->activation, d->post_activation, d->output_scale, d->residual_scale);
 }
 
 /* Explicit preparation packs for groups = 1 (the op packs other group counts on

@@ -122,8 +122,8 @@ int dk__cpu_gemm_columns(const dk_cpu_gemm *g, int64_t c0, int64_t nc);
 
 /* The epilogue of conv / conv_transpose / matmul on one value. */
 static inline float dk__cpu_epilogue(float acc, float bias, dk_activation act, float out_scale,
-                                     float res_scale, float residual) {
-    return out_scale * dk__act_f32(act, acc + bias) + res_scale * residual;
+                                     float res_scale, float residual, dk_activation post_act) {
+    return dk__act_f32(post_act, out_scale * dk__act_f32(act, acc + bias) + res_scale * residual);
 }
 
 

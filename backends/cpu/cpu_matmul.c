@@ -55,7 +55,7 @@ typedef struct cpumm_job {
     const float *bpack;
     int64_t bpack_batch_stride; /* 0 when b is shared by every batch */
     int64_t m, n, k, blocks;
-    dk_activation act;
+    dk_activation act, post_act;
     float out_scale, res_scale;
     atomic_int failed;
 } cpumm_job;
@@ -101,7 +101,8 @@ static void cpumm_store(const void *user, int64_t c0, int64_t nc, const float *c
                                           rbase + m * res->strides[res->ndim - 2] + r * res->strides[res->ndim - 1])
                            : 0.0f;
             dk__cpu_store(yb, y->dtype, ybase + m * y->strides[nd - 2] + r * y->strides[nd - 1],
-                          dk__cpu_epilogue(c[r * ldc + j], bv, job->act, job->out_scale, job->res_scale, rv));
+                          dk__cpu_epilogue(c[r * ldc + j], bv, job->act, job->out_scale, job->res_scale, rv,
+                                           job->post_act));
         }
     }
 }
@@ -152,6 +153,7 @@ dk_status dk__cpu_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_t
     job.a = a; job.bias = bias; job.residual = residual; job.y = y;
     job.blocks = (job.m + DK_CPU_NC - 1) / DK_CPU_NC;
     job.act = desc->activation;
+    job.post_act = desc->post_activation;
     job.out_scale = desc->output_scale;
     job.res_scale = desc->residual_scale;
     atomic_init(&job.failed, 0);

@@ -100,7 +100,7 @@ typedef struct dkh_axis {
 } dkh_axis;
 
 /* C[M x N] = A[M x K] * B[K x N] per batch z, with the fused epilogue
- * out = out_scale * act(acc + bias) + res_scale * residual.
+ * out = post_act(out_scale * act(acc + bias) + res_scale * residual).
  * MATMUL: A(m,k) = a[z*a_s0 + m*a_s1 + k*a_s2] (likewise b, y, res); bias per column.
  * CONV:   z = image * groups + group; rows = output channels of the group,
  *         columns = the phase's output pixels, reduction = (channel, tap_h, tap_w);
@@ -125,6 +125,7 @@ typedef struct dkh_gemm_args {
     /* fast kernel: tiles_xy 1 = grid x walks the channel tiles, y the pixel tiles */
     int nph, mode, transposed, act, has_bias, has_res, tiles_xy;
     int tma_box; /* TMA kernels: pixels per box of x (64, 32 or 16; divides every output row) */
+    int post_act; /* the activation after the residual (dk_activation numbering) */
     float out_scale, res_scale;
 } dkh_gemm_args;
 

@@ -53,7 +53,7 @@ static void hipops_transposed_axis(dkh_axis *a, int64_t r, int64_t stride, int64
 
 static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                const dk_tensor *res, const dk_tensor *y, int64_t groups, dk_activation act,
-                               float out_scale, float res_scale) {
+                               dk_activation post_act, float out_scale, float res_scale) {
     int i;
     memset(p, 0, sizeof *p);
     p->mode = DKH_GEMM_CONV;
@@ -78,6 +78,7 @@ static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_te
     p->groups = groups;
     p->ups = 1;
     p->act = (int)act;
+    p->post_act = (int)post_act;
     p->out_scale = out_scale;
     p->res_scale = res_scale;
 }
@@ -447,7 +448,8 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dkh_gemm_args p;
     int fast, narrow;
-    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
+    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->post_activation,
+                       d->output_scale, d->residual_scale);
     p.ups = d->upsample;
     p.cin_g = w->shape[1];
     p.M = w->shape[0] / d->groups;
@@ -607,7 +609,8 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     dkh_gemm_args p;
     int64_t rh, rw;
     int fast, narrow;
-    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->output_scale, d->residual_scale);
+    hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->post_activation,
+                       d->output_scale, d->residual_scale);
     p.transposed = 1;
     p.cin_g = w->shape[0] / d->groups;
     p.M = w->shape[1];
@@ -707,6 +710,7 @@ dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tens
         p.has_res = 1;
     }
     p.act = (int)d->activation;
+    p.post_act = (int)d->post_activation;
     p.out_scale = d->output_scale;
     p.res_scale = d->residual_scale;
     p.groups = 1;

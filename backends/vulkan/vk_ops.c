@@ -84,6 +84,13 @@ static dk_status vkop_too_big(dk_context *ctx, const char *op, const char *what,
                     (unsigned long long)v);
 }
 
+/* The ACT specialization constant of the conv / matmul epilogues: the
+ * activation in bits 0-3, the one after the residual in bits 4-7
+ * (shaders/dk_common.glsl). */
+static dk_activation vkop_epilogue_act(dk_activation act, dk_activation post) {
+    return (dk_activation)((int)act | ((int)post << 4));
+}
+
 /* Specialization constants, and the activation + flags parameter slots. */
 static void vkop_spec(uint32_t *spec, int32_t *p, dk_dtype dt, dk_activation act, uint32_t flags, dk_dtype dt2,
                       uint32_t mode) {
@@ -224,7 +231,8 @@ typedef struct vkop_conv {
 
 static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c, const dk_tensor *x,
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                                  const dk_tensor *y, dk_activation act, float oscale, float rscale) {
+                                  const dk_tensor *y, dk_activation act, dk_activation post, float oscale,
+                                  float rscale) {
     int32_t wp[5];
     dk_status st;
     uint32_t flags = 0;
@@ -253,7 +261,7 @@ static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c,
     c->p[DK_VKP_CV_WGS + 5] = wp[4];
     c->p[DK_VKP_CV_OSCALE] = vkop_fbits(oscale);
     c->p[DK_VKP_CV_RSCALE] = vkop_fbits(rscale);
-    vkop_spec(c->spec, c->p, y->dtype, act, flags, y->dtype, 0);
+    vkop_spec(c->spec, c->p, y->dtype, vkop_epilogue_act(act, post), flags, y->dtype, 0);
     return DK_OK;
 }
 
@@ -683,8 +691,8 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
         if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], padcin);
         return vkop_stage_out(ctx, &sg, y, st);
     }
-    st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
-                          d->residual_scale);
+    st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->post_activation,
+                          d->output_scale, d->residual_scale);
     if (st != DK_OK) return st;
     c.p[DK_VKP_CV_WGS] = (int32_t)(coutg * c.p[DK_VKP_CV_WGS + 1]);
     c.p[DK_VKP_CV_CING] = (int32_t)cing;
@@ -771,8 +779,8 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
             st = dk__vk_conv_transpose2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
         return vkop_stage_out(ctx, &sg, y, st);
     }
-    st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation, d->output_scale,
-                          d->residual_scale);
+    st = vkop_conv_common(ctx, "dk_conv_transpose2d", &c, x, w, bias, residual, y, d->activation,
+                          d->post_activation, d->output_scale, d->residual_scale);
     if (st != DK_OK) return st;
     /* w is [Cin, Cout/groups, KH, KW]: the GEMM's n is w's dim 1, k's ci is dim 0. */
     ws_ci = c.p[DK_VKP_CV_WGS + 1];
@@ -919,7 +927,7 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
         vb[1] = p[DK_VKP_MM_BS + 2], vb[3] = p[DK_VKP_MM_BS + 1]; /* k now in slot 3 */
         if (!(mode & 2) && k % 8 == 0 && vkop_vec_view(vb, 3, v)) mode |= 8;
     }
-    vkop_spec(spec, p, y->dtype, d->activation, flags, y->dtype, mode);
+    vkop_spec(spec, p, y->dtype, vkop_epilogue_act(d->activation, d->post_activation), flags, y->dtype, mode);
     /* 128x128 output tiles (shaders/dk_gemm_tile.glsl) */
     return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 127) / 128,
                            (uint32_t)((n + 127) / 128), (uint32_t)batch);

@@ -149,6 +149,21 @@ static void fz_shape(int64_t *shape, int64_t a, int64_t b, int64_t c, int64_t d)
     shape[0] = a; shape[1] = b; shape[2] = c; shape[3] = d;
 }
 
+/* The optional residual (slot 3) shaped sh: absent, its own tensor, or y's own
+ * view (slot 4, already made: the in-place residual the epilogue allows). */
+static void fz_residual(fz_call *c, fz_in *in, dk_dtype dt, int32_t ndim, const int64_t *sh) {
+    switch (fz_u8(in) % 3) {
+    case 1: fz_tensor(c, in, 3, dt, ndim, sh); break;
+    case 2:
+        if (c->present[4]) {
+            c->t[3] = c->t[4];
+            c->present[3] = 1;
+        }
+        break;
+    default: break;
+    }
+}
+
 /* The valid call of the op, from small dimensions read off the input. */
 static void fz_build(fz_call *c, fz_in *in) {
     int64_t sh[4], g, n, cin, cout, h, w, kh, kw, oh, ow, m, k, nn, bt;
@@ -163,19 +178,32 @@ static void fz_build(fz_call *c, fz_in *in) {
         c->conv.groups = (int32_t)g;
         c->conv.stride_h = (int32_t)fz_small(in, 3); c->conv.stride_w = (int32_t)fz_small(in, 3);
         c->conv.pad_h = fz_u8(in) % 3; c->conv.pad_w = fz_u8(in) % 3;
+        if (fz_u8(in) & 1) { /* padding per side; pad_h / pad_w then 0 or the top / left */
+            c->conv.pad_top = fz_u8(in) % 3; c->conv.pad_bottom = fz_u8(in) % 3;
+            c->conv.pad_left = fz_u8(in) % 3; c->conv.pad_right = fz_u8(in) % 3;
+            c->conv.pad_h = fz_u8(in) & 1 ? c->conv.pad_top : 0;
+            c->conv.pad_w = fz_u8(in) & 1 ? c->conv.pad_left : 0;
+        }
         c->conv.dilation_h = (int32_t)fz_small(in, 2); c->conv.dilation_w = (int32_t)fz_small(in, 2);
         c->conv.upsample = (int32_t)fz_small(in, 2);
         c->conv.activation = (dk_activation)(fz_u8(in) % 6);
+        c->conv.post_activation = (dk_activation)(fz_u8(in) % 6);
         c->conv.output_scale = (float)fz_small(in, 4) / 2.0f;
         c->conv.residual_scale = (float)fz_small(in, 4) / 4.0f;
-        oh = (h * c->conv.upsample + 2 * c->conv.pad_h - c->conv.dilation_h * (kh - 1) - 1) / c->conv.stride_h + 1;
-        ow = (w * c->conv.upsample + 2 * c->conv.pad_w - c->conv.dilation_w * (kw - 1) - 1) / c->conv.stride_w + 1;
+        {
+            const int64_t pt = c->conv.pad_top >= 0 ? c->conv.pad_top : c->conv.pad_h;
+            const int64_t pb = c->conv.pad_top >= 0 ? c->conv.pad_bottom : c->conv.pad_h;
+            const int64_t pl = c->conv.pad_top >= 0 ? c->conv.pad_left : c->conv.pad_w;
+            const int64_t pr = c->conv.pad_top >= 0 ? c->conv.pad_right : c->conv.pad_w;
+            oh = (h * c->conv.upsample + pt + pb - c->conv.dilation_h * (kh - 1) - 1) / c->conv.stride_h + 1;
+            ow = (w * c->conv.upsample + pl + pr - c->conv.dilation_w * (kw - 1) - 1) / c->conv.stride_w + 1;
+        }
         fz_shape(sh, n, cin, h, w); fz_tensor(c, in, 0, dt, 4, sh);
         fz_shape(sh, cout, cin / g, kh, kw); fz_tensor(c, in, 1, dt, 4, sh);
         if (fz_u8(in) & 1) { fz_shape(sh, cout, 1, 1, 1); fz_tensor(c, in, 2, dt, 1, sh); }
         fz_shape(sh, n, cout, oh, ow);
-        if (fz_u8(in) & 1) fz_tensor(c, in, 3, dt, 4, sh);
         fz_tensor(c, in, 4, dt, 4, sh);
+        fz_residual(c, in, dt, 4, sh);
         break;
     case FZ_CONVT:
         dk_conv_transpose2d_desc_init(&c->convt);
@@ -188,6 +216,7 @@ static void fz_build(fz_call *c, fz_in *in) {
         c->convt.output_padding_h = fz_u8(in) % (c->convt.stride_h > c->convt.dilation_h ? c->convt.stride_h : c->convt.dilation_h);
         c->convt.output_padding_w = fz_u8(in) % (c->convt.stride_w > c->convt.dilation_w ? c->convt.stride_w : c->convt.dilation_w);
         c->convt.activation = (dk_activation)(fz_u8(in) % 6);
+        c->convt.post_activation = (dk_activation)(fz_u8(in) % 6);
         oh = (h - 1) * c->convt.stride_h + c->convt.dilation_h * (kh - 1) + c->convt.output_padding_h + 1;
         ow = (w - 1) * c->convt.stride_w + c->convt.dilation_w * (kw - 1) + c->convt.output_padding_w + 1;
         c->convt.pad_h = (int32_t)(fz_u8(in) % 2 && oh > 2 ? 1 : 0); oh -= 2 * c->convt.pad_h;
@@ -196,13 +225,14 @@ static void fz_build(fz_call *c, fz_in *in) {
         fz_shape(sh, cin, cout / g, kh, kw); fz_tensor(c, in, 1, dt, 4, sh);
         if (fz_u8(in) & 1) { fz_shape(sh, cout, 1, 1, 1); fz_tensor(c, in, 2, dt, 1, sh); }
         fz_shape(sh, n, cout, oh, ow);
-        if (fz_u8(in) & 1) fz_tensor(c, in, 3, dt, 4, sh);
         fz_tensor(c, in, 4, dt, 4, sh);
+        fz_residual(c, in, dt, 4, sh);
         break;
     case FZ_MATMUL:
     case FZ_LINEAR:
         dk_matmul_desc_init(&c->mm);
         c->mm.activation = (dk_activation)(fz_u8(in) % 6);
+        c->mm.post_activation = (dk_activation)(fz_u8(in) % 6);
         bt = fz_u8(in) % 3; /* 0: none batched, 1: a batched, 2: both (matmul) */
         nd = fz_small(in, 3) == 1 ? 2 : 3;
         m = fz_small(in, 8); k = fz_small(in, 8); nn = fz_small(in, 8); n = fz_small(in, 3);
@@ -213,8 +243,8 @@ static void fz_build(fz_call *c, fz_in *in) {
         else { fz_shape(sh, k, nn, 1, 1); fz_tensor(c, in, 1, dt, 2, sh); }
         if (fz_u8(in) & 1) { fz_shape(sh, nn, 1, 1, 1); fz_tensor(c, in, 2, dt, 1, sh); }
         if (bt) fz_shape(sh, n, m, nn, 1); else fz_shape(sh, m, nn, 1, 1);
-        if (fz_u8(in) & 1) fz_tensor(c, in, 3, dt, bt ? 3 : 2, sh);
         fz_tensor(c, in, 4, dt, bt ? 3 : 2, sh);
+        fz_residual(c, in, dt, bt ? 3 : 2, sh);
         break;
     case FZ_GN:
         dk_group_norm_desc_init(&c->gn);
@@ -306,7 +336,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         float *floats = NULL;
         int ni = 0, nf = 0;
         switch (c->op) {
-        case FZ_CONV2D: ints = &c->conv.stride_h; ni = 8; floats = &c->conv.output_scale; nf = 2; break;
+        case FZ_CONV2D: ints = &c->conv.stride_h; ni = 12; floats = &c->conv.output_scale; nf = 2; break;
         case FZ_CONVT: ints = &c->convt.stride_h; ni = 9; floats = &c->convt.output_scale; nf = 2; break;
         case FZ_MATMUL: case FZ_LINEAR: floats = &c->mm.output_scale; nf = 2; break;
         case FZ_GN: ints = &c->gn.groups; ni = 1; floats = &c->gn.eps; nf = 1; break;
@@ -318,9 +348,15 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         case 0: c->desc_null = 1; break;
         case 1: /* the activation of the op or its descriptor */
             switch (c->op) {
-            case FZ_CONV2D: c->conv.activation = (dk_activation)fz_hostile32(in); break;
-            case FZ_CONVT: c->convt.activation = (dk_activation)fz_hostile32(in); break;
-            case FZ_MATMUL: case FZ_LINEAR: c->mm.activation = (dk_activation)fz_hostile32(in); break;
+            case FZ_CONV2D:
+                *(fz_u8(in) & 1 ? &c->conv.post_activation : &c->conv.activation) = (dk_activation)fz_hostile32(in);
+                break;
+            case FZ_CONVT:
+                *(fz_u8(in) & 1 ? &c->convt.post_activation : &c->convt.activation) = (dk_activation)fz_hostile32(in);
+                break;
+            case FZ_MATMUL: case FZ_LINEAR:
+                *(fz_u8(in) & 1 ? &c->mm.post_activation : &c->mm.activation) = (dk_activation)fz_hostile32(in);
+                break;
             case FZ_GN: c->gn.activation = (dk_activation)fz_hostile32(in); break;
             case FZ_LN: c->ln.activation = (dk_activation)fz_hostile32(in); break;
             default: c->act = (dk_activation)fz_hostile32(in); break;
@@ -333,10 +369,12 @@ static void fz_mutate(fz_call *c, fz_in *in) {
             if (ni) {
                 int i = fz_u8(in) % ni;
                 if (c->op == FZ_CONV2D) {
-                    int32_t *fields[8] = {&c->conv.stride_h, &c->conv.stride_w, &c->conv.pad_h, &c->conv.pad_w,
-                                          &c->conv.dilation_h, &c->conv.dilation_w, &c->conv.groups,
-                                          &c->conv.upsample};
-                    *fields[i] = fz_hostile32(in);
+                    int32_t *fields[12] = {&c->conv.stride_h, &c->conv.stride_w, &c->conv.pad_h, &c->conv.pad_w,
+                                           &c->conv.dilation_h, &c->conv.dilation_w, &c->conv.groups,
+                                           &c->conv.upsample, &c->conv.pad_top, &c->conv.pad_bottom,
+                                           &c->conv.pad_left, &c->conv.pad_right};
+                    /* the per-side pads also get small values: -1, 0..2 (mixed set / unset) */
+                    *fields[i] = i >= 8 && (fz_u8(in) & 1) ? (int32_t)(fz_u8(in) % 4) - 1 : fz_hostile32(in);
                 } else if (c->op == FZ_CONVT) {
                     int32_t *fields[9] = {&c->convt.stride_h, &c->convt.stride_w, &c->convt.pad_h,
                                           &c->convt.pad_w, &c->convt.output_padding_h, &c->convt.output_padding_w,
@@ -471,7 +509,7 @@ static dk_status fz_validate_only(fz_call *c) {
     const dk_tensor *a0 = fz_arg(c, 0), *a1 = fz_arg(c, 1), *a2 = fz_arg(c, 2), *a3 = fz_arg(c, 3),
                     *a4 = fz_arg(c, 4);
     switch (c->op) {
-    case FZ_CONV2D: return dk__validate_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4);
+    case FZ_CONV2D: return dk__validate_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4, NULL);
     case FZ_CONVT: return dk__validate_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk__validate_matmul(ctx, "dk_matmul", c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
     case FZ_LINEAR:

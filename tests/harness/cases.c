@@ -126,6 +126,29 @@ static const hcb_conv hcb_conv2d[] = {
     {"padcin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"padcin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     {"padcin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
+    /* padding per side (the VAE encoder's downsampler: 0 top/left, 1 bottom/right, 3x3 stride 2):
+     * portable paths, top > bottom with a 4-wide kernel, pad_h given equal to pad_top, the GPU fast
+     * paths (tensor cores / MFMA / wgmma with Cin % 64 == 0, TMA rows of 32, Vulkan halo rows of
+     * 128), the fused upsample's phases, the narrow kernels and Vulkan's zero-padded Cin */
+    {"pad_t0b1l0r1_s2_c8to12_9x8", Q, {.cin = 8, .h = 9, .w = 8, .cout = 12, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    {"pad_t2b1l0r3_k3x4_c6to5_7x6_res", G | I, {.cin = 6, .h = 7, .w = 6, .cout = 5, .kh = 3, .kw = 4, .sides = 1, .pad_top = 2, .pad_bottom = 1, .pad_right = 3, .bias = 1, .residual = 1}},
+    {"pad_h1_t1b0l1r0_c8to8_6x5", 0, {.cin = 8, .h = 6, .w = 5, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .sides = 1, .pad_top = 1, .pad_left = 1, .bias = 1}},
+    {"tc_pad_t0b1l0r1_s2_c64to72_b2_11x10_res", 0, {.n = 2, .cin = 64, .h = 11, .w = 10, .cout = 72, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tma_pad_t1b0l0r2_c64to64_4x32", 0, {.cin = 64, .h = 4, .w = 32, .cout = 64, .kh = 3, .kw = 3, .sides = 1, .pad_top = 1, .pad_right = 2, .bias = 1}},
+    {"halo_pad_t0b2l1r1_c32to16_3x128", 0, {.cin = 32, .h = 3, .w = 128, .cout = 16, .kh = 3, .kw = 3, .sides = 1, .pad_bottom = 2, .pad_left = 1, .pad_right = 1}},
+    {"up2_pad_t1b0l0r2_c32to40_res_5x6", 0, {.cin = 32, .h = 5, .w = 6, .cout = 40, .kh = 3, .kw = 3, .upsample = 2, .sides = 1, .pad_top = 1, .pad_right = 2, .bias = 1, .residual = 1}},
+    {"up2_pad_t0b1l2r0_c8to6_4x5", 0, {.cin = 8, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .upsample = 2, .sides = 1, .pad_bottom = 1, .pad_left = 2, .bias = 1}},
+    {"narrow_pad_t0b1l0r1_s2_c64to4_9x9", 0, {.cin = 64, .h = 9, .w = 9, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    {"padcin_pad_t0b1l0r1_s2_c3to32_8x8", 0, {.cin = 3, .h = 8, .w = 8, .cout = 32, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    /* the activation after the residual (TAESD's relu(conv(x) + x)) and the residual given as y's
+     * own view (in place; _outgap: the element-wise epilogue), on each kernel family */
+    {"post_relu_res_c16_8x8", Q, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .post_act = DK_ACT_RELU}},
+    {"post_tanh_silu_res_inplace_c16to24_7x6", G, {.cin = 16, .h = 7, .w = 6, .cout = 24, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU, .post_act = DK_ACT_TANH, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"tc_post_relu_res_inplace_c64_6x10", Q, {.cin = 64, .h = 6, .w = 10, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
+    {"tc_post_gelu_relu_c64to72_5x7", 0, {.cin = 64, .h = 5, .w = 7, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_RELU, .post_act = DK_ACT_GELU}},
+    {"narrow_post_relu_res_inplace_c64to4_9x10", 0, {.cin = 64, .h = 9, .w = 10, .cout = 4, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
+    {"up2_post_relu_res_inplace_c32to32_4x5", 0, {.cin = 32, .h = 4, .w = 5, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
+    {"tma_post_relu_res_inplace_c64to64_3x64", 0, {.cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
 };
 
 /* -------------------------------------------------------- conv_transpose2d */
@@ -161,6 +184,9 @@ static const hcb_conv hcb_convt[] = {
     {"tma_wide_c64to256_k3_s2_p1_op1_2x32", 0, {.cin = 64, .h = 2, .w = 32, .cout = 256, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .act = DK_ACT_SILU}},
     {"tma_box32_c64to72_k3_s2_p1_op1_4x32", 0, {.cin = 64, .h = 4, .w = 32, .cout = 72, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1}},
     {"tma_b2_c64to48_k3_s2_p1_op1_res_3x64", 0, {.n = 2, .cin = 64, .h = 3, .w = 64, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1}},
+    /* the activation after the residual, the residual given as y's own view */
+    {"post_relu_silu_res_inplace_k3_s2_p1_op1_5x6", G, {.cin = 16, .h = 5, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU, .post_act = DK_ACT_RELU}},
+    {"tc_post_tanh_res_inplace_c64to40_k3_s2_p1_op1_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_TANH, .residual_scale = 0.5f}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 
@@ -180,6 +206,8 @@ static const hcb_mm hcb_matmul[] = {
     /* one b for the batch and >= 128 rows: HIP runs it as a 1x1 conv (fast kernel), Vulkan
      * (K % 32, N % 8) on its tensor-core conv; b K-contiguous or stored [K, N] */
     {"bt_160x64x48_as_conv", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .act = DK_ACT_SILU}},
+    {"post_relu_gelu_res_inplace_b2_33x29x17", G, {.batch = 2, .m = 33, .k = 29, .n = 17, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU, .residual_scale = -1.0f}},
+    {"as_conv_post_tanh_res_inplace_160x64x48", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_TANH}},
     {"b2_kn_as_conv_160x96x40_res", 0, {.batch = 2, .m = 160, .k = 96, .n = 40, .b_shared = 1, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 1.5f}},
 };
 
@@ -193,6 +221,7 @@ static const hcb_mm hcb_linear[] = {
     {"b3_x_shared_weight_no_bias", 0, {.batch = 3, .m = 5, .k = 7, .n = 9}},
     /* >= 128 rows, K a multiple of 32: HIP runs these as 1x1 convs (fast kernel) */
     {"b2_200x96_to_72_gelu_res_scaled", 0, {.batch = 2, .m = 200, .k = 96, .n = 72, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 2.0f}},
+    {"post_relu_res_inplace_b2_200x96_to_72", 0, {.batch = 2, .m = 200, .k = 96, .n = 72, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
     {"vae_proj_384x64_to_64_res", Q, {.m = 384, .k = 64, .n = 64, .bias = 1, .residual = 1}},
 };
 

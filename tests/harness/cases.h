@@ -37,6 +37,11 @@ typedef struct hc_conv {
     dk_activation act;
     float output_scale, residual_scale;
     int bias, residual;
+    /* conv2d only: sides 1 sets the per-side padding below (pad_h / pad_w then 0) */
+    int sides;
+    int32_t pad_top, pad_bottom, pad_left, pad_right;
+    dk_activation post_act;    /* after the residual */
+    int res_inplace;           /* the residual is y's own view (needs residual) */
 } hc_conv;
 
 /* matmul and linear.  batch 0: 2-D operands; otherwise a/b may still be 2-D
@@ -49,6 +54,8 @@ typedef struct hc_matmul {
     dk_activation act;
     float output_scale, residual_scale;
     int bias, residual;
+    dk_activation post_act;    /* after the residual */
+    int res_inplace;           /* the residual is y's own view (needs residual) */
 } hc_matmul;
 
 typedef struct hc_norm {

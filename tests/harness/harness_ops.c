@@ -85,9 +85,14 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
         int64_t n = q->cout;
         ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
     }
-    if (q->residual)
-        ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
-    ho_image(s, HO_Y, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    if (q->residual && q->res_inplace) { /* the residual is y's own view, laid out as y */
+        ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 0, 1.0, 0.0);
+        ho_alias(s, HO_Y, HO_RES);
+    } else {
+        if (q->residual)
+            ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->in_gap ? HO_GAP : 0, 0, 1.0, 0.0);
+        ho_image(s, HO_Y, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    }
     p->out = HO_Y;
     p->weight = HO_W;
     p->weight_use = transposed ? DK_WEIGHT_CONV_TRANSPOSE2D : DK_WEIGHT_CONV2D;
@@ -115,8 +120,13 @@ static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {
     yshape[0] = q->batch;
     yshape[nd - 2] = q->m;
     yshape[nd - 1] = q->n;
-    if (q->residual) ho_rowmajor(s, HO_RES, c->dtype, nd, yshape, ig, 0, 1.0, 0.0);
-    ho_rowmajor(s, HO_Y, c->dtype, nd, yshape, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    if (q->residual && q->res_inplace) { /* the residual is y's own view, laid out as y */
+        ho_rowmajor(s, HO_RES, c->dtype, nd, yshape, c->out_gap ? HO_GAP : 0, 0, 1.0, 0.0);
+        ho_alias(s, HO_Y, HO_RES);
+    } else {
+        if (q->residual) ho_rowmajor(s, HO_RES, c->dtype, nd, yshape, ig, 0, 1.0, 0.0);
+        ho_rowmajor(s, HO_Y, c->dtype, nd, yshape, c->out_gap ? HO_GAP : 0, 1, 0, 0);
+    }
     p->out = HO_Y;
     /* only a 2-D b can be prepared (it is the shared weight) */
     p->weight = b_is_weight ? HO_W : -1;
@@ -306,10 +316,15 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         dk_conv2d_desc_init(&d);
         d.stride_h = c->conv.stride_h; d.stride_w = c->conv.stride_w;
         d.pad_h = c->conv.pad_h; d.pad_w = c->conv.pad_w;
+        if (c->conv.sides) {
+            d.pad_top = c->conv.pad_top; d.pad_bottom = c->conv.pad_bottom;
+            d.pad_left = c->conv.pad_left; d.pad_right = c->conv.pad_right;
+        }
         d.dilation_h = c->conv.dilation_h; d.dilation_w = c->conv.dilation_w;
         d.groups = c->conv.groups;
         d.upsample = c->conv.upsample;
         d.activation = c->conv.act;
+        d.post_activation = c->conv.post_act;
         d.output_scale = c->conv.output_scale;
         d.residual_scale = c->conv.residual_scale;
         return dk_conv2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
@@ -324,6 +339,7 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.dilation_h = c->conv.dilation_h; d.dilation_w = c->conv.dilation_w;
         d.groups = c->conv.groups;
         d.activation = c->conv.act;
+        d.post_activation = c->conv.post_act;
         d.output_scale = c->conv.output_scale;
         d.residual_scale = c->conv.residual_scale;
         return dk_conv_transpose2d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS),
@@ -334,6 +350,7 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         dk_matmul_desc d;
         dk_matmul_desc_init(&d);
         d.activation = c->mm.act;
+        d.post_activation = c->mm.post_act;
         d.output_scale = c->mm.output_scale;
         d.residual_scale = c->mm.residual_scale;
         if (c->op == HC_LINEAR)

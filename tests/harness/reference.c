@@ -21,27 +21,35 @@ double hr_act(dk_activation act, double x) {
     return x;
 }
 
-/* out = output_scale * act(acc + bias) + residual_scale * residual */
+/* out = post_act(output_scale * act(acc + bias) + residual_scale * residual) */
 static double hr_epilogue(double acc, const double *bias, int64_t channel, dk_activation act,
                           double output_scale, const double *residual, int64_t index,
-                          double residual_scale) {
+                          double residual_scale, dk_activation post_act) {
     double v = output_scale * hr_act(act, acc + (bias ? bias[channel] : 0.0));
     if (residual) v += residual_scale * residual[index];
-    return v;
+    return hr_act(post_act, v);
 }
 
 /* ------------------------------------------------------------------- conv */
 
+/* conv2d's padding per side: the per-side fields where the case sets them, else pad_h / pad_w */
+static int64_t hr_pad_top(const hc_conv *p) { return p->sides ? p->pad_top : p->pad_h; }
+static int64_t hr_pad_bottom(const hc_conv *p) { return p->sides ? p->pad_bottom : p->pad_h; }
+static int64_t hr_pad_left(const hc_conv *p) { return p->sides ? p->pad_left : p->pad_w; }
+static int64_t hr_pad_right(const hc_conv *p) { return p->sides ? p->pad_right : p->pad_w; }
+
 int64_t hr_conv_out_h(const hc_conv *p, int transposed) {
     if (transposed)
         return (p->h - 1) * p->stride_h - 2 * p->pad_h + p->dilation_h * (p->kh - 1) + p->output_padding_h + 1;
-    return (p->h * p->upsample + 2 * p->pad_h - p->dilation_h * (p->kh - 1) - 1) / p->stride_h + 1;
+    return (p->h * p->upsample + hr_pad_top(p) + hr_pad_bottom(p) - p->dilation_h * (p->kh - 1) - 1) / p->stride_h +
+           1;
 }
 
 int64_t hr_conv_out_w(const hc_conv *p, int transposed) {
     if (transposed)
         return (p->w - 1) * p->stride_w - 2 * p->pad_w + p->dilation_w * (p->kw - 1) + p->output_padding_w + 1;
-    return (p->w * p->upsample + 2 * p->pad_w - p->dilation_w * (p->kw - 1) - 1) / p->stride_w + 1;
+    return (p->w * p->upsample + hr_pad_left(p) + hr_pad_right(p) - p->dilation_w * (p->kw - 1) - 1) / p->stride_w +
+           1;
 }
 
 void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double *bias,
@@ -59,15 +67,16 @@ void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double 
                     for (ci = 0; ci < cin_g; ci++)
                         for (ky = 0; ky < p->kh; ky++)
                             for (kx = 0; kx < p->kw; kx++) {
-                                int64_t iy = oy * p->stride_h - p->pad_h + ky * p->dilation_h;
-                                int64_t ix = ox * p->stride_w - p->pad_w + kx * p->dilation_w;
+                                int64_t iy = oy * p->stride_h - hr_pad_top(p) + ky * p->dilation_h;
+                                int64_t ix = ox * p->stride_w - hr_pad_left(p) + kx * p->dilation_w;
                                 int64_t c = g * cin_g + ci;
                                 if (iy < 0 || iy >= uh || ix < 0 || ix >= uw) continue; /* zero pad */
                                 /* nearest upsampling: upsampled (iy, ix) reads x[iy/up, ix/up] */
                                 acc += x[((n * p->cin + c) * p->h + iy / p->upsample) * p->w + ix / p->upsample] *
                                        w[((co * cin_g + ci) * p->kh + ky) * p->kw + kx];
                             }
-                    y[yi] = hr_epilogue(acc, bias, co, p->act, p->output_scale, residual, yi, p->residual_scale);
+                    y[yi] = hr_epilogue(acc, bias, co, p->act, p->output_scale, residual, yi, p->residual_scale,
+                                        p->post_act);
                 }
 }
 
@@ -102,7 +111,8 @@ void hr_conv_transpose2d(const hc_conv *p, const double *x, const double *w, con
             for (oy = 0; oy < oh; oy++)
                 for (ox = 0; ox < ow; ox++) {
                     int64_t yi = ((n * p->cout + co) * oh + oy) * ow + ox;
-                    y[yi] = hr_epilogue(y[yi], bias, co, p->act, p->output_scale, residual, yi, p->residual_scale);
+                    y[yi] = hr_epilogue(y[yi], bias, co, p->act, p->output_scale, residual, yi, p->residual_scale,
+                                        p->post_act);
                 }
 }
 
@@ -119,7 +129,8 @@ void hr_matmul(const hc_matmul *p, const double *a, const double *b, const doubl
                 int64_t yi = (bi * p->m + m) * p->n + n;
                 double acc = 0.0;
                 for (k = 0; k < p->k; k++) acc += ab[m * p->k + k] * bb[k * p->n + n];
-                y[yi] = hr_epilogue(acc, bias, n, p->act, p->output_scale, residual, yi, p->residual_scale);
+                y[yi] = hr_epilogue(acc, bias, n, p->act, p->output_scale, residual, yi, p->residual_scale,
+                                    p->post_act);
             }
     }
 }
@@ -133,7 +144,8 @@ void hr_linear(const hc_matmul *p, const double *x, const double *w, const doubl
                 int64_t yi = (bi * p->m + m) * p->n + n;
                 double acc = 0.0;
                 for (k = 0; k < p->k; k++) acc += x[(bi * p->m + m) * p->k + k] * w[n * p->k + k];
-                y[yi] = hr_epilogue(acc, bias, n, p->act, p->output_scale, residual, yi, p->residual_scale);
+                y[yi] = hr_epilogue(acc, bias, n, p->act, p->output_scale, residual, yi, p->residual_scale,
+                                    p->post_act);
             }
 }
 

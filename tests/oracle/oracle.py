@@ -216,7 +216,7 @@ class Gen:
 
 
 def epilogue_ref(acc, bias, res, p, bias_dim):
-    """out = output_scale * act(acc + bias) + residual_scale * residual."""
+    """out = post_act(output_scale * act(acc + bias) + residual_scale * residual)."""
     if bias is not None:
         shape = [1] * acc.dim()
         shape[bias_dim] = -1
@@ -224,19 +224,29 @@ def epilogue_ref(acc, bias, res, p, bias_dim):
     out = f32(p.get("output_scale", 1.0)) * act_ref(p.get("act_name", "none"), acc)
     if res is not None:
         out = out + f32(p.get("residual_scale", 1.0)) * res
-    return out
+    return act_ref(p.get("post_act_name", "none"), out)
 
 
 def set_act(params):
     p = dict(params)
     p["act_name"] = p.pop("act", "none")
+    p["post_act_name"] = p.pop("post_act", "none")
     return p
 
 
 def c_params(p):
-    out = {k: v for k, v in p.items() if k not in ("act_name", "bias", "residual", "bcast_b")}
+    out = {k: v for k, v in p.items()
+           if k not in ("act_name", "post_act_name", "bias", "residual", "bcast_b", "res_inplace")}
     out["act"] = ACT[p.get("act_name", "none")]
+    out["post_act"] = ACT[p.get("post_act_name", "none")]
     return out
+
+
+def sides_of(p):
+    """conv2d's padding (left, right, top, bottom): the per-side parameters where given."""
+    if "pad_top" in p:
+        return (p["pad_left"], p["pad_right"], p["pad_top"], p["pad_bottom"])
+    return (p.get("pad_w", 0), p.get("pad_w", 0), p.get("pad_h", 0), p.get("pad_h", 0))
 
 
 IMG_LAYOUTS = ["nchw", "nhwc"]
@@ -270,6 +280,23 @@ def conv_cases(gen):
         ("vae_like_k1152", 1, 128, 16, 16, 64, 3, 3, dict(pad_h=1, pad_w=1, bias=1, residual=1)),
         # the weight buffer is re-uploaded between two runs: a cached prepared weight must not survive
         ("reupload_prepared", 1, 8, 6, 5, 8, 3, 3, dict(pad_h=1, pad_w=1, bias=1, prepare=1, reupload=1)),
+        # padding per side (F.pad, then an unpadded conv): the VAE encoder's downsampler (0 top/left,
+        # 1 bottom/right, 3x3 stride 2), top > bottom with a 4-wide kernel, pad_h given equal to pad_top,
+        # and the fused upsample with the sides applied to the upsampled input
+        ("pad_0101_s2", 2, 8, 9, 8, 12, 3, 3,
+         dict(stride_h=2, stride_w=2, pad_top=0, pad_bottom=1, pad_left=0, pad_right=1, bias=1)),
+        ("pad_2103_k3x4_res", 1, 6, 7, 6, 5, 3, 4,
+         dict(pad_top=2, pad_bottom=1, pad_left=0, pad_right=3, bias=1, residual=1, act="silu")),
+        ("pad_h1_sides_1011", 1, 8, 6, 5, 8, 3, 3,
+         dict(pad_h=1, pad_top=1, pad_bottom=0, pad_left=1, pad_right=1, bias=1)),
+        ("up2_pad_1002", 1, 6, 5, 6, 7, 3, 3,
+         dict(upsample=2, pad_top=1, pad_bottom=0, pad_left=0, pad_right=2, bias=1, act="gelu")),
+        # the activation after the residual (TAESD: relu(conv(x) + x)), the residual as y's own view
+        ("post_relu_res", 1, 16, 8, 7, 16, 3, 3, dict(pad_h=1, pad_w=1, bias=1, residual=1, post_act="relu")),
+        ("post_tanh_res_inplace", 2, 8, 6, 5, 12, 3, 3,
+         dict(pad_h=1, pad_w=1, bias=1, residual=1, res_inplace=1, act="silu", post_act="tanh",
+              output_scale=0.5, residual_scale=-0.75)),
+        ("post_gelu_nores", 1, 8, 5, 6, 8, 1, 1, dict(bias=1, act="relu", post_act="gelu")),
     ]
     cases = []
     for name, n, cin, h, w, cout, kh, kw, params in specs:
@@ -287,9 +314,8 @@ def conv_cases(gen):
                     c.input("w2", wt)
                 bias = gen.randn([cout], dt) if p.get("bias") else None
                 xin = F.interpolate(x, scale_factor=2, mode="nearest") if p.get("upsample", 1) == 2 else x
-                acc = F.conv2d(xin, wt, None, (p.get("stride_h", 1), p.get("stride_w", 1)),
-                               (p.get("pad_h", 0), p.get("pad_w", 0)),
-                               (p.get("dilation_h", 1), p.get("dilation_w", 1)), g)
+                acc = F.conv2d(F.pad(xin, sides_of(p)), wt, None, (p.get("stride_h", 1), p.get("stride_w", 1)),
+                               0, (p.get("dilation_h", 1), p.get("dilation_w", 1)), g)
                 res = gen.randn(list(acc.shape), dt) if p.get("residual") else None
                 c.input("x", x)
                 if bias is not None:
@@ -297,6 +323,8 @@ def conv_cases(gen):
                 if res is not None:
                     c.input("residual", res)
                 c.output("y", acc.shape)
+                if p.get("res_inplace"):
+                    c.alias = ("y", "residual")
                 c.ref = epilogue_ref(acc, bias, res, p, 1)
                 c.k = cin // g * kh * kw
                 cases.append(c)
@@ -328,6 +356,9 @@ def conv_transpose_cases(gen):
         ("s3k2op2_d2", 1, 6, 3, 4, 4, 2, 3,
          dict(stride_h=3, stride_w=1, dilation_h=1, dilation_w=2, output_padding_h=2, output_padding_w=1,
               act="tanh", prepare=1)),
+        ("post_relu_res_inplace", 1, 8, 4, 5, 6, 3, 3,
+         dict(stride_h=2, stride_w=2, pad_h=1, pad_w=1, output_padding_h=1, output_padding_w=1, bias=1,
+              residual=1, res_inplace=1, act="silu", post_act="relu")),
     ]
     cases = []
     for name, n, cin, h, w, cout, kh, kw, params in specs:
@@ -355,6 +386,8 @@ def conv_transpose_cases(gen):
                 if res is not None:
                     c.input("residual", res)
                 c.output("y", acc.shape)
+                if p.get("res_inplace"):
+                    c.alias = ("y", "residual")
                 c.ref = epilogue_ref(acc, bias, res, p, 1)
                 c.k = cin // g * kh * kw
                 cases.append(c)
@@ -549,6 +582,8 @@ def linear_cases(gen):
                 if res is not None:
                     c.input("residual", res)
                 c.output("y", acc.shape)
+                if p.get("res_inplace"):
+                    c.alias = ("y", "residual")
                 c.ref = epilogue_ref(acc, bias, res, p, acc.dim() - 1)
                 c.k = kdim
                 cases.append(c)
@@ -561,6 +596,8 @@ def matmul_cases(gen):
         ("m11k20n17_bias", [11, 20], [20, 17], dict(bias=1)),
         ("b3_shared_b_relu_res", [3, 10, 24], [24, 12], dict(bias=1, residual=1, act="relu",
                                                               residual_scale=0.25)),
+        ("b2_post_relu_res_inplace", [2, 9, 16], [16, 11], dict(bias=1, residual=1, res_inplace=1, act="gelu",
+                                                                 post_act="relu", residual_scale=-1.0)),
         ("batched_b_scale", [2, 8, 16], [2, 16, 9], dict(output_scale=-1.5)),
         ("shared_a", [12, 7], [3, 7, 5], dict(act="tanh")),
         ("k1", [5, 1], [1, 7], dict(bias=1)),
@@ -588,6 +625,8 @@ def matmul_cases(gen):
                 if res is not None:
                     c.input("residual", res)
                 c.output("y", acc.shape)
+                if p.get("res_inplace"):
+                    c.alias = ("y", "residual")
                 c.ref = epilogue_ref(acc, bias, res, p, acc.dim() - 1)
                 c.k = ash[-1]
                 cases.append(c)

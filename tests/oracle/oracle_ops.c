@@ -138,6 +138,7 @@ static uint32_t orc_nan_pattern(dk_dtype t) {
 }
 
 static dk_activation orc_act(const orc_case *c) { return (dk_activation)orc_iparam(c, "act", 0); }
+static dk_activation orc_post_act(const orc_case *c) { return (dk_activation)orc_iparam(c, "post_act", 0); }
 
 static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor *y) {
     const char *op = c->op;
@@ -152,7 +153,14 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         d.dilation_w = orc_iparam(c, "dilation_w", 1);
         d.groups = orc_iparam(c, "groups", 1);
         d.upsample = orc_iparam(c, "upsample", 1);
+        if (orc_iparam(c, "pad_top", -1) >= 0) {
+            d.pad_top = orc_iparam(c, "pad_top", 0);
+            d.pad_bottom = orc_iparam(c, "pad_bottom", 0);
+            d.pad_left = orc_iparam(c, "pad_left", 0);
+            d.pad_right = orc_iparam(c, "pad_right", 0);
+        }
         d.activation = orc_act(c);
+        d.post_activation = orc_post_act(c);
         d.output_scale = (float)orc_param(c, "output_scale", 1.0);
         d.residual_scale = (float)orc_param(c, "residual_scale", 1.0);
         if (orc_iparam(c, "prepare", 0)) {
@@ -175,6 +183,7 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         d.dilation_w = orc_iparam(c, "dilation_w", 1);
         d.groups = orc_iparam(c, "groups", 1);
         d.activation = orc_act(c);
+        d.post_activation = orc_post_act(c);
         d.output_scale = (float)orc_param(c, "output_scale", 1.0);
         d.residual_scale = (float)orc_param(c, "residual_scale", 1.0);
         if (orc_iparam(c, "prepare", 0)) {
@@ -188,6 +197,7 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         dk_matmul_desc d;
         dk_matmul_desc_init(&d);
         d.activation = orc_act(c);
+        d.post_activation = orc_post_act(c);
         d.output_scale = (float)orc_param(c, "output_scale", 1.0);
         d.residual_scale = (float)orc_param(c, "residual_scale", 1.0);
         if (op[0] == 'm')

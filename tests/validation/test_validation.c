@@ -342,6 +342,29 @@ MUT(m_cv_y_unit_dim_stride, c->t[Y].shape[0] = 1; c->t[Y].strides[0] = 0; c->t[X
     c->t[RES].shape[0] = 1)
 MUT(m_cv_all_f16, c->t[X].dtype = DK_F16; c->t[W].dtype = DK_F16; c->t[BIAS].dtype = DK_F16;
     c->t[RES].dtype = DK_F16; c->t[Y].dtype = DK_F16)
+/* conv2d padding per side, the activation after the residual, the residual in place */
+#define TV_SIDES(t, b, l, r) (c->conv.pad_top = (t), c->conv.pad_bottom = (b), c->conv.pad_left = (l), c->conv.pad_right = (r))
+MUT(m_cv_sides_same, TV_SIDES(1, 1, 1, 1))
+MUT(m_cv_sides_asym, TV_SIDES(0, 1, 2, 0); c->conv.pad_h = c->conv.pad_w = 0; c->t[Y].shape[2] = 4;
+    c->t[RES].shape[2] = 4)
+MUT(m_cv_sides_pad_h_top, TV_SIDES(1, 0, 1, 1); c->t[Y].shape[2] = 4; c->t[RES].shape[2] = 4)
+MUT(m_cv_sides_s2_encoder, TV_SIDES(0, 1, 0, 1); c->conv.pad_h = c->conv.pad_w = 0; c->conv.stride_h = 2;
+    c->conv.stride_w = 2; c->t[Y].shape[2] = 2; c->t[Y].shape[3] = 3; c->t[RES].shape[2] = 2; c->t[RES].shape[3] = 3)
+MUT(m_cv_sides_mixed, c->conv.pad_top = 1)
+MUT(m_cv_sides_mixed2, TV_SIDES(0, 1, -1, 1))
+MUT(m_cv_sides_neg, TV_SIDES(1, -2, 1, 1))
+MUT(m_cv_sides_pad_h, TV_SIDES(0, 1, 1, 1))
+MUT(m_cv_sides_pad_w, TV_SIDES(1, 1, 2, 0))
+MUT(m_cv_sides_y_h, TV_SIDES(0, 1, 1, 1); c->conv.pad_h = 0)
+MUT(m_cv_sides_y_w, TV_SIDES(1, 1, 0, 3); c->conv.pad_w = 0)
+MUT(m_cv_sides_big, TV_SIDES(1, 1, 1, 0x7fffffff); c->conv.stride_w = 0x7fffffff)
+MUT(m_cv_post_act, c->conv.post_activation = (dk_activation)7)
+MUT(m_cv_post_act_neg, c->conv.post_activation = (dk_activation)-1)
+MUT(m_cv_post_relu, c->conv.post_activation = DK_ACT_RELU)
+MUT(m_cv_res_shifted, c->t[RES] = c->t[Y]; c->t[RES].offset += 4)
+MUT(m_cv_res_other_strides, c->t[RES] = c->t[Y]; c->t[RES].strides[3] = 1; c->t[RES].strides[2] = 6;
+    c->t[RES].strides[1] = 30; c->t[RES].strides[0] = 180)
+#undef TV_SIDES
 /* conv_transpose2d */
 MUT(m_ct_stride_h, c->convt.stride_h = 0)
 MUT(m_ct_stride_w, c->convt.stride_w = 0)
@@ -371,6 +394,9 @@ MUT(m_ct_res_shape, c->t[RES].shape[2] = 5)
 MUT(m_ct_y_on_w, c->t[Y].buffer = c->t[W].buffer; c->t[Y].offset = 400)
 MUT(m_ct_y_self, c->t[Y].strides[2] = 3)
 MUT(m_ct_x_dtype, c->t[X].dtype = DK_BF16)
+MUT(m_ct_post_act, c->convt.post_activation = (dk_activation)6)
+MUT(m_ct_post_tanh_in_place, c->convt.post_activation = DK_ACT_TANH; c->t[RES] = c->t[Y])
+MUT(m_ct_res_shifted, c->t[RES] = c->t[Y]; c->t[RES].offset += 8)
 /* matmul / linear */
 MUT(m_mm_act, c->mm.activation = (dk_activation)6)
 MUT(m_mm_oscale, c->mm.output_scale = NAN)
@@ -398,6 +424,8 @@ MUT(m_mm_y_on_b, c->t[Y].buffer = c->t[W].buffer; c->t[Y].offset = 76)
 MUT(m_mm_y_on_res, c->t[Y].buffer = c->t[RES].buffer; c->t[Y].offset = 4)
 MUT(m_mm_y_self, c->t[Y].strides[1] = 2)
 MUT(m_mm_transposed_b, c->t[W].strides[0] = 1; c->t[W].strides[1] = 4)
+MUT(m_mm_post_act, c->mm.post_activation = (dk_activation)6)
+MUT(m_mm_post_relu_in_place, c->mm.post_activation = DK_ACT_RELU; c->t[RES] = c->t[Y])
 MUT(m_li_w_ndim, c->t[W].ndim = 3; c->t[W].shape[2] = 1)
 MUT(m_li_k, c->t[W].shape[1] = 3)
 MUT(m_li_y_n, c->t[Y].shape[1] = 4)
@@ -561,6 +589,14 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_cv_y_unit_dim_stride, OK, ""},
     {TV_CONV2D, m_cv_y_after_x, OK, ""},
     {TV_CONV2D, m_cv_all_f16, OK, ""},
+    {TV_CONV2D, m_cv_y_is_res, OK, ""},
+    {TV_CONV2D, m_cv_sides_same, OK, ""},
+    {TV_CONV2D, m_cv_sides_asym, OK, ""},
+    {TV_CONV2D, m_cv_sides_pad_h_top, OK, ""},
+    {TV_CONV2D, m_cv_sides_s2_encoder, OK, ""},
+    {TV_CONV2D, m_cv_post_relu, OK, ""},
+    {TV_CONVT, m_ct_post_tanh_in_place, OK, ""},
+    {TV_MATMUL, m_mm_post_relu_in_place, OK, ""},
     {TV_CONVT, m_none, OK, ""},
     {TV_CONVT, m_ct_opad_dil_ok, OK, ""},
     {TV_MATMUL, m_none, OK, ""},
@@ -680,11 +716,11 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_cv_kernel_ovf, INV, "dk_conv2d: the output height overflows 64 bits"},
     {TV_CONV2D, m_cv_y_n, INV, "dk_conv2d: y.shape[0] (=1) must equal x.shape[0] (=2)"},
     {TV_CONV2D, m_cv_y_c, INV, "dk_conv2d: y.shape[1] (=4) must equal w.shape[0] (=6)"},
-    {TV_CONV2D, m_cv_y_h, INV, "dk_conv2d: y.shape[2] (=4) must equal OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1 (=5)"},
-    {TV_CONV2D, m_cv_y_w, INV, "dk_conv2d: y.shape[3] (=7) must equal OW = (W*upsample + 2*pad_w - dilation_w*(KW-1) - 1) / stride_w + 1 (=6)"},
-    {TV_CONV2D, m_cv_stride2, INV, "dk_conv2d: y.shape[2] (=5) must equal OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1 (=3)"},
-    {TV_CONV2D, m_cv_up2, INV, "dk_conv2d: y.shape[2] (=5) must equal OH = (H*upsample + 2*pad_h - dilation_h*(KH-1) - 1) / stride_h + 1 (=10)"},
-    {TV_CONV2D, m_cv_dil2, INV, "dk_conv2d: y.shape[3] (=6) must equal OW = (W*upsample + 2*pad_w - dilation_w*(KW-1) - 1) / stride_w + 1 (=4)"},
+    {TV_CONV2D, m_cv_y_h, INV, "dk_conv2d: y.shape[2] (=4) must equal OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1 (=5)"},
+    {TV_CONV2D, m_cv_y_w, INV, "dk_conv2d: y.shape[3] (=7) must equal OW = (W*upsample + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1 (=6)"},
+    {TV_CONV2D, m_cv_stride2, INV, "dk_conv2d: y.shape[2] (=5) must equal OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1 (=3)"},
+    {TV_CONV2D, m_cv_up2, INV, "dk_conv2d: y.shape[2] (=5) must equal OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1 (=10)"},
+    {TV_CONV2D, m_cv_dil2, INV, "dk_conv2d: y.shape[3] (=6) must equal OW = (W*upsample + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1 (=4)"},
     {TV_CONV2D, m_cv_bias_ndim, INV, "dk_conv2d: bias.ndim (=2) must be 1 ([Cout])"},
     {TV_CONV2D, m_cv_bias_len, INV, "dk_conv2d: bias.shape[0] (=4) must equal w.shape[0] (=6)"},
     {TV_CONV2D, m_cv_res_shape, INV, "dk_conv2d: residual.shape (=[2, 6, 5, 5]) must equal y.shape (=[2, 6, 5, 6])"},
@@ -692,7 +728,19 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_cv_y_on_x, INV, "dk_conv2d: y (bytes 64..1503) overlaps x (bytes 0..959) in the same buffer; an output may not alias an input"},
     {TV_CONV2D, m_cv_y_on_w, INV, "dk_conv2d: y (bytes 0..1439) overlaps w"},
     {TV_CONV2D, m_cv_y_on_bias, INV, "dk_conv2d: y (bytes 20..1459) overlaps bias (bytes 0..23)"},
-    {TV_CONV2D, m_cv_y_is_res, INV, "dk_conv2d: y (bytes 0..1439) overlaps residual (bytes 0..1439)"},
+    {TV_CONV2D, m_cv_res_shifted, INV, "dk_conv2d: y (bytes 0..1439) overlaps residual (bytes 4..1443) in the same buffer; it must be either the exact same view (in place) or disjoint"},
+    {TV_CONV2D, m_cv_res_other_strides, INV, "dk_conv2d: y (bytes 0..1439) overlaps residual (bytes 0..1439) in the same buffer; it must be either the exact same view (in place) or disjoint"},
+    /* conv2d padding per side, post_activation */
+    {TV_CONV2D, m_cv_sides_mixed, INV, "dk_conv2d: desc->pad_top, pad_bottom, pad_left, pad_right (=1, -1, -1, -1) must be all -1 (from pad_h / pad_w) or all >= 0"},
+    {TV_CONV2D, m_cv_sides_mixed2, INV, "dk_conv2d: desc->pad_top, pad_bottom, pad_left, pad_right (=0, 1, -1, 1) must be all -1"},
+    {TV_CONV2D, m_cv_sides_neg, INV, "dk_conv2d: desc->pad_bottom (=-2) must be -1 (from pad_h / pad_w) or >= 0"},
+    {TV_CONV2D, m_cv_sides_pad_h, INV, "dk_conv2d: desc->pad_h (=1) must be 0 or equal desc->pad_top (=0) when the per-side pads are set"},
+    {TV_CONV2D, m_cv_sides_pad_w, INV, "dk_conv2d: desc->pad_w (=1) must be 0 or equal desc->pad_left (=2) when the per-side pads are set"},
+    {TV_CONV2D, m_cv_sides_y_h, INV, "dk_conv2d: y.shape[2] (=5) must equal OH = (H*upsample + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1 (=4)"},
+    {TV_CONV2D, m_cv_sides_y_w, INV, "dk_conv2d: y.shape[3] (=6) must equal OW = (W*upsample + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1 (=7)"},
+    {TV_CONV2D, m_cv_sides_big, INV, "dk_conv2d: y.shape[3] (=6) must equal OW"},
+    {TV_CONV2D, m_cv_post_act, INV, "dk_conv2d: desc->post_activation (=7) must be a dk_activation (0..5)"},
+    {TV_CONV2D, m_cv_post_act_neg, INV, "dk_conv2d: desc->post_activation (=-1) must be a dk_activation (0..5)"},
     {TV_CONV2D, m_cv_y_self_n, INV, "dk_conv2d: y overlaps itself: strides[0] (=0) must be > 0 (the largest index of its faster dims)"},
     {TV_CONV2D, m_cv_y_self_cw, INV, "dk_conv2d: y overlaps itself: strides[3] (=1) must be > 5"},
 
@@ -721,6 +769,8 @@ static const tv_case tv_cases[] = {
     {TV_CONVT, m_ct_res_shape, INV, "dk_conv_transpose2d: residual.shape (=[1, 3, 5, 6]) must equal y.shape (=[1, 3, 6, 6])"},
     {TV_CONVT, m_ct_y_on_w, INV, "dk_conv_transpose2d: y (bytes 400..831) overlaps w (bytes 0..431)"},
     {TV_CONVT, m_ct_y_self, INV, "dk_conv_transpose2d: y overlaps itself: strides[2] (=3) must be > 5"},
+    {TV_CONVT, m_ct_post_act, INV, "dk_conv_transpose2d: desc->post_activation (=6) must be a dk_activation (0..5)"},
+    {TV_CONVT, m_ct_res_shifted, INV, "dk_conv_transpose2d: y (bytes 0..431) overlaps residual (bytes 8..439) in the same buffer; it must be either the exact same view (in place) or disjoint"},
     {TV_CONVT, m_ct_x_dtype, INV, "dk_conv_transpose2d: w.dtype (=f32) must equal x.dtype (=bf16)"},
 
     /* matmul */
@@ -743,7 +793,8 @@ static const tv_case tv_cases[] = {
     {TV_MATMUL, m_mm_y_f16, INV, "dk_matmul: y.dtype (=f16) must equal a.dtype (=f32)"},
     {TV_MATMUL, m_mm_y_on_a, INV, "dk_matmul: y (bytes 8..127) overlaps a (bytes 0..95)"},
     {TV_MATMUL, m_mm_y_on_b, INV, "dk_matmul: y (bytes 76..195) overlaps b (bytes 0..79)"},
-    {TV_MATMUL, m_mm_y_on_res, INV, "dk_matmul: y (bytes 4..123) overlaps residual (bytes 0..119)"},
+    {TV_MATMUL, m_mm_y_on_res, INV, "dk_matmul: y (bytes 4..123) overlaps residual (bytes 0..119) in the same buffer; it must be either the exact same view (in place) or disjoint"},
+    {TV_MATMUL, m_mm_post_act, INV, "dk_matmul: desc->post_activation (=6) must be a dk_activation (0..5)"},
     {TV_MATMUL, m_mm_y_self, INV, "dk_matmul: y overlaps itself: strides[1] (=2) must be > 4"},
     /* linear */
     {TV_LINEAR, m_li_w_ndim, INV, "dk_linear: weight.ndim (=3) must be 2"},

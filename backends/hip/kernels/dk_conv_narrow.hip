@@ -100,7 +100,7 @@ DKP_DEV void dkn_stage(const dkh_gemm_args &p, dkn_f4 *ws, dkh_i64 g, int c0, in
     dkp_sync();
 }
 
-/* out = out_scale * act(acc + bias) + res_scale * residual at phase pixel n,
+/* out = post_act(out_scale * act(acc + bias) + res_scale * residual) at phase pixel n,
  * output channel co of group g (as dkg_store). */
 template <int DT>
 DKP_DEV void dkn_store(const dkh_gemm_args &p, dkh_i64 img, dkh_i64 g, dkh_i64 n, int co_l, float acc) {
@@ -109,6 +109,7 @@ DKP_DEV void dkn_store(const dkh_gemm_args &p, dkh_i64 img, dkh_i64 g, dkh_i64 n
     float v = acc + (p.has_bias ? dkp_load(p.bias, DT, co * p.bias_s) : 0.0f);
     v = p.out_scale * dkp_act(p.act, v);
     if (p.has_res) v += p.res_scale * dkp_load(p.res, DT, img * p.r_s[0] + co * p.r_s[1] + oh * p.r_s[2] + ow * p.r_s[3]);
+    v = dkp_act(p.post_act, v);
     ((typename dkp_store<DT>::T *)p.y)[img * p.y_s[0] + co * p.y_s[1] + oh * p.y_s[2] + ow * p.y_s[3]] =
         dkp_conv<DT>::from(v);
 }

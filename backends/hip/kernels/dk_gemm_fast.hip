@@ -87,10 +87,12 @@ DKP_DEV void dkgf_fetch(const dkp_u16 *const *src, const bool *ok, dkgf_v4 *v) {
 }
 
 /* The epilogue of one row's chunk of 8 channels m .. m + 7 (fp32 at src):
- * out = out_scale * act(acc + bias) + res_scale * residual, at element yi of y
- * (ri of the residual).  y and the residual move as 16-byte vectors where
- * vec (channels-last, aligned), else by element.  ACT: the activation as a
- * template constant, or -1 for p.act at run time (a jump per element). */
+ * out = post_act(out_scale * act(acc + bias) + res_scale * residual), at
+ * element yi of y (ri of the residual).  y and the residual move as 16-byte
+ * vectors where vec (channels-last, aligned), else by element; each chunk's
+ * residual is read before the same thread stores that chunk, so the residual
+ * may be y itself.  ACT: 0 where both activations are none (template
+ * constant), or -1 for p.act and p.post_act at run time (a jump per element). */
 template <int DT, int ACT>
 DKP_DEV void dkgf_row(const dkh_gemm_args &p, const float *src, const float *bias, dkh_i64 m, dkh_i64 yi, dkh_i64 ri,
                       bool vec) {
@@ -106,6 +108,10 @@ DKP_DEV void dkgf_row(const dkh_gemm_args &p, const float *src, const float *bia
 #pragma unroll
             for (int e = 0; e < 8; e++) v[e] += p.res_scale * dkp_to_f32((dkp_u16)(w[e / 2] >> (16 * (e % 2))), DT);
         }
+        if (ACT < 0) {
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = dkp_act(p.post_act, v[e]);
+        }
 #pragma unroll
         for (int k = 0; k < 4; k++)
             w[k] = (dkp_u32)dkp_conv<DT>::from(v[2 * k]) | ((dkp_u32)dkp_conv<DT>::from(v[2 * k + 1]) << 16);
@@ -117,6 +123,7 @@ DKP_DEV void dkgf_row(const dkh_gemm_args &p, const float *src, const float *bia
             if (m + e >= p.M) break;
             float x = v[e];
             if (p.has_res) x += p.res_scale * dkp_load(p.res, DT, ri + e * p.r_s[1]);
+            if (ACT < 0) x = dkp_act(p.post_act, x);
             ((dkp_u16 *)p.y)[yi + e * p.y_s[1]] = dkp_conv<DT>::from(x);
         }
     }
@@ -167,7 +174,7 @@ DKP_DEV void dkgf_store_act(const dkh_gemm_args &p, const float *cstage, int CLD
 template <int DT, int BN, int NT>
 DKP_DEV void dkgf_store(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
                         dkh_i64 g, dkh_i64 img, int tid) {
-    if (p.act == 0) dkgf_store_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
+    if (p.act == 0 && p.post_act == 0) dkgf_store_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
     else dkgf_store_act<DT, BN, NT, -1>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
 }
 
@@ -201,7 +208,7 @@ DKP_DEV void dkgf_store_tile_act(const dkh_gemm_args &p, const float *cstage, in
 template <int DT, int BN, int NT>
 DKP_DEV void dkgf_store_tile(const dkh_gemm_args &p, const float *cstage, int CLD, int PR, dkh_i64 nbase, dkh_i64 m0,
                              dkh_i64 g, dkh_i64 img, int tid) {
-    if (p.act == 0) dkgf_store_tile_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
+    if (p.act == 0 && p.post_act == 0) dkgf_store_tile_act<DT, BN, NT, 0>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
     else dkgf_store_tile_act<DT, BN, NT, -1>(p, cstage, CLD, PR, nbase, m0, g, img, tid);
 }
 /* A merged conv_transpose2d launch (nph > 1): the arguments of this block's
