@@ -88,6 +88,16 @@ static void dd_print_listing(const dd_report *r) {
     fflush(stdout);
 }
 
+/* A backend asked for that this build of the library lacks: listed, not tested. */
+static void dd_add_uncompiled(dd_report *r, dk_backend_kind kind) {
+    dd_target *t = dd_add_target(r, kind, -1, "");
+    if (!t) return;
+    snprintf(t->label, sizeof t->label, "%s", dk_backend_name(kind));
+    t->skip = 1;
+    snprintf(t->skip_why, sizeof t->skip_why, "the %s backend is not compiled into this difkern build",
+             dk_backend_name(kind));
+}
+
 /* The targets: every device of every backend asked for (see --help). */
 static void dd_plan_targets(dd_report *r) {
     const dd_options *o = r->opt;
@@ -100,6 +110,7 @@ static void dd_plan_targets(dd_report *r) {
             snprintf(t->label, sizeof t->label, "cpu");
         }
     }
+    if (o->want_vulkan && !dk_backend_compiled(DK_BACKEND_VULKAN)) dd_add_uncompiled(r, DK_BACKEND_VULKAN);
     if (o->want_vulkan && dk_backend_compiled(DK_BACKEND_VULKAN)) {
         if (r->vk.ndev == 0) {
             t = dd_add_target(r, DK_BACKEND_VULKAN, o->device, "");
@@ -130,6 +141,7 @@ static void dd_plan_targets(dd_report *r) {
             }
         }
     }
+    if (o->want_hip && !dk_backend_compiled(DK_BACKEND_HIP)) dd_add_uncompiled(r, DK_BACKEND_HIP);
     if (o->want_hip && dk_backend_compiled(DK_BACKEND_HIP)) {
         int n = r->hip.hip.init_ok ? r->hip.hip.count : 0;
         if (r->hip.cuda.init_ok && r->hip.cuda.count > n) n = r->hip.cuda.count;
