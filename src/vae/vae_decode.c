@@ -1,6 +1,8 @@
-/* SDXL VAE decoder: the public API (include/difkern/sdxl_vae.h), the forward
- * pass written once on the executor's primitives (vae_exec.c), the choice
- * between untiled and banded decoding, and the fp16 overflow fallback. */
+/* AutoencoderKL decoder: the public API of include/difkern/vae.h (creation,
+ * options, decoding), the forward pass written once on the executor's
+ * primitives (vae_exec.c), the choice between untiled and banded decoding, and
+ * the fp16 overflow fallback.  The encoder is in vae_encode.c, the old SDXL
+ * names in vae_sdxl.c. */
 #include "vae_internal.h"
 #include "../../include/difkern/safetensors.h"
 #include "../validate.h"
@@ -10,28 +12,48 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const vaed_stage_names[DK_SDXL_VAE_NUM_STAGES] = {
+static const char *const vaed_stage_names[DK_VAE_NUM_STAGES] = {
     "conv_in", "mid_block", "up_blocks.0", "up_blocks.1", "up_blocks.2", "up_blocks.3", "conv_out"};
 
-static double vaed_now_ms(void) {
+double dk__vae_now_ms(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-void dk_sdxl_vae_options_init(dk_sdxl_vae_options *o) {
+void dk_vae_options_init(dk_vae_options *o) {
     if (!o) return;
     memset(o, 0, sizeof *o);
-    o->scaling_factor = 0.13025f;
+    o->model = DK_VAE_AUTO;
+    o->scaling_factor = NAN;
+    o->shift_factor = NAN;
     o->fp16_activation_scale = 1.0f / 256.0f;
     o->fp16_fallback = 1;
 }
 
-static dk_status vaed_check_options(dk_context *ctx, const char *fn, const dk_sdxl_vae_options *o) {
+const char *dk_vae_model_name(dk_vae_model m) {
+    switch (m) {
+    case DK_VAE_AUTO: return "auto";
+    case DK_VAE_SD15: return "sd15";
+    case DK_VAE_SDXL: return "sdxl";
+    case DK_VAE_SD3: return "sd3";
+    case DK_VAE_FLUX1: return "flux1";
+    }
+    return "?";
+}
+
+static dk_status vaed_check_options(dk_context *ctx, const char *fn, const dk_vae_options *o) {
     int ex;
-    if (!isfinite(o->scaling_factor) || o->scaling_factor == 0.0f)
-        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->scaling_factor is %g; it must be finite and non-zero",
-                        fn, (double)o->scaling_factor);
+    if ((int)o->model < (int)DK_VAE_AUTO || (int)o->model > (int)DK_VAE_FLUX1)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->model is %d; it must be a dk_vae_model (0..4)", fn,
+                        (int)o->model);
+    if (!isnan(o->scaling_factor) && (!isfinite(o->scaling_factor) || o->scaling_factor == 0.0f))
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: options->scaling_factor is %g; it must be finite and non-zero (NaN: the model's)", fn,
+                        (double)o->scaling_factor);
+    if (!isnan(o->shift_factor) && !isfinite(o->shift_factor))
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->shift_factor is %g; it must be finite (NaN: the model's)",
+                        fn, (double)o->shift_factor);
     if (o->tile_rows < 0)
         return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: options->tile_rows is %d; it must be >= 0", fn,
                         (int)o->tile_rows);
@@ -45,10 +67,10 @@ static dk_status vaed_check_options(dk_context *ctx, const char *fn, const dk_sd
 
 /* ------------------------------------------------------------ creation */
 
-static dk_status vaed_new(dk_context *ctx, const char *fn, dk_dtype dtype, const dk_sdxl_vae_options *options,
-                          dk_sdxl_vae **out) {
-    dk_sdxl_vae *vae;
-    dk_sdxl_vae_options def;
+static dk_status vaed_new(dk_context *ctx, const char *fn, dk_dtype dtype, const dk_vae_options *options,
+                          dk_vae **out) {
+    dk_vae *vae;
+    dk_vae_options def;
     dk_status st;
     if (!out) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: out must not be NULL", fn);
     *out = NULL;
@@ -56,17 +78,16 @@ static dk_status vaed_new(dk_context *ctx, const char *fn, dk_dtype dtype, const
     if (dtype != DK_F32 && dtype != DK_F16 && dtype != DK_BF16)
         return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: dtype %d is not DK_F32, DK_F16 or DK_BF16", fn, (int)dtype);
     if (!options) {
-        dk_sdxl_vae_options_init(&def);
+        dk_vae_options_init(&def);
         options = &def;
     }
     st = vaed_check_options(ctx, fn, options);
     if (st != DK_OK) return st;
-    vae = (dk_sdxl_vae *)calloc(1, sizeof *vae);
+    vae = (dk_vae *)calloc(1, sizeof *vae);
     if (!vae) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     vae->ctx = ctx;
     vae->dtype = dtype;
     vae->opt = *options;
-    dk__vae_arch_build(&vae->arch);
     *out = vae;
     return DK_OK;
 }
@@ -91,62 +112,67 @@ static int vaed_st_lookup(void *user, const char *name, dk__vae_src *out) {
 }
 
 static dk_status vaed_from_st(dk_context *ctx, const char *fn, dk_safetensors *f, dk_dtype dtype,
-                              const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
+                              const dk_vae_options *options, int32_t want, int sdxl, dk_vae **out) {
     vaed_st_user u;
     dk_status st = vaed_new(ctx, fn, dtype, options, out);
     if (st != DK_OK) return st;
     u.f = f;
-    st = dk__vae_load(*out, vaed_st_lookup, &u);
+    st = dk__vae_load(*out, vaed_st_lookup, &u, want, sdxl);
     if (st != DK_OK) {
-        dk_sdxl_vae_destroy(*out);
+        dk_vae_destroy(*out);
         *out = NULL;
     }
     return st;
 }
 
-dk_status dk_sdxl_vae_create_from_file(dk_context *ctx, const char *path, dk_dtype dtype,
-                                       const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
-    static const char fn[] = "dk_sdxl_vae_create_from_file";
+dk_status dk__vae_create(dk_context *ctx, const char *fn, const char *path, const void *data, uint64_t size,
+                         dk_dtype dtype, const dk_vae_options *options, int32_t want, int sdxl, dk_vae **out) {
     dk_safetensors *f = NULL;
     dk_status st;
     if (out) *out = NULL;
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: ctx must not be NULL", fn);
-    if (!path) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", fn);
-    st = dk_safetensors_open(path, &f);
+    if (!path && !data) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: %s must not be NULL", fn, size ? "data" : "path");
+    st = path ? dk_safetensors_open(path, &f) : dk_safetensors_open_memory(data, size, &f);
     if (st != DK_OK) return dk__fail(ctx, st, "%s: %s", fn, dk_last_error(NULL));
-    st = vaed_from_st(ctx, fn, f, dtype, options, out);
+    st = vaed_from_st(ctx, fn, f, dtype, options, want, sdxl, out);
     dk_safetensors_close(f);
     return st;
 }
 
-dk_status dk_sdxl_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t size, dk_dtype dtype,
-                                         const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
-    static const char fn[] = "dk_sdxl_vae_create_from_memory";
-    dk_safetensors *f = NULL;
-    dk_status st;
-    if (out) *out = NULL;
-    if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: ctx must not be NULL", fn);
-    if (!data) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: data must not be NULL", fn);
-    st = dk_safetensors_open_memory(data, size, &f);
-    if (st != DK_OK) return dk__fail(ctx, st, "%s: %s", fn, dk_last_error(NULL));
-    st = vaed_from_st(ctx, fn, f, dtype, options, out);
-    dk_safetensors_close(f);
-    return st;
-}
-
-dk_status dk_sdxl_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dtype,
-                                    const dk_sdxl_vae_options *options, dk_sdxl_vae **out) {
-    dk_status st = vaed_new(ctx, "dk_sdxl_vae_create_random", dtype, options, out);
+dk_status dk__vae_create_random(dk_context *ctx, const char *fn, uint64_t seed, dk_dtype dtype,
+                                const dk_vae_options *options, int32_t parts, dk_vae **out) {
+    dk_status st = vaed_new(ctx, fn, dtype, options, out);
     if (st != DK_OK) return st;
-    st = dk__vae_load_random(*out, seed);
+    st = dk__vae_load_random(*out, seed, parts);
     if (st != DK_OK) {
-        dk_sdxl_vae_destroy(*out);
+        dk_vae_destroy(*out);
         *out = NULL;
     }
     return st;
 }
 
-void dk_sdxl_vae_destroy(dk_sdxl_vae *vae) {
+dk_status dk_vae_create_from_file(dk_context *ctx, const char *path, dk_dtype dtype, const dk_vae_options *options,
+                                  dk_vae **out) {
+    static const char fn[] = "dk_vae_create_from_file";
+    if (out) *out = NULL;
+    if (ctx && !path) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", fn);
+    return dk__vae_create(ctx, fn, path, NULL, 0, dtype, options, DK__VAE_DEC | DK__VAE_ENC, 0, out);
+}
+
+dk_status dk_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t size, dk_dtype dtype,
+                                    const dk_vae_options *options, dk_vae **out) {
+    static const char fn[] = "dk_vae_create_from_memory";
+    if (out) *out = NULL;
+    if (ctx && !data) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: data must not be NULL", fn);
+    return dk__vae_create(ctx, fn, NULL, data, size, dtype, options, DK__VAE_DEC | DK__VAE_ENC, 0, out);
+}
+
+dk_status dk_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dtype, const dk_vae_options *options,
+                               dk_vae **out) {
+    return dk__vae_create_random(ctx, "dk_vae_create_random", seed, dtype, options, DK__VAE_DEC | DK__VAE_ENC, out);
+}
+
+void dk_vae_destroy(dk_vae *vae) {
     if (!vae) return;
     dk_buffer_destroy(vae->ctx, vae->arena);
     dk_buffer_destroy(vae->ctx, vae->check);
@@ -157,39 +183,57 @@ void dk_sdxl_vae_destroy(dk_sdxl_vae *vae) {
     free(vae);
 }
 
-dk_status dk_sdxl_vae_set_options(dk_sdxl_vae *vae, const dk_sdxl_vae_options *options) {
-    static const char fn[] = "dk_sdxl_vae_set_options";
+dk_status dk_vae_set_options(dk_vae *vae, const dk_vae_options *options) {
+    static const char fn[] = "dk_vae_set_options";
     dk_status st;
     if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
     if (!options) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: options must not be NULL", fn);
     st = vaed_check_options(vae->ctx, fn, options);
     if (st != DK_OK) return st;
+    if (options->model != DK_VAE_AUTO && options->model != vae->model) {
+        int32_t lc, quant;
+        float sc, sh;
+        dk__vae_model_config(options->model, &lc, &quant, &sc, &sh);
+        if (lc != vae->arch.lc || quant != vae->arch.quant)
+            return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT,
+                            "%s: options->model %s has %d latent channels %s quant convs; the weights have %d %s",
+                            fn, dk_vae_model_name(options->model), (int)lc, quant ? "with" : "without",
+                            (int)vae->arch.lc, vae->arch.quant ? "with" : "without");
+    }
     if (vae->dtype == DK_F16 && options->fp16_activation_scale != vae->w.act_scale) {
         st = dk__vae_rescale(vae, options->fp16_activation_scale);
         if (st != DK_OK) return st;
     }
     vae->opt = *options;
+    if (options->model != DK_VAE_AUTO) vae->model = options->model;
+    dk__vae_resolve_factors(vae);
     return DK_OK;
 }
 
-const char *dk_sdxl_vae_naming(const dk_sdxl_vae *vae) { return vae ? vae->naming : ""; }
-dk_dtype dk_sdxl_vae_dtype(const dk_sdxl_vae *vae) { return vae ? vae->dtype : DK_F32; }
+const char *dk_vae_naming(const dk_vae *vae) { return vae ? vae->naming : ""; }
+dk_dtype dk_vae_dtype(const dk_vae *vae) { return vae ? vae->dtype : DK_F32; }
+dk_vae_model dk_vae_get_model(const dk_vae *vae) { return vae ? vae->model : DK_VAE_AUTO; }
+int32_t dk_vae_latent_channels(const dk_vae *vae) { return vae ? vae->arch.lc : 0; }
+float dk_vae_scaling_factor(const dk_vae *vae) { return vae ? vae->scaling : NAN; }
+float dk_vae_shift_factor(const dk_vae *vae) { return vae ? vae->shift : NAN; }
+int32_t dk_vae_has_decoder(const dk_vae *vae) { return vae && (vae->arch.parts & DK__VAE_DEC) ? 1 : 0; }
+int32_t dk_vae_has_encoder(const dk_vae *vae) { return vae && (vae->arch.parts & DK__VAE_ENC) ? 1 : 0; }
 
 /* ------------------------------------------------------------ forward */
 
 typedef struct vaed_run {
-    dk_sdxl_vae *vae;
+    dk_vae *vae;
     double t0;
 } vaed_run;
 
 static void vaed_stage(dk__vae_exec *e, const vaed_run *r, int32_t stage) {
-    const dk_sdxl_vae_options *o = &r->vae->opt;
+    const dk_vae_options *o = &r->vae->opt;
     if (!o->progress || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaed_stage_names[stage], vaed_now_ms() - r->t0);
+    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaed_stage_names[stage], dk__vae_now_ms() - r->t0);
 }
 
-static dk__vae_conv_args vaed_conv(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b,
+dk__vae_conv_args dk__vae_conv_make(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b,
                                    int32_t k, float out_scale, int32_t consume) {
     dk__vae_conv_args a;
     memset(&a, 0, sizeof a);
@@ -209,24 +253,24 @@ static dk__vae_conv_args vaed_conv(dk__vae_act in, int32_t gn_gamma, int32_t gn_
 /* out = conv2(GN+SiLU(conv1(GN+SiLU(x)))) + shortcut(x); consumes x.  The
  * shortcut runs first so that x can be normalized in place afterwards; its
  * bias is folded into conv2's (vae_params.c). */
-static dk__vae_act vaed_resnet(dk__vae_exec *e, dk__vae_act x, const dk__vae_resnet *r) {
+dk__vae_act dk__vae_resnet_fwd(dk__vae_exec *e, dk__vae_act x, const dk__vae_resnet *r) {
     dk__vae_act sc = x, h, out;
     dk__vae_conv_args a;
     int32_t has_sc = r->scw >= 0;
     if (has_sc) {
-        a = vaed_conv(x, -1, -1, r->scw, -1, 1, 1.0f, 0);
+        a = dk__vae_conv_make(x, -1, -1, r->scw, -1, 1, 1.0f, 0);
         sc = dk__vae_conv(e, &a);
     }
-    a = vaed_conv(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, has_sc);
+    a = dk__vae_conv_make(x, r->n1g, r->n1b, r->c1w, r->c1b, 3, e->s, has_sc);
     h = dk__vae_conv(e, &a);
-    a = vaed_conv(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
+    a = dk__vae_conv_make(h, r->n2g, r->n2b, r->c2w, r->c2b, 3, e->s, 1);
     a.resid = sc;
     out = dk__vae_conv(e, &a);
     dk__vae_free_act(e, sc);
     return out;
 }
 
-/* latent: [4, h, w] floats; out: [3, 8h, 8w] floats. */
+/* latent: [C, h, w] floats; out: [3, 8h, 8w] floats. */
 static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *latent, int32_t h, int32_t w,
                               float *out) {
     const dk__vae_arch *a = &r->vae->arch;
@@ -234,31 +278,33 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
     dk__vae_act x;
     int32_t i, j;
     e->nacts = 0;
-    x = dk__vae_input(e, latent, 4, h, w, 1.0f / r->vae->opt.scaling_factor);
-    c = vaed_conv(x, -1, -1, a->pq_w, a->pq_b, 1, 1.0f, 1);
-    x = dk__vae_conv(e, &c);
-    c = vaed_conv(x, -1, -1, a->in_w, a->in_b, 3, e->s, 1);
+    x = dk__vae_input(e, latent, a->lc, h, w, 1.0f / r->vae->scaling, r->vae->shift);
+    if (a->pq_w >= 0) {
+        c = dk__vae_conv_make(x, -1, -1, a->pq_w, a->pq_b, 1, 1.0f, 1);
+        x = dk__vae_conv(e, &c);
+    }
+    c = dk__vae_conv_make(x, -1, -1, a->in_w, a->in_b, 3, e->s, 1);
     x = dk__vae_conv(e, &c);
     vaed_stage(e, r, 0);
-    x = vaed_resnet(e, x, &a->mid[0]);
-    x = dk__vae_attention(e, x);
-    x = vaed_resnet(e, x, &a->mid[1]);
+    x = dk__vae_resnet_fwd(e, x, &a->mid[0]);
+    x = dk__vae_attention(e, x, &a->attn);
+    x = dk__vae_resnet_fwd(e, x, &a->mid[1]);
     vaed_stage(e, r, 1);
     for (i = 0; i < 4; i++) {
-        for (j = 0; j < 3; j++) x = vaed_resnet(e, x, &a->up[i][j]);
+        for (j = 0; j < 3; j++) x = dk__vae_resnet_fwd(e, x, &a->up[i][j]);
         if (i < 3) {
             /* Input and output at scale s: the bias is stored pre-scaled.  The
              * last upsampler's 256-channel full-resolution output is the
              * decode's largest tensor: it leaves room for up_blocks.3's first
              * conv1 to write its output over its dead rows (at 1024x1024 the
              * plan's peak is then 801 MiB instead of 1024). */
-            c = vaed_conv(x, -1, -1, a->upc_w[i], a->upc_b[i], 3, 1.0f, 1);
+            c = dk__vae_conv_make(x, -1, -1, a->upc_w[i], a->upc_b[i], 3, 1.0f, 1);
             c.upsample = 2;
             x = i == 2 ? dk__vae_conv_roomy(e, &c, a->up[3][0].cout) : dk__vae_conv(e, &c);
         }
         vaed_stage(e, r, 2 + i);
     }
-    c = vaed_conv(x, a->no_g, a->no_b, a->out_w, a->out_b, 3, 1.0f, 1);
+    c = dk__vae_conv_make(x, a->no_g, a->no_b, a->out_w, a->out_b, 3, 1.0f, 1);
     x = dk__vae_conv(e, &c);
     dk__vae_output(e, x, out);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
@@ -275,7 +321,7 @@ typedef struct vaed_mode {
 } vaed_mode;
 
 /* The plan's bytes; *budget: what a budget must hold (plus backend scratch). */
-static uint64_t vaed_dry(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
+static uint64_t vaed_dry(dk_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
                          int32_t w, uint64_t *budget) {
     dk__vae_exec e;
     vaed_run r;
@@ -290,13 +336,13 @@ static uint64_t vaed_dry(dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t ba
     return n;
 }
 
-static uint64_t vaed_weight_bytes(const dk_sdxl_vae *vae) {
+uint64_t dk__vae_weight_bytes(const dk_vae *vae) {
     return (uint64_t)vae->arch.total_elems * dk_dtype_size(vae->dtype);
 }
 
-static dk_status vaed_choose(dk_sdxl_vae *vae, const char *fn, int32_t h, int32_t w, vaed_mode *m) {
-    const dk_sdxl_vae_options *o = &vae->opt;
-    uint64_t wb = vaed_weight_bytes(vae);
+static dk_status vaed_choose(dk_vae *vae, const char *fn, int32_t h, int32_t w, vaed_mode *m) {
+    const dk_vae_options *o = &vae->opt;
+    uint64_t wb = dk__vae_weight_bytes(vae);
     int32_t t;
     m->banded = 0;
     m->band_rows = h;
@@ -330,9 +376,13 @@ static dk_status vaed_choose(dk_sdxl_vae *vae, const char *fn, int32_t h, int32_
     }
 }
 
-static dk_status vaed_check_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch,
+static dk_status vaed_check_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch,
                                    int32_t h, int32_t w, const void *out) {
     if (!vae) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: vae must not be NULL", fn);
+    if (!(vae->arch.parts & DK__VAE_DEC))
+        return dk__fail(vae->ctx, DK_ERR_UNSUPPORTED,
+                        "%s: the weights hold no decoder (no 'decoder.up_blocks.0.resnets.0.conv1.weight' or "
+                        "'decoder.up.3.block.0.conv1.weight'): this VAE can only encode", fn);
     if (!latents) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latents must not be NULL", fn);
     if (!out) return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: the output pointer must not be NULL", fn);
     if (batch < 1 || h < 1 || w < 1)
@@ -350,7 +400,7 @@ static dk_status vaed_check_decode(dk_sdxl_vae *vae, const char *fn, const float
 /* Whether all n floats are finite: an exponent test OR-ed over blocks, which the
  * compiler vectorizes (the early-exit isfinite loop took 1.7 ms for a 1024x1024
  * image on the dev machine, this one 0.44 ms). */
-static int vaed_finite(const float *p, int64_t n) {
+int dk__vae_finite(const float *p, int64_t n) {
     int64_t i = 0;
     while (i < n) {
         int64_t end = n - i > 4096 ? i + 4096 : n;
@@ -372,7 +422,7 @@ typedef struct vaed_out {
 
 /* Decode one sample (image b of o) with executor settings m and weights ws;
  * *bad: whether the fp16 result has NaN/Inf (checked when ws is fp16). */
-static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
+static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
                               int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const vaed_run *r) {
     dk__vae_exec e;
     dk_status st;
@@ -402,17 +452,17 @@ static dk_status vaed_run_one(dk_sdxl_vae *vae, const dk__vae_weights *ws, const
         dk__vae_exec_realize(&e, vae->arena);
     }
     st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
-    *bad = st == DK_OK && (o->dev || !m->banded ? e.out_bad : !vaed_finite(out, (int64_t)3 * 64 * h * w));
+    *bad = st == DK_OK && (o->dev || !m->banded ? e.out_bad : !dk__vae_finite(out, (int64_t)3 * 64 * h * w));
     dk__vae_exec_free(&e);
     return st;
 }
 
-/* The first non-finite latent of [batch, 4, h, w], or -1. */
-static int64_t vaed_first_nonfinite(const float *p, int64_t n) {
+/* The first non-finite value of n floats, or -1. */
+int64_t dk__vae_first_nonfinite(const float *p, int64_t n) {
     int64_t i, b;
     for (b = 0; b < n; b += 4096) {
         int64_t end = n - b > 4096 ? b + 4096 : n;
-        if (vaed_finite(p + b, end - b)) continue;
+        if (dk__vae_finite(p + b, end - b)) continue;
         for (i = b; i < end; i++)
             if (!isfinite(p[i])) return i;
     }
@@ -421,13 +471,13 @@ static int64_t vaed_first_nonfinite(const float *p, int64_t n) {
 
 /* t0: when the API call began (elapsed_ms and the progress times count from it).
  * *decoded: whether out was written (also on DK_ERR_NON_FINITE for a result). */
-static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
-                             int32_t w, const vaed_out *out, dk_sdxl_vae_info *info, double t0, int *decoded) {
+static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
+                             int32_t w, const vaed_out *out, dk_vae_info *info, double t0, int *decoded) {
     vaed_mode m;
     vaed_run r;
-    dk_sdxl_vae_info inf;
+    dk_vae_info inf;
     dk__vae_weights wide;
-    int64_t per_in = (int64_t)4 * h * w, first_bad;
+    int64_t per_in = (int64_t)vae->arch.lc * h * w, first_bad;
     int32_t b, nbad = 0, bad_first = -1;
     int bad = 0;
     dk_status st;
@@ -438,7 +488,7 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     r.vae = vae;
     r.t0 = t0;
     /* NaN/Inf latents would decode to NaN (a black image): refused up front. */
-    if (!vae->opt.allow_nonfinite && (first_bad = vaed_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
+    if (!vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
         int64_t i = first_bad % per_in;
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
                         "%s: the latents hold NaN or Inf (first: %g at [%lld, %lld, %lld, %lld]); nothing was "
@@ -472,10 +522,10 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     inf.banded = m.banded;
     inf.band_rows = m.band_rows;
     inf.plan_device_bytes = m.plan_bytes;
-    inf.weight_device_bytes = vaed_weight_bytes(vae);
+    inf.weight_device_bytes = dk__vae_weight_bytes(vae);
     inf.scratch_reserve_bytes = m.budget_bytes - m.plan_bytes;
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
-    inf.elapsed_ms = vaed_now_ms() - r.t0;
+    inf.elapsed_ms = dk__vae_now_ms() - r.t0;
     if (info) *info = inf;
     if (nbad > 0 && !vae->opt.allow_nonfinite)
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
@@ -487,22 +537,20 @@ static dk_status vaed_decode(dk_sdxl_vae *vae, const char *fn, const float *late
     return DK_OK;
 }
 
-dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
-                                 float *out, dk_sdxl_vae_info *info) {
-    static const char fn[] = "dk_sdxl_vae_decode_f32";
+dk_status dk__vae_decode_f32(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                 float *out, dk_vae_info *info) {
     vaed_out o;
     int decoded;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
     if (st != DK_OK) return st;
     o.host = out;
     o.dev = NULL;
-    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, vaed_now_ms(), &decoded);
+    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, dk__vae_now_ms(), &decoded);
 }
 
-dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
-                                  uint8_t *rgb8, dk_sdxl_vae_info *info) {
-    static const char fn[] = "dk_sdxl_vae_decode_rgb8";
-    double t0 = vaed_now_ms();
+dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                  uint8_t *rgb8, dk_vae_info *info) {
+    double t0 = dk__vae_now_ms();
     int64_t hw = (int64_t)64 * h * w, b, i, c;
     float *f;
     int decoded = 0;
@@ -524,31 +572,31 @@ dk_status dk_sdxl_vae_decode_rgb8(dk_sdxl_vae *vae, const float *latents, int32_
                     v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
                     rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
                 }
-    if (decoded && info) info->elapsed_ms = vaed_now_ms() - t0; /* the 8-bit conversion too */
+    if (decoded && info) info->elapsed_ms = dk__vae_now_ms() - t0; /* the 8-bit conversion too */
     free(f);
     return st;
 }
 
-/* dk_sdxl_vae_decode_tensor's tensors: 4-D views of the right shapes that do not overlap. */
-static dk_status vaed_check_tensors(dk_sdxl_vae *vae, const char *fn, const dk_tensor *lat, const dk_tensor *out) {
+/* dk_vae_decode_tensor's tensors: 4-D views of the right shapes that do not overlap. */
+static dk_status vaed_check_tensors(dk_vae *vae, const char *fn, const dk_tensor *lat, const dk_tensor *out) {
     uint64_t l0, l1, o0, o1;
     dk_status st = dk__validate_tensor(vae->ctx, fn, "latents", lat);
     if (st == DK_OK) st = dk__validate_tensor(vae->ctx, fn, "out", out);
     if (st != DK_OK) return st;
-    if (lat->ndim != 4 || out->ndim != 4 || lat->shape[1] != 4 || out->shape[0] != lat->shape[0] ||
+    if (lat->ndim != 4 || out->ndim != 4 || lat->shape[1] != vae->arch.lc || out->shape[0] != lat->shape[0] ||
         out->shape[1] != 3 || out->shape[2] != 8 * lat->shape[2] || out->shape[3] != 8 * lat->shape[3])
         return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT,
-                        "%s: latents must be [batch, 4, h, w] and out [batch, 3, 8h, 8w] (got %d-D [%lld, %lld, ...] "
+                        "%s: latents must be [batch, %d, h, w] and out [batch, 3, 8h, 8w] (got %d-D [%lld, %lld, ...] "
                         "and %d-D [%lld, %lld, %lld, %lld])",
-                        fn, (int)lat->ndim, (long long)lat->shape[0], (long long)lat->shape[1], (int)out->ndim,
+                        fn, (int)vae->arch.lc, (int)lat->ndim, (long long)lat->shape[0], (long long)lat->shape[1], (int)out->ndim,
                         (long long)out->shape[0], (long long)out->shape[1], (long long)out->shape[2],
                         (long long)out->shape[3]);
     if (lat->shape[0] > INT32_MAX || lat->shape[2] > INT32_MAX || lat->shape[3] > INT32_MAX)
-        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latents [%lld, 4, %lld, %lld] is too large", fn,
-                        (long long)lat->shape[0], (long long)lat->shape[2], (long long)lat->shape[3]);
+        return dk__fail(vae->ctx, DK_ERR_INVALID_ARGUMENT, "%s: latents [%lld, %d, %lld, %lld] is too large", fn,
+                        (long long)lat->shape[0], (int)vae->arch.lc, (long long)lat->shape[2], (long long)lat->shape[3]);
     l0 = lat->offset;
     l1 = l0 + dk_dtype_size(lat->dtype) * (uint64_t)(1 + (lat->shape[0] - 1) * lat->strides[0] +
-                                                     3 * lat->strides[1] + (lat->shape[2] - 1) * lat->strides[2] +
+                                                     (lat->shape[1] - 1) * lat->strides[1] + (lat->shape[2] - 1) * lat->strides[2] +
                                                      (lat->shape[3] - 1) * lat->strides[3]);
     o0 = out->offset;
     o1 = o0 + dk_dtype_size(out->dtype) * (uint64_t)(1 + (out->shape[0] - 1) * out->strides[0] +
@@ -561,10 +609,9 @@ static dk_status vaed_check_tensors(dk_sdxl_vae *vae, const char *fn, const dk_t
     return DK_OK;
 }
 
-dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
-                                    dk_sdxl_vae_info *info) {
-    static const char fn[] = "dk_sdxl_vae_decode_tensor";
-    double t0 = vaed_now_ms(); /* the latents' conversion and read-back count too */
+dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *latents, const dk_tensor *out,
+                                    dk_vae_info *info) {
+    double t0 = dk__vae_now_ms(); /* the latents' conversion and read-back count too */
     int32_t batch, h, w;
     int64_t n;
     dk_buffer *tmp = NULL;
@@ -578,7 +625,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     batch = (int32_t)latents->shape[0];
     h = (int32_t)latents->shape[2];
     w = (int32_t)latents->shape[3];
-    n = (int64_t)batch * 4 * h * w;
+    n = (int64_t)batch * vae->arch.lc * h * w;
     st = vaed_check_decode(vae, fn, &vae->opt.scaling_factor, batch, h, w, out);
     if (st != DK_OK) return st;
     /* The latents to host floats (the decode converts them on the way in). */
@@ -588,7 +635,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     if (st == DK_OK) {
         int64_t shape[4];
         dk_tensor zt;
-        shape[0] = batch; shape[1] = 4; shape[2] = h; shape[3] = w;
+        shape[0] = batch; shape[1] = vae->arch.lc; shape[2] = h; shape[3] = w;
         zt = dk_tensor_contiguous(tmp, 0, DK_F32, 4, shape);
         st = dk_convert(vae->ctx, latents, &zt);
         if (st == DK_OK) st = dk_buffer_download(vae->ctx, tmp, 0, z, (uint64_t)n * sizeof(float));
@@ -603,8 +650,7 @@ dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, 
     return st;
 }
 
-dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_info *info) {
-    static const char fn[] = "dk_sdxl_vae_plan";
+dk_status dk__vae_plan(dk_vae *vae, const char *fn, int32_t h, int32_t w, dk_vae_info *info) {
     float dummy = 0.0f;
     vaed_mode m;
     dk_status st = vaed_check_decode(vae, fn, &dummy, 1, h, w, info);
@@ -615,7 +661,30 @@ dk_status dk_sdxl_vae_plan(dk_sdxl_vae *vae, int32_t h, int32_t w, dk_sdxl_vae_i
     info->banded = m.banded;
     info->band_rows = m.band_rows;
     info->plan_device_bytes = m.plan_bytes;
-    info->weight_device_bytes = vaed_weight_bytes(vae);
+    info->weight_device_bytes = dk__vae_weight_bytes(vae);
     info->scratch_reserve_bytes = m.budget_bytes - m.plan_bytes;
     return DK_OK;
+}
+
+dk_status dk_vae_decode_f32(dk_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                 float *out, dk_vae_info *info) {
+    static const char fn[] = "dk_vae_decode_f32";
+    return dk__vae_decode_f32(vae, fn, latents, batch, h, w, out, info);
+}
+
+dk_status dk_vae_decode_rgb8(dk_vae *vae, const float *latents, int32_t batch, int32_t h, int32_t w,
+                                  uint8_t *rgb8, dk_vae_info *info) {
+    static const char fn[] = "dk_vae_decode_rgb8";
+    return dk__vae_decode_rgb8(vae, fn, latents, batch, h, w, rgb8, info);
+}
+
+dk_status dk_vae_decode_tensor(dk_vae *vae, const dk_tensor *latents, const dk_tensor *out,
+                                    dk_vae_info *info) {
+    static const char fn[] = "dk_vae_decode_tensor";
+    return dk__vae_decode_tensor(vae, fn, latents, out, info);
+}
+
+dk_status dk_vae_plan(dk_vae *vae, int32_t h, int32_t w, dk_vae_info *info) {
+    static const char fn[] = "dk_vae_plan";
+    return dk__vae_plan(vae, fn, h, w, info);
 }

@@ -1,6 +1,7 @@
-/* SDXL VAE executor: runs the decoder's primitives (GroupNorm+SiLU -> conv with
- * residual, mid-block attention) untiled on device buffers from a memory plan,
- * or in bands of rows with host-resident activations (see vae_internal.h). */
+/* AutoencoderKL executor: runs the decoder's and the encoder's primitives
+ * (GroupNorm+SiLU -> conv with residual, the encoder's downsampler, mid-block
+ * attention) untiled on device buffers from a memory plan, or in bands of rows
+ * with host-resident activations (see vae_internal.h). */
 #include "vae_internal.h"
 
 #include <math.h>
@@ -13,12 +14,12 @@
 #define VAEX_EPS 1e-6f
 
 static dk_status vaex_fail_oom(dk__vae_exec *e, const char *what, uint64_t bytes) {
-    e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory for %s (%llu bytes)", what,
+    e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory for %s (%llu bytes)", what,
                      (unsigned long long)bytes);
     return e->st;
 }
 
-void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t dry, int32_t banded,
+void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, int32_t dry, int32_t banded,
                        int32_t band_rows, int32_t lat_h) {
     memset(e, 0, sizeof *e);
     e->vae = vae;
@@ -83,7 +84,7 @@ static void vaex_prof_print(dk__vae_exec *e) {
     double total = 0.0;
     int32_t i, j;
     for (i = 0; i < e->nprof; i++) total += e->prof[i].ms;
-    if (e->nprof) fprintf(stderr, "sdxl_vae profile (%s, each op synced):\n", e->banded ? "banded" : "untiled");
+    if (e->nprof) fprintf(stderr, "vae profile (%s, each op synced):\n", e->banded ? "banded" : "untiled");
     for (i = 0; i < e->nprof; i++) { /* largest first */
         int32_t best = i;
         for (j = i + 1; j < e->nprof; j++)
@@ -209,7 +210,7 @@ static dk__vae_act vaex_alloc_sized(dk__vae_exec *e, int32_t c, int32_t h, int32
     a.c = c; a.h = h; a.w = w; a.id = -1;
     if (e->st != DK_OK) return a;
     if (e->nacts >= DK__VAE_MAX_ACTS) {
-        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: more than %d activations", DK__VAE_MAX_ACTS);
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: more than %d activations", DK__VAE_MAX_ACTS);
         return a;
     }
     id = e->nacts++;
@@ -231,7 +232,7 @@ static dk__vae_act vaex_alloc_sized(dk__vae_exec *e, int32_t c, int32_t h, int32
         e->act_start[id] = e->events++;
         e->act_end[id] = INT32_MAX;
     } else if (id >= e->nplanned || e->act_bytes[id] != bytes) {
-        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: memory plan does not match the decode");
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: memory plan does not match the decode");
         return a;
     }
     a.id = id;
@@ -291,7 +292,7 @@ static void *vaex_stage(dk__vae_exec *e, uint64_t bytes) {
     return e->stage;
 }
 
-dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul) {
+dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul, float add) {
     dk__vae_act a = vaex_alloc(e, c, h, w);
     void *dst;
     int64_t i, j, hw = (int64_t)h * w;
@@ -299,7 +300,7 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
     dst = e->banded ? e->act_host[a.id] : vaex_stage(e, e->act_bytes[a.id]);
     if (!dst) return a;
     for (i = 0; i < hw; i++)
-        for (j = 0; j < c; j++) vaex_store(dst, e->dtype, i * c + j, x[j * hw + i] * mul);
+        for (j = 0; j < c; j++) vaex_store(dst, e->dtype, i * c + j, x[j * hw + i] * mul + add);
     if (!e->banded) e->st = dk_buffer_upload(e->vae->ctx, e->arena, e->act_off[a.id], dst, e->act_bytes[a.id]);
     return a;
 }
@@ -308,7 +309,7 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
  * conversion): vae->ctx itself when it is a CPU context, else one of its own
  * (threaded over all cores), made once. */
 static dk_context *vaex_host_ctx(dk__vae_exec *e) {
-    dk_sdxl_vae *vae = e->vae;
+    dk_vae *vae = e->vae;
     dk_context_options o;
     dk_status st;
     if (dk_context_backend(vae->ctx) == DK_BACKEND_CPU) return vae->ctx;
@@ -317,7 +318,7 @@ static dk_context *vaex_host_ctx(dk__vae_exec *e) {
     o.backend = DK_BACKEND_CPU;
     st = dk_context_create(&o, &vae->host_ctx);
     if (st != DK_OK)
-        e->st = dk__fail(vae->ctx, st, "sdxl_vae: cannot create the host-side CPU context: %s",
+        e->st = dk__fail(vae->ctx, st, "vae: cannot create the host-side CPU context: %s",
                          dk_last_error(NULL));
     return vae->host_ctx;
 }
@@ -346,7 +347,7 @@ static void vaex_host_to_nchw_f32(dk__vae_exec *e, dk__vae_act a, const void *sr
         st = dk_convert(hc, &x, &y);
         if (st == DK_OK) st = dk_sync(hc);
     }
-    if (st != DK_OK) e->st = dk__fail(e->vae->ctx, st, "sdxl_vae: output conversion on the host: %s", dk_last_error(hc));
+    if (st != DK_OK) e->st = dk__fail(e->vae->ctx, st, "vae: output conversion on the host: %s", dk_last_error(hc));
     dk_buffer_destroy(hc, by);
     dk_buffer_destroy(hc, bx);
 }
@@ -374,7 +375,7 @@ static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
     int bad = 0;
     void *tmp = malloc((size_t)piece);
     if (!tmp) {
-        e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory (the output's finiteness test)");
+        e->st = dk__fail(e->vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory (the output's finiteness test)");
         return 1;
     }
     for (off = 0; off < total && !bad && e->st == DK_OK; off += piece) {
@@ -394,7 +395,7 @@ static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
  * fp32, huge finite values (beyond ~1e19) can overflow the statistics too, so
  * a non-finite result there is confirmed by reading the tensor back. */
 static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
-    dk_sdxl_vae *vae = e->vae;
+    dk_vae *vae = e->vae;
     const int64_t c = x->shape[1], shape[3] = {1, c, 2};
     float s[8];
     dk_group_norm_desc d;
@@ -402,7 +403,7 @@ static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     int64_t i;
     int bad = 0;
     if (c > 4) {
-        e->st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: the output has %lld channels", (long long)c);
+        e->st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: the output has %lld channels", (long long)c);
         return 1;
     }
     if (!vae->check) e->st = dk_buffer_create(vae->ctx, sizeof s, &vae->check);
@@ -415,6 +416,24 @@ static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     for (i = 0; i < 2 * c && e->st == DK_OK; i++) bad |= !isfinite(s[i]);
     if (bad && e->st == DK_OK && x->dtype == DK_F32) bad = vaex_nonfinite_readback(e, x);
     return bad;
+}
+
+dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad) {
+    dk__vae_act a = vaex_alloc(e, c, h, w);
+    if (bad) *bad = 0;
+    if (e->st != DK_OK || e->dry) return a;
+    if (e->banded) {
+        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: a device-tensor input in a banded run");
+        return a;
+    }
+    {
+        dk_tensor y = vaex_t(e, a);
+        vaex_prof_begin(e);
+        e->st = dk_convert(e->vae->ctx, x, &y);
+        if (e->st == DK_OK && bad) *bad = vaex_nonfinite_dev(e, &y);
+        vaex_prof_end(e, "input from the device tensor");
+    }
+    return a;
 }
 
 /* The output into the device tensor e->out_dev (the sample's view): converted
@@ -435,7 +454,7 @@ static void vaex_output_dev(dk__vae_exec *e, dk__vae_act a) {
         uint64_t row = bytes / (uint64_t)a.h, rows = e->band[0] ? dk_buffer_size(e->band[0]) / row : 0;
         int64_t r0, r1, es = (int64_t)dk_dtype_size(e->out_dev->dtype);
         if (e->check_out) e->out_bad = vaex_nonfinite_host(e->act_host[a.id], n, e->dtype);
-        if (rows == 0) e->st = dk__fail(ctx, DK_ERR_INTERNAL, "sdxl_vae: no band buffer for the output");
+        if (rows == 0) e->st = dk__fail(ctx, DK_ERR_INTERNAL, "vae: no band buffer for the output");
         for (r0 = 0; r0 < a.h && e->st == DK_OK; r0 = r1) {
             dk_tensor x, y = *e->out_dev;
             r1 = r0 + (int64_t)rows < a.h ? r0 + (int64_t)rows : a.h;
@@ -665,7 +684,7 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
     if (gn || want) vaex_gn_stats_buf(e, (uint64_t)(nb + 1) * slot);
     if (gn && !e->dry && e->st == DK_OK) {
         if (e->act_count[x.id] <= 0.0) {
-            e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "sdxl_vae: no GroupNorm statistics for a banded input");
+            e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: no GroupNorm statistics for a banded input");
             return;
         }
         e->st = dk_buffer_upload(e->vae->ctx, e->gn_stats, 0, e->act_stats + (size_t)x.id * DK__VAE_GN_FLOATS, slot);
@@ -718,15 +737,54 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
 static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t oid);
 static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x);
 
+static dk__vae_act vaex_conv_down(dk__vae_exec *e, const dk__vae_conv_args *a);
+
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
     const dk__vae_param *w = &e->vae->arch.p[a->w];
     int32_t room = vaex_room_of(e, a->in);
     dk__vae_act out;
+    if (a->down) return vaex_conv_down(e, a);
     if (room >= 0 && a->consume) return vaex_conv_shrink(e, a, room);
     out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
     if (e->banded) vaex_band_conv(e, a, out);
     else vaex_dev_conv(e, a, out);
     if (a->consume) dk__vae_free_act(e, a->in);
+    return out;
+}
+
+/* The encoder's downsampler: zero padding of 0 rows/columns on the top/left and
+ * 1 on the bottom/right, then a 3x3 stride-2 conv (no GroupNorm, no residual).
+ * The input is copied into an (h + 1) x (w + 1) activation whose last row and
+ * column are zero, and convolved there without padding. */
+static dk__vae_act vaex_conv_down(dk__vae_exec *e, const dk__vae_conv_args *a) {
+    const dk__vae_param *w = &e->vae->arch.p[a->w];
+    dk__vae_act x = a->in, p, out;
+    if (e->banded) {
+        out.c = (int32_t)w->shape[0]; out.h = x.h / 2; out.w = x.w / 2; out.id = -1;
+        if (e->st == DK_OK) e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: a downsampler in a banded run");
+        return out;
+    }
+    p = vaex_alloc(e, x.c, x.h + 1, x.w + 1);
+    if (a->consume) dk__vae_free_act(e, x);
+    out = vaex_alloc(e, (int32_t)w->shape[0], (x.h - 2) / 2 + 1, (x.w - 2) / 2 + 1);
+    if (e->st == DK_OK && !e->dry) {
+        dk_tensor tp = vaex_t(e, p), tx = vaex_t(e, x), inner = tp, ty = vaex_t(e, out);
+        dk_conv2d_desc d;
+        dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
+        inner.shape[2] = x.h;
+        inner.shape[3] = x.w;
+        vaex_prof_begin(e);
+        e->st = dk_buffer_fill(e->vae->ctx, e->arena, e->act_off[p.id], e->act_bytes[p.id], 0u);
+        if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &tx, &inner);
+        vaex_prof_end(e, "downsampler padding copy");
+        dk_conv2d_desc_init(&d);
+        d.stride_h = d.stride_w = 2;
+        d.output_scale = a->out_scale;
+        vaex_prof_begin(e);
+        if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, &tp, &tw, &tb, NULL, &ty);
+        vaex_prof_end(e, "conv3x3 s2 %d->%d %dx%d", (int)x.c, (int)out.c, (int)out.h, (int)out.w);
+    }
+    dk__vae_free_act(e, p);
     return out;
 }
 
@@ -793,7 +851,7 @@ static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a,
     if (a->gn_gamma < 0 || !a->consume || a->k != 3 || a->upsample != 1 || a->resid.id >= 0 ||
         vaex_bytes(e, out.c, out.h, out.w) != e->act_bytes[oid]) {
         e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL,
-                         "sdxl_vae: a roomy activation's consumer is not the planned conv");
+                         "vae: a roomy activation's consumer is not the planned conv");
         return out;
     }
     orow = vaex_bytes(e, out.c, 1, x.w);
@@ -832,8 +890,7 @@ static void vaex_linear(dk__vae_exec *e, int32_t w, int32_t b, const dk_tensor *
 
 /* The attention on token matrices: t[0] n (normalized x), t[1..3] q, k, v,
  * t[4] the attention output, t[5] x, t[6] out. */
-static void vaex_attn_ops(dk__vae_exec *e, const dk_tensor *t) {
-    const dk__vae_attn *p = &e->vae->arch.attn;
+static void vaex_attn_ops(dk__vae_exec *e, const dk_tensor *t, const dk__vae_attn *p) {
     dk_tensor hq = vaex_heads(&t[1]), hk = vaex_heads(&t[2]), hv = vaex_heads(&t[3]), ha = vaex_heads(&t[4]);
     dk_attention_desc d;
     vaex_linear(e, p->qw, p->qb, &t[0], NULL, 1.0f, &t[1]);
@@ -847,8 +904,7 @@ static void vaex_attn_ops(dk__vae_exec *e, const dk_tensor *t) {
     vaex_linear(e, p->ow, p->ob, &t[4], &t[5], e->s, &t[6]);
 }
 
-dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
-    const dk__vae_attn *t = &e->vae->arch.attn;
+dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x, const dk__vae_attn *t) {
     int64_t n = (int64_t)x.h * x.w;
     dk__vae_act out;
     /* a backend may need one more tokens x C matrix for the attention (HIP's
@@ -868,7 +924,7 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
             dk_tensor tok[7];
             int32_t i;
             for (i = 0; i < 7; i++) tok[i] = vaex_tokens(e->arena, e->act_off[acts[i].id], e->dtype, n, x.c);
-            vaex_attn_ops(e, tok);
+            vaex_attn_ops(e, tok, t);
         }
         dk__vae_free_act(e, an);
         dk__vae_free_act(e, aq);
@@ -902,7 +958,7 @@ dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x) {
                 const int32_t which[7] = {0, 1, 2, 3, 0, 4, 1}; /* n/a share b[0], q/out b[1] */
                 dk_tensor tok[7];
                 for (i = 0; i < 7; i++) tok[i] = vaex_tokens(b[which[i]], 0, e->dtype, n, x.c);
-                vaex_attn_ops(e, tok);
+                vaex_attn_ops(e, tok, t);
             }
             if (e->st == DK_OK && x.c % VAEX_GROUPS == 0) {
                 dk_group_norm_desc d = vaex_gn_desc(e, DK_ACT_NONE);

@@ -1,7 +1,7 @@
 /* Host memory of banded decodes (sdxl_vae.h): blocks from dk_host_alloc
  * (pinned, so the band copies go by DMA) while that works, else malloc.
  * Freed blocks are kept, best fit on reuse, for the rest of the decode and the
- * decodes after it until dk_sdxl_vae_destroy: fresh pages fault on first touch
+ * decodes after it until dk_vae_destroy: fresh pages fault on first touch
  * (a 1 GiB download into new memory ran at ~1.4 GB/s) and pinning takes
  * seconds per decode at 2048x2048 (H100 host, 5.5 s decodes of which ~2 s
  * were allocations). */
@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-static void *vaeh_new(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
+static void *vaeh_new(dk_vae *vae, uint64_t bytes, int pin) {
     dk__vae_hostmem *h = &vae->hostmem;
     void *p = NULL;
     if (pin && !h->pin_failed && h->npinned < (int32_t)(sizeof h->pinned / sizeof h->pinned[0])) {
@@ -22,7 +22,7 @@ static void *vaeh_new(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
     return malloc((size_t)bytes);
 }
 
-static void vaeh_free(dk_sdxl_vae *vae, void *p) {
+static void vaeh_free(dk_vae *vae, void *p) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i;
     if (!p) return;
@@ -43,7 +43,7 @@ static void vaeh_give(dk__vae_hostmem *h, void *p, uint64_t bytes) {
     h->given_bytes[h->ngiven++] = bytes;
 }
 
-void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
+void *dk__vae_host_get(dk_vae *vae, uint64_t bytes, int pin) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i, best = -1;
     void *p;
@@ -67,7 +67,7 @@ void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin) {
 }
 
 /* Keeps p (at least bytes long); when the list is full, the smallest goes. */
-void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes) {
+void dk__vae_host_put(dk_vae *vae, void *p, uint64_t bytes) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i, small = 0;
     if (!p) return;
@@ -94,7 +94,7 @@ void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes) {
     h->spare_bytes[small] = bytes;
 }
 
-void dk__vae_host_release(dk_sdxl_vae *vae) {
+void dk__vae_host_release(dk_vae *vae) {
     dk__vae_hostmem *h = &vae->hostmem;
     int32_t i;
     for (i = 0; i < h->nspare; i++) vaeh_free(vae, h->spare[i]);

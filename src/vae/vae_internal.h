@@ -1,13 +1,14 @@
-/* Internal definitions of the SDXL VAE decoder (src/vae/): the parameter table,
- * the device weight sets and the executor shared by vae_params.c, vae_exec.c and
- * vae_decode.c.  Shared names carry the dk__vae_ prefix (amalgamation). */
+/* Internal definitions of the AutoencoderKL family's decoder and encoder
+ * (src/vae/vae_*.c): the parameter table, the device weight sets and the
+ * executor shared by vae_params.c, vae_exec.c, vae_decode.c and vae_encode.c.
+ * Shared names carry the dk__vae_ prefix (amalgamation). */
 #ifndef DK_VAE_INTERNAL_H
 #define DK_VAE_INTERNAL_H
 
 #include "../dk_internal.h"
-#include "../../include/difkern/sdxl_vae.h"
+#include "../../include/difkern/vae.h"
 
-#define DK__VAE_MAX_PARAMS 160
+#define DK__VAE_MAX_PARAMS 272
 #define DK__VAE_NAME 96
 
 /* Parameter flags. */
@@ -35,13 +36,28 @@ typedef struct dk__vae_attn {
     int32_t ng, nb, qw, qb, kw, kb, vw, vb, ow, ob;
 } dk__vae_attn;
 
+/* Which parts a parameter table holds (dk__vae_arch_build). */
+#define DK__VAE_DEC 1
+#define DK__VAE_ENC 2
+
 typedef struct dk__vae_arch {
+    int32_t lc;                  /* latent channels */
+    int32_t quant;               /* 1: quant_conv / post_quant_conv */
+    int32_t parts;               /* DK__VAE_DEC | DK__VAE_ENC */
+    /* decoder (indices -1 when absent; pq_w also without quant convs) */
     int32_t pq_w, pq_b, in_w, in_b;
     dk__vae_resnet mid[2];
     dk__vae_attn attn;
     dk__vae_resnet up[4][3];
     int32_t upc_w[3], upc_b[3];  /* upsampler convs of up_blocks.0..2 */
     int32_t no_g, no_b, out_w, out_b;
+    /* encoder */
+    int32_t e_in_w, e_in_b;
+    dk__vae_resnet down[4][2];
+    int32_t dsc_w[3], dsc_b[3];  /* downsampler convs of down_blocks.0..2 */
+    dk__vae_resnet e_mid[2];
+    dk__vae_attn e_attn;
+    int32_t e_no_g, e_no_b, e_out_w, e_out_b, q_w, q_b; /* q_w -1: no quant_conv */
     dk__vae_param p[DK__VAE_MAX_PARAMS];
     int32_t np;
     int64_t total_elems;         /* weight buffer size in elements */
@@ -69,10 +85,12 @@ typedef struct dk__vae_hostmem {
     uint64_t alloc_bytes;
 } dk__vae_hostmem;
 
-struct dk_sdxl_vae {
+struct dk_vae {
     dk_context *ctx;
     dk_dtype dtype;
-    dk_sdxl_vae_options opt;
+    dk_vae_options opt;
+    dk_vae_model model;   /* resolved (never AUTO) */
+    float scaling, shift; /* in use: the options' or the model's */
     char naming[32];
     dk__vae_arch arch;
     dk__vae_weights w;
@@ -84,12 +102,14 @@ struct dk_sdxl_vae {
 
 /* vae_hostmem.c: a block of at least bytes (pinned if pin and possible), NULL
  * when out of memory; put keeps it for reuse; release frees the kept ones. */
-void *dk__vae_host_get(dk_sdxl_vae *vae, uint64_t bytes, int pin);
-void dk__vae_host_put(dk_sdxl_vae *vae, void *p, uint64_t bytes);
-void dk__vae_host_release(dk_sdxl_vae *vae);
+void *dk__vae_host_get(dk_vae *vae, uint64_t bytes, int pin);
+void dk__vae_host_put(dk_vae *vae, void *p, uint64_t bytes);
+void dk__vae_host_release(dk_vae *vae);
 
-/* vae_params.c */
-void dk__vae_arch_build(dk__vae_arch *a);
+/* vae_params.c: the table of the parts (DK__VAE_DEC / DK__VAE_ENC) of a model
+ * with lc latent channels, with or without the quant convs.  The decoder's
+ * parameters come first, in the same order for every model. */
+void dk__vae_arch_build(dk__vae_arch *a, int32_t lc, int32_t quant, int32_t parts);
 void dk__vae_arch_free(dk__vae_arch *a);
 dk_tensor dk__vae_weight(const dk__vae_weights *ws, const dk__vae_arch *a, int32_t param);
 /* A source tensor as found in a file. */
@@ -103,13 +123,21 @@ typedef struct dk__vae_src {
 /* Returns 1 and fills *out when name exists, 0 when not, -1 when it exists in a
  * dtype other than F32/F16/BF16 (out->name set). */
 typedef int (*dk__vae_lookup_fn)(void *user, const char *name, dk__vae_src *out);
-dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user);
-dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed);
+/* Detects the naming, the parts present (of those in want) and the model
+ * (vae->opt.model or AUTO), builds vae->arch, then loads it; fn names the
+ * public call (messages), sdxl: the old SDXL entry points' wording. */
+dk_status dk__vae_load(dk_vae *vae, dk__vae_lookup_fn lookup, void *user, int32_t want, int sdxl);
+/* Resolves the model of options (AUTO: SDXL), builds the parts and fills them. */
+dk_status dk__vae_load_random(dk_vae *vae, uint64_t seed, int32_t parts);
+/* The model's latent channels, quant convs, scaling and shift. */
+void dk__vae_model_config(dk_vae_model m, int32_t *lc, int32_t *quant, float *scaling, float *shift);
+/* vae->scaling / shift from the options and the model. */
+void dk__vae_resolve_factors(dk_vae *vae);
 /* A fp32 copy of vae->w (exact widening of fp16), biases at activation scale 1. */
-dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out);
+dk_status dk__vae_weights_widen(dk_vae *vae, dk__vae_weights *out);
 void dk__vae_weights_free(dk_context *ctx, dk__vae_weights *ws);
 /* fp16: re-upload the scaled biases for a new activation scale. */
-dk_status dk__vae_rescale(dk_sdxl_vae *vae, float act_scale);
+dk_status dk__vae_rescale(dk_vae *vae, float act_scale);
 
 /* ------------------------------------------------ vae_exec.c: the executor
  * The decoder's forward pass (vae_decode.c) is written once against these
@@ -130,7 +158,7 @@ typedef struct dk__vae_act {
 } dk__vae_act;
 
 typedef struct dk__vae_exec {
-    dk_sdxl_vae *vae;
+    dk_vae *vae;
     const dk__vae_weights *ws;
     dk_dtype dtype;
     float s;                 /* activation scale (fp16: < 1) */
@@ -192,12 +220,14 @@ typedef struct dk__vae_conv_args {
     int32_t gn_gamma, gn_beta; /* -1: no norm */
     int32_t w, b;              /* param indices; b -1: no bias */
     int32_t k, upsample;
+    int32_t down;              /* 1: the encoder's downsampler (pad 0 top/left, 1
+                                  bottom/right, stride 2; untiled only) */
     dk__vae_act resid;         /* id -1: none */
     float out_scale;
     int32_t consume;           /* the input dies here (its buffer may be reused in place) */
 } dk__vae_conv_args;
 
-void dk__vae_exec_init(dk__vae_exec *e, dk_sdxl_vae *vae, const dk__vae_weights *ws, int32_t dry,
+void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, int32_t dry,
                        int32_t banded, int32_t band_rows, int32_t lat_h);
 /* DEVICE after a PLAN run of the same sequence: run in arena, a buffer of at
  * least dk__vae_exec_plan_bytes (owned by the caller). */
@@ -206,7 +236,11 @@ void dk__vae_exec_free(dk__vae_exec *e);
 uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e); /* arena, or bands + attention bytes */
 /* What a budget must hold besides the weights: the plan plus scratch_reserve. */
 uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e);
-dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul);
+/* x (NCHW floats) * mul + add as an activation. */
+dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul, float add);
+/* The device tensor x ([1, c, h, w], any dtype and strides) as an activation
+ * (untiled only); *bad (when not NULL): whether it holds NaN/Inf (c <= 4). */
+dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad);
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
@@ -218,6 +252,31 @@ dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
  * conv); DIFKERN_VAE_SHRINK=0 turns it off. */
 dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *args, int32_t next_c);
 /* Mid-block attention: x + to_out(attention(q, k, v of GroupNorm(x))); consumes x. */
-dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x);
+dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x, const dk__vae_attn *t);
+
+/* vae_decode.c: shared by vae_encode.c */
+double dk__vae_now_ms(void);
+int dk__vae_finite(const float *p, int64_t n);
+int64_t dk__vae_first_nonfinite(const float *p, int64_t n);
+uint64_t dk__vae_weight_bytes(const dk_vae *vae);
+/* Conv arguments: no residual, no upsample, no downsample. */
+dk__vae_conv_args dk__vae_conv_make(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b, int32_t k,
+                                    float out_scale, int32_t consume);
+/* out = conv2(GN+SiLU(conv1(GN+SiLU(x)))) + shortcut(x); consumes x. */
+dk__vae_act dk__vae_resnet_fwd(dk__vae_exec *e, dk__vae_act x, const dk__vae_resnet *r);
+/* The public calls with the caller's name for messages (fn), for vae_sdxl.c.
+ * create: from path, else from data/size; want: the parts to load; sdxl: the
+ * old SDXL entry points' wording of the messages. */
+dk_status dk__vae_create(dk_context *ctx, const char *fn, const char *path, const void *data, uint64_t size,
+                         dk_dtype dtype, const dk_vae_options *options, int32_t want, int sdxl, dk_vae **out);
+dk_status dk__vae_create_random(dk_context *ctx, const char *fn, uint64_t seed, dk_dtype dtype,
+                                const dk_vae_options *options, int32_t parts, dk_vae **out);
+dk_status dk__vae_decode_f32(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
+                             float *out, dk_vae_info *info);
+dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
+                              uint8_t *rgb8, dk_vae_info *info);
+dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *latents, const dk_tensor *out,
+                                dk_vae_info *info);
+dk_status dk__vae_plan(dk_vae *vae, const char *fn, int32_t h, int32_t w, dk_vae_info *info);
 
 #endif /* DK_VAE_INTERNAL_H */

@@ -1,6 +1,6 @@
-/* SDXL VAE decoder parameters: the table of every tensor (both namings, expected
- * shapes), loading from a file source or seeded random values, upload into one
- * device buffer in the decode dtype. */
+/* AutoencoderKL parameters (decoder and encoder): the table of every tensor
+ * (both namings, expected shapes), model detection, loading from a file source
+ * or seeded random values, upload into one device buffer in the compute dtype. */
 #include "vae_internal.h"
 
 #include <math.h>
@@ -88,22 +88,31 @@ static void vaep_resnet(dk__vae_arch *a, dk__vae_resnet *r, const char *d, const
 #undef VAEP_NAMES
 }
 
-void dk__vae_arch_build(dk__vae_arch *a) {
+static void vaep_attn(dk__vae_arch *a, dk__vae_attn *t, const char *d, const char *o) {
+    char dn[DK__VAE_NAME], on[DK__VAE_NAME];
+#define VAEP_NAMES(sd, so) (snprintf(dn, sizeof dn, "%s.%s", d, sd), snprintf(on, sizeof on, "%s.%s", o, so))
+    VAEP_NAMES("group_norm", "norm");
+    t->ng = vaep_norm(a, dn, on, 512, &t->nb);
+    VAEP_NAMES("to_q", "q");
+    t->qw = vaep_linear(a, dn, on, 512, 0, &t->qb);
+    VAEP_NAMES("to_k", "k");
+    t->kw = vaep_linear(a, dn, on, 512, 0, &t->kb);
+    VAEP_NAMES("to_v", "v");
+    t->vw = vaep_linear(a, dn, on, 512, 0, &t->vb);
+    VAEP_NAMES("to_out.0", "proj_out");
+    t->ow = vaep_linear(a, dn, on, 512, 0, &t->ob);
+#undef VAEP_NAMES
+    a->p[t->ow].flags |= DK__VAE_P_RESID_OUT;
+}
+
+static void vaep_build_decoder(dk__vae_arch *a) {
     static const int32_t chans[4] = {512, 512, 256, 128}; /* up_blocks.0 .. 3 */
     char dn[DK__VAE_NAME], on[DK__VAE_NAME];
     int32_t i, j, prev = 512;
-    dk__vae_attn *t = &a->attn;
-    memset(a, 0, sizeof *a);
-    a->pq_w = vaep_conv(a, "post_quant_conv", "post_quant_conv", 4, 4, 1, 0, 0, &a->pq_b);
-    a->in_w = vaep_conv(a, "decoder.conv_in", "decoder.conv_in", 512, 4, 3, 0, 0, &a->in_b);
+    if (a->quant) a->pq_w = vaep_conv(a, "post_quant_conv", "post_quant_conv", a->lc, a->lc, 1, 0, 0, &a->pq_b);
+    a->in_w = vaep_conv(a, "decoder.conv_in", "decoder.conv_in", 512, a->lc, 3, 0, 0, &a->in_b);
     vaep_resnet(a, &a->mid[0], "decoder.mid_block.resnets.0", "decoder.mid.block_1", 512, 512);
-    t->ng = vaep_norm(a, "decoder.mid_block.attentions.0.group_norm", "decoder.mid.attn_1.norm", 512, &t->nb);
-    t->qw = vaep_linear(a, "decoder.mid_block.attentions.0.to_q", "decoder.mid.attn_1.q", 512, 0, &t->qb);
-    t->kw = vaep_linear(a, "decoder.mid_block.attentions.0.to_k", "decoder.mid.attn_1.k", 512, 0, &t->kb);
-    t->vw = vaep_linear(a, "decoder.mid_block.attentions.0.to_v", "decoder.mid.attn_1.v", 512, 0, &t->vb);
-    t->ow = vaep_linear(a, "decoder.mid_block.attentions.0.to_out.0", "decoder.mid.attn_1.proj_out", 512, 0,
-                        &t->ob);
-    a->p[t->ow].flags |= DK__VAE_P_RESID_OUT;
+    vaep_attn(a, &a->attn, "decoder.mid_block.attentions.0", "decoder.mid.attn_1");
     vaep_resnet(a, &a->mid[1], "decoder.mid_block.resnets.1", "decoder.mid.block_2", 512, 512);
     for (i = 0; i < 4; i++) {
         for (j = 0; j < 3; j++) {
@@ -120,6 +129,75 @@ void dk__vae_arch_build(dk__vae_arch *a) {
     }
     a->no_g = vaep_norm(a, "decoder.conv_norm_out", "decoder.norm_out", 128, &a->no_b);
     a->out_w = vaep_conv(a, "decoder.conv_out", "decoder.conv_out", 3, 128, 3, 0, 0, &a->out_b);
+}
+
+/* The original naming keeps the diffusers block order for the encoder
+ * (encoder.down.0 is down_blocks.0), unlike the decoder's up blocks. */
+static void vaep_build_encoder(dk__vae_arch *a) {
+    static const int32_t chans[4] = {128, 256, 512, 512}; /* down_blocks.0 .. 3 */
+    char dn[DK__VAE_NAME], on[DK__VAE_NAME];
+    int32_t i, j, prev = 128;
+    a->e_in_w = vaep_conv(a, "encoder.conv_in", "encoder.conv_in", 128, 3, 3, 0, 0, &a->e_in_b);
+    for (i = 0; i < 4; i++) {
+        for (j = 0; j < 2; j++) {
+            snprintf(dn, sizeof dn, "encoder.down_blocks.%d.resnets.%d", (int)i, (int)j);
+            snprintf(on, sizeof on, "encoder.down.%d.block.%d", (int)i, (int)j);
+            vaep_resnet(a, &a->down[i][j], dn, on, j == 0 ? prev : chans[i], chans[i]);
+        }
+        prev = chans[i];
+        if (i < 3) {
+            snprintf(dn, sizeof dn, "encoder.down_blocks.%d.downsamplers.0.conv", (int)i);
+            snprintf(on, sizeof on, "encoder.down.%d.downsample.conv", (int)i);
+            a->dsc_w[i] = vaep_conv(a, dn, on, prev, prev, 3, 0, DK__VAE_P_BIAS_SCALED, &a->dsc_b[i]);
+        }
+    }
+    vaep_resnet(a, &a->e_mid[0], "encoder.mid_block.resnets.0", "encoder.mid.block_1", 512, 512);
+    vaep_attn(a, &a->e_attn, "encoder.mid_block.attentions.0", "encoder.mid.attn_1");
+    vaep_resnet(a, &a->e_mid[1], "encoder.mid_block.resnets.1", "encoder.mid.block_2", 512, 512);
+    a->e_no_g = vaep_norm(a, "encoder.conv_norm_out", "encoder.norm_out", 512, &a->e_no_b);
+    a->e_out_w = vaep_conv(a, "encoder.conv_out", "encoder.conv_out", 2 * a->lc, 512, 3, 0, 0, &a->e_out_b);
+    if (a->quant) a->q_w = vaep_conv(a, "quant_conv", "quant_conv", 2 * a->lc, 2 * a->lc, 1, 0, 0, &a->q_b);
+}
+
+void dk__vae_arch_build(dk__vae_arch *a, int32_t lc, int32_t quant, int32_t parts) {
+    memset(a, 0, sizeof *a);
+    a->lc = lc;
+    a->quant = quant;
+    a->parts = parts;
+    a->pq_w = a->pq_b = a->in_w = a->e_in_w = a->q_w = a->q_b = -1;
+    if (parts & DK__VAE_DEC) vaep_build_decoder(a);
+    if (parts & DK__VAE_ENC) vaep_build_encoder(a);
+}
+
+/* Every resnet of the table (*n of them). */
+static void vaep_resnets(dk__vae_arch *a, dk__vae_resnet **list, int32_t *n) {
+    int32_t i;
+    *n = 0;
+    if (a->parts & DK__VAE_DEC) {
+        for (i = 0; i < 12; i++) list[(*n)++] = &a->up[i / 3][i % 3];
+        list[(*n)++] = &a->mid[0];
+        list[(*n)++] = &a->mid[1];
+    }
+    if (a->parts & DK__VAE_ENC) {
+        for (i = 0; i < 8; i++) list[(*n)++] = &a->down[i / 2][i % 2];
+        list[(*n)++] = &a->e_mid[0];
+        list[(*n)++] = &a->e_mid[1];
+    }
+}
+
+void dk__vae_model_config(dk_vae_model m, int32_t *lc, int32_t *quant, float *scaling, float *shift) {
+    *lc = m == DK_VAE_SD3 || m == DK_VAE_FLUX1 ? 16 : 4;
+    *quant = *lc == 4;
+    *scaling = m == DK_VAE_SD15 ? 0.18215f : m == DK_VAE_SD3 ? 1.5305f : m == DK_VAE_FLUX1 ? 0.3611f : 0.13025f;
+    *shift = m == DK_VAE_SD3 ? 0.0609f : m == DK_VAE_FLUX1 ? 0.1159f : 0.0f;
+}
+
+void dk__vae_resolve_factors(dk_vae *vae) {
+    int32_t lc, quant;
+    float sc, sh;
+    dk__vae_model_config(vae->model, &lc, &quant, &sc, &sh);
+    vae->scaling = isnan(vae->opt.scaling_factor) ? sc : vae->opt.scaling_factor;
+    vae->shift = isnan(vae->opt.shift_factor) ? sh : vae->opt.shift_factor;
 }
 
 void dk__vae_arch_free(dk__vae_arch *a) {
@@ -151,19 +229,19 @@ static void vaep_convert(const float *src, int64_t n, dk_dtype t, void *dst) {
 
 /* Upload values (host floats) of param i into ws, applying the activation scale
  * to scaled biases. */
-static dk_status vaep_upload(dk_sdxl_vae *vae, dk__vae_weights *ws, int32_t i, const float *values) {
+static dk_status vaep_upload(dk_vae *vae, dk__vae_weights *ws, int32_t i, const float *values) {
     const dk__vae_param *p = &vae->arch.p[i];
     size_t ds = dk_dtype_size(ws->dtype);
     void *tmp = malloc((size_t)p->numel * (ds > 4 ? ds : 4));
     float *scaled = NULL;
     dk_status st;
-    if (!tmp) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory for %s", p->diffusers);
+    if (!tmp) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory for %s", p->diffusers);
     if ((p->flags & DK__VAE_P_BIAS_SCALED) && ws->act_scale != 1.0f) {
         int64_t k;
         scaled = (float *)malloc((size_t)p->numel * sizeof(float));
         if (!scaled) {
             free(tmp);
-            return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+            return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
         }
         for (k = 0; k < p->numel; k++) scaled[k] = values[k] * ws->act_scale;
         values = scaled;
@@ -178,20 +256,22 @@ static dk_status vaep_upload(dk_sdxl_vae *vae, dk__vae_weights *ws, int32_t i, c
 /* Keep host copies of 1-D params; fold conv_shortcut biases into conv2's bias
  * (the shortcut conv then runs without bias: conv2's epilogue adds both), and
  * upload every 1-D param. */
-static dk_status vaep_finish_vectors(dk_sdxl_vae *vae, dk__vae_weights *ws) {
+static dk_status vaep_finish_vectors(dk_vae *vae, dk__vae_weights *ws) {
     dk__vae_arch *a = &vae->arch;
-    int32_t i, j;
+    dk__vae_resnet *res[32];
+    int32_t i, j, nres;
     dk_status st;
+    vaep_resnets(a, res, &nres);
     for (i = 0; i < a->np; i++) {
         const float *v = a->p[i].host;
         float *sum = NULL;
         if (a->p[i].ndim != 1) continue;
-        for (j = 0; j < 4 * 3 + 2; j++) {
-            const dk__vae_resnet *r = j < 12 ? &a->up[j / 3][j % 3] : &a->mid[j - 12];
+        for (j = 0; j < nres; j++) {
+            const dk__vae_resnet *r = res[j];
             if (r->scb >= 0 && r->c2b == i) {
                 int64_t k;
                 sum = (float *)malloc((size_t)a->p[i].numel * sizeof(float));
-                if (!sum) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+                if (!sum) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
                 for (k = 0; k < a->p[i].numel; k++) sum[k] = v[k] + a->p[r->scb].host[k];
                 v = sum;
             }
@@ -203,7 +283,7 @@ static dk_status vaep_finish_vectors(dk_sdxl_vae *vae, dk__vae_weights *ws) {
     return DK_OK;
 }
 
-static dk_status vaep_alloc(dk_sdxl_vae *vae, dk__vae_weights *ws, dk_dtype t, float act_scale) {
+static dk_status vaep_alloc(dk_vae *vae, dk__vae_weights *ws, dk_dtype t, float act_scale) {
     uint64_t bytes = (uint64_t)vae->arch.total_elems * dk_dtype_size(t);
     dk_status st;
     ws->dtype = t;
@@ -215,7 +295,7 @@ static dk_status vaep_alloc(dk_sdxl_vae *vae, dk__vae_weights *ws, dk_dtype t, f
     return st;
 }
 
-static float vaep_act_scale(const dk_sdxl_vae *vae) {
+static float vaep_act_scale(const dk_vae *vae) {
     return vae->dtype == DK_F16 ? vae->opt.fp16_activation_scale : 1.0f;
 }
 
@@ -227,7 +307,7 @@ void dk__vae_weights_free(dk_context *ctx, dk__vae_weights *ws) {
 /* The f32 copy of the weights for the fp16 fallback, converted on the device in
  * chunks of 16 M elements: the whole 189 MB would exceed what a Vulkan device
  * may bind at once (at least 128 MiB is guaranteed; lavapipe has just that). */
-dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out) {
+dk_status dk__vae_weights_widen(dk_vae *vae, dk__vae_weights *out) {
     const int64_t total = vae->arch.total_elems, chunk = (int64_t)1 << 24;
     int64_t i0;
     dk_status st = vaep_alloc(vae, out, DK_F32, 1.0f);
@@ -243,7 +323,7 @@ dk_status dk__vae_weights_widen(dk_sdxl_vae *vae, dk__vae_weights *out) {
     return st;
 }
 
-dk_status dk__vae_rescale(dk_sdxl_vae *vae, float act_scale) {
+dk_status dk__vae_rescale(dk_vae *vae, float act_scale) {
     vae->w.act_scale = act_scale;
     return vaep_finish_vectors(vae, &vae->w);
 }
@@ -287,29 +367,85 @@ static int vaep_shape_ok(const dk__vae_param *p, const dk__vae_src *s) {
     return 0;
 }
 
-dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
-    static const char *const probe[3] = {"decoder.up_blocks.0.resnets.0.conv1.weight",
-                                         "first_stage_model.decoder.up.3.block.0.conv1.weight",
-                                         "decoder.up.3.block.0.conv1.weight"};
+/* The shape of tensor name (the naming's prefix added) as text, or "absent". */
+static void vaep_found_shape(dk__vae_lookup_fn lookup, void *user, const char *prefix, const char *name, char *dst,
+                             size_t cap) {
+    char full[DK__VAE_NAME + 32];
+    dk__vae_src s;
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    if (lookup(user, full, &s) == 1) vaep_shape_str(dst, cap, s.ndim, s.shape);
+    else snprintf(dst, cap, "absent");
+}
+
+dk_status dk__vae_load(dk_vae *vae, dk__vae_lookup_fn lookup, void *user, int32_t wanted, int sdxl) {
+    static const char *const dprobe[3] = {"decoder.up_blocks.0.resnets.0.conv1.weight", "decoder.up.3.block.0.conv1.weight",
+                                          "decoder.up.3.block.0.conv1.weight"};
+    static const char *const eprobe[3] = {"encoder.down_blocks.0.resnets.0.conv1.weight",
+                                          "encoder.down.0.block.0.conv1.weight", "encoder.down.0.block.0.conv1.weight"};
+    static const char *const prefixes[3] = {"", "first_stage_model.", ""};
     static const char *const naming[3] = {"diffusers", "original+prefix", "original"};
     dk__vae_arch *a = &vae->arch;
     dk__vae_src s;
+    char probe[DK__VAE_NAME + 32];
     float *vals = NULL;
     int64_t maxn = 0;
-    int32_t i, kind = -1;
+    int32_t i, kind = -1, parts = 0, lc = 0, quant, want_lc, want_quant;
+    const char *pre;
+    float sc, sh;
     dk_status st;
 
-    for (i = 0; i < 3 && kind < 0; i++)
-        if (lookup(user, probe[i], &s) != 0) kind = i;
-    if (kind < 0)
+    for (i = 0; i < 3 && kind < 0; i++) {
+        snprintf(probe, sizeof probe, "%s%s", prefixes[i], dprobe[i]);
+        if ((wanted & DK__VAE_DEC) && lookup(user, probe, &s) != 0) parts |= DK__VAE_DEC;
+        snprintf(probe, sizeof probe, "%s%s", prefixes[i], eprobe[i]);
+        if ((wanted & DK__VAE_ENC) && lookup(user, probe, &s) != 0) parts |= DK__VAE_ENC;
+        if (parts) kind = i;
+    }
+    if (kind < 0) {
+        if (sdxl)
+            return dk__fail(vae->ctx, DK_ERR_FORMAT,
+                            "sdxl_vae: not an SDXL VAE: the file has none of '%s' (diffusers), 'first_stage_model.%s' "
+                            "or '%s' (original naming)", dprobe[0], dprobe[1], dprobe[2]);
         return dk__fail(vae->ctx, DK_ERR_FORMAT,
-                        "sdxl_vae: not an SDXL VAE: the file has none of '%s' (diffusers), '%s' or '%s' "
-                        "(original naming)", probe[0], probe[1], probe[2]);
+                        "vae: not an AutoencoderKL VAE (SD 1.x/2.x, SDXL, SD3, FLUX.1): the file has none of '%s', "
+                        "'%s' (diffusers), '%s', '%s' (original naming, with or without 'first_stage_model.')",
+                        dprobe[0], eprobe[0], dprobe[1], eprobe[1]);
+    }
     dk__strlcpy(vae->naming, naming[kind], sizeof vae->naming);
+    pre = prefixes[kind];
+    /* The latent channels from the decoder's conv_in [512, C, 3, 3], else the
+     * encoder's conv_out [2C, 512, 3, 3]; the quant convs by presence. */
+    snprintf(probe, sizeof probe, "%s%s", pre, parts & DK__VAE_DEC ? "decoder.conv_in.weight" : "encoder.conv_out.weight");
+    if (lookup(user, probe, &s) == 1 && s.ndim == 4)
+        lc = (int32_t)(parts & DK__VAE_DEC ? s.shape[1] : s.shape[0] / 2);
+    snprintf(probe, sizeof probe, "%s%s", pre, parts & DK__VAE_DEC ? "post_quant_conv.weight" : "quant_conv.weight");
+    quant = lookup(user, probe, &s) != 0;
+    if (vae->opt.model == DK_VAE_AUTO) {
+        if (lc == 16) vae->model = DK_VAE_FLUX1;
+        else vae->model = DK_VAE_SDXL; /* also when conv_in is missing: its message comes below */
+    } else {
+        vae->model = vae->opt.model;
+    }
+    dk__vae_model_config(vae->model, &want_lc, &want_quant, &sc, &sh);
+    if ((lc != 0 && lc != want_lc) || quant != want_quant) {
+        char got[96];
+        vaep_found_shape(lookup, user, pre, parts & DK__VAE_DEC ? "decoder.conv_in.weight" : "encoder.conv_out.weight",
+                         got, sizeof got);
+        return dk__fail(vae->ctx, DK_ERR_FORMAT,
+                        "%s: the weights are not those of model %s (%d latent channels, %s): %s%s is %s and %s%s is %s%s",
+                        sdxl ? "sdxl_vae" : "vae", dk_vae_model_name(vae->model), (int)want_lc,
+                        want_quant ? "with quant convs" : "without quant convs", pre,
+                        parts & DK__VAE_DEC ? "decoder.conv_in.weight" : "encoder.conv_out.weight", got, pre,
+                        parts & DK__VAE_DEC ? "post_quant_conv.weight" : "quant_conv.weight",
+                        quant ? "present" : "absent",
+                        vae->opt.model == DK_VAE_AUTO ? " (the family has 4 channels with quant convs, 16 without)" : "");
+    }
+    dk__vae_resolve_factors(vae);
+    dk__vae_arch_build(a, want_lc, want_quant, parts);
     for (i = 0; i < a->np; i++)
         if (a->p[i].numel > maxn) maxn = a->p[i].numel;
     vals = (float *)malloc((size_t)maxn * sizeof(float));
-    if (!vals) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+    if (!vals) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
     st = vaep_alloc(vae, &vae->w, vae->dtype, vaep_act_scale(vae));
     for (i = 0; i < a->np && st == DK_OK; i++) {
         dk__vae_param *p = &a->p[i];
@@ -317,7 +453,7 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
         int found;
         int64_t k;
         if (kind == 0) snprintf(name, sizeof name, "%s", p->diffusers);
-        else snprintf(name, sizeof name, "%s%s", kind == 1 ? "first_stage_model." : "", p->original);
+        else snprintf(name, sizeof name, "%s%s", pre, p->original);
         found = lookup(user, name, &s);
         if (found == 0 && kind == 0) {
             /* diffusers before 0.15 named the attention query/key/value/proj_attn. */
@@ -337,12 +473,12 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
         if (found == 0) {
             char want[96];
             vaep_shape_str(want, sizeof want, p->ndim, p->shape);
-            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "sdxl_vae: tensor '%s' (%s naming, expected shape %s) is missing",
-                          name, vae->naming, want);
+            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "%s: tensor '%s' (%s naming, expected shape %s) is missing",
+                          sdxl ? "sdxl_vae" : "vae", name, vae->naming, want);
             break;
         }
         if (found < 0) {
-            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "sdxl_vae: tensor '%s' has a dtype other than F32, F16, BF16",
+            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "vae: tensor '%s' has a dtype other than F32, F16, BF16",
                           name);
             break;
         }
@@ -350,7 +486,7 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
             char want[96], got[96];
             vaep_shape_str(want, sizeof want, p->ndim, p->shape);
             vaep_shape_str(got, sizeof got, s.ndim, s.shape);
-            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "sdxl_vae: tensor '%s' has shape %s, expected %s", name, got,
+            st = dk__fail(vae->ctx, DK_ERR_FORMAT, "vae: tensor '%s' has shape %s, expected %s", name, got,
                           want);
             break;
         }
@@ -358,7 +494,7 @@ dk_status dk__vae_load(dk_sdxl_vae *vae, dk__vae_lookup_fn lookup, void *user) {
         if (p->ndim == 1) {
             p->host = (float *)malloc((size_t)p->numel * sizeof(float));
             if (!p->host) {
-                st = dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+                st = dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
                 break;
             }
             memcpy(p->host, vals, (size_t)p->numel * sizeof(float));
@@ -383,17 +519,22 @@ static uint64_t vaep_next(uint64_t *s) { /* splitmix64 */
 /* Uniform in [-1, 1). */
 static float vaep_uniform(uint64_t *s) { return (float)((double)(vaep_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0); }
 
-dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed) {
+dk_status dk__vae_load_random(dk_vae *vae, uint64_t seed, int32_t parts) {
     dk__vae_arch *a = &vae->arch;
     float *vals = NULL;
     int64_t maxn = 0;
-    int32_t i;
+    int32_t i, lc, quant;
+    float sc, sh;
     dk_status st;
     dk__strlcpy(vae->naming, "random", sizeof vae->naming);
+    vae->model = vae->opt.model == DK_VAE_AUTO ? DK_VAE_SDXL : vae->opt.model;
+    dk__vae_model_config(vae->model, &lc, &quant, &sc, &sh);
+    dk__vae_resolve_factors(vae);
+    dk__vae_arch_build(a, lc, quant, parts);
     for (i = 0; i < a->np; i++)
         if (a->p[i].numel > maxn) maxn = a->p[i].numel;
     vals = (float *)malloc((size_t)maxn * sizeof(float));
-    if (!vals) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+    if (!vals) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
     st = vaep_alloc(vae, &vae->w, vae->dtype, vaep_act_scale(vae));
     for (i = 0; i < a->np && st == DK_OK; i++) {
         dk__vae_param *p = &a->p[i];
@@ -404,7 +545,7 @@ dk_status dk__vae_load_random(dk_sdxl_vae *vae, uint64_t seed) {
             for (k = 0; k < p->numel; k++) vals[k] = (is_gamma ? 1.0f : 0.0f) + 0.05f * vaep_uniform(&rs);
             p->host = (float *)malloc((size_t)p->numel * sizeof(float));
             if (!p->host) {
-                st = dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "sdxl_vae: out of host memory");
+                st = dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "vae: out of host memory");
                 break;
             }
             memcpy(p->host, vals, (size_t)p->numel * sizeof(float));
