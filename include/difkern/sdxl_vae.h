@@ -1,6 +1,11 @@
 /* difkern SDXL VAE decoder: the AutoencoderKL decoder of Stable Diffusion XL built
  * on difkern's public op API (include/difkern.h).
  *
+ * Kept for one release: these names are thin wrappers over the family API of
+ * include/difkern/vae.h (dk_vae_*: SD 1.x/2.x, SDXL, SD3, FLUX.1, decoder and
+ * encoder); a dk_sdxl_vae is a dk_vae of model DK_VAE_SDXL that loads only the
+ * decoder.  New code should use vae.h.
+ *
  *   dk_sdxl_vae *vae;
  *   dk_sdxl_vae_create_from_file(ctx, "sdxl_vae.safetensors", DK_BF16, NULL, &vae);
  *   dk_sdxl_vae_decode_rgb8(vae, latents, batch, h, w, rgb, &info);  // rgb: batch*8h*8w*3 bytes

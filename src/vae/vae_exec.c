@@ -753,38 +753,31 @@ dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
 }
 
 /* The encoder's downsampler: zero padding of 0 rows/columns on the top/left and
- * 1 on the bottom/right, then a 3x3 stride-2 conv (no GroupNorm, no residual).
- * The input is copied into an (h + 1) x (w + 1) activation whose last row and
- * column are zero, and convolved there without padding. */
+ * 1 on the bottom/right, then a 3x3 stride-2 conv (no GroupNorm, no residual),
+ * as one conv with per-side padding. */
 static dk__vae_act vaex_conv_down(dk__vae_exec *e, const dk__vae_conv_args *a) {
     const dk__vae_param *w = &e->vae->arch.p[a->w];
-    dk__vae_act x = a->in, p, out;
+    dk__vae_act x = a->in, out;
     if (e->banded) {
         out.c = (int32_t)w->shape[0]; out.h = x.h / 2; out.w = x.w / 2; out.id = -1;
         if (e->st == DK_OK) e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: a downsampler in a banded run");
         return out;
     }
-    p = vaex_alloc(e, x.c, x.h + 1, x.w + 1);
-    if (a->consume) dk__vae_free_act(e, x);
-    out = vaex_alloc(e, (int32_t)w->shape[0], (x.h - 2) / 2 + 1, (x.w - 2) / 2 + 1);
+    out = vaex_alloc(e, (int32_t)w->shape[0], (x.h + 1 - 3) / 2 + 1, (x.w + 1 - 3) / 2 + 1);
     if (e->st == DK_OK && !e->dry) {
-        dk_tensor tp = vaex_t(e, p), tx = vaex_t(e, x), inner = tp, ty = vaex_t(e, out);
+        dk_tensor tx = vaex_t(e, x), ty = vaex_t(e, out);
         dk_conv2d_desc d;
         dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
-        inner.shape[2] = x.h;
-        inner.shape[3] = x.w;
-        vaex_prof_begin(e);
-        e->st = dk_buffer_fill(e->vae->ctx, e->arena, e->act_off[p.id], e->act_bytes[p.id], 0u);
-        if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &tx, &inner);
-        vaex_prof_end(e, "downsampler padding copy");
         dk_conv2d_desc_init(&d);
         d.stride_h = d.stride_w = 2;
+        d.pad_top = d.pad_left = 0;
+        d.pad_bottom = d.pad_right = 1;
         d.output_scale = a->out_scale;
         vaex_prof_begin(e);
-        if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, &tp, &tw, &tb, NULL, &ty);
+        if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, &tx, &tw, &tb, NULL, &ty);
         vaex_prof_end(e, "conv3x3 s2 %d->%d %dx%d", (int)x.c, (int)out.c, (int)out.h, (int)out.w);
     }
-    dk__vae_free_act(e, p);
+    if (a->consume) dk__vae_free_act(e, x);
     return out;
 }
 
