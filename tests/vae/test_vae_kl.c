@@ -1,0 +1,319 @@
+/* AutoencoderKL family tests (include/difkern/vae.h; tests/vae/meson.build runs each mode):
+ *   oracle DIR DTYPE [quick]  files from gen_kl.py: every model (SD 1.x, SDXL, SD3,
+ *                  FLUX.1), decode, encode (mean) and encode with a seeded sample
+ *                  vs the PyTorch oracle (autoencoder_kl_ref.py), diffusers and
+ *                  original namings, decoder-only and encoder-only files, model
+ *                  detection, device-tensor encode; DTYPE f32 or f16; quick: the
+ *                  16-channel files and SDXL only (slow devices)
+ *   banded         a 16-channel (FLUX.1) decoder, random weights: bands of one
+ *                  latent row equal untiled; the 1024x1024 encode plan
+ *   errors DIR     wrong model for the weights, missing parts, bad arguments
+ * Backend: CPU, or the one DIFKERN_BACKEND names.  Exits 1 on a failed check. */
+#include <difkern.h>
+#include <difkern/safetensors.h>
+#include <difkern/vae.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                        \
+    do {                                                        \
+        if (!(cond)) {                                          \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
+            printf(__VA_ARGS__);                                \
+            printf("\n");                                       \
+            failures++;                                         \
+        }                                                       \
+    } while (0)
+
+static dk_context *ctx;
+
+static double rel_err(const float *x, const float *ref, int64_t n, double *maxd) {
+    double num = 0.0, den = 0.0;
+    int64_t i;
+    *maxd = 0.0;
+    for (i = 0; i < n; i++) {
+        double d = (double)x[i] - ref[i];
+        if (!isfinite(x[i])) return INFINITY;
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+        if (fabs(d) > *maxd) *maxd = fabs(d);
+    }
+    return sqrt(num / (den > 0 ? den : 1.0));
+}
+
+static float *read_npy(const char *dir, const char *name, int64_t *numel, int64_t shape[4]) {
+    char path[1024];
+    float *d = NULL;
+    int32_t nd = 0, i;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dk_npy_read_f32(path, &d, &nd, shape) != DK_OK) {
+        printf("cannot read %s: %s\n", path, dk_last_error(NULL));
+        exit(1);
+    }
+    *numel = 1;
+    for (i = 0; i < nd; i++) *numel *= shape[i];
+    return d;
+}
+
+static float *poisoned(int64_t n) {
+    float *p = (float *)malloc((size_t)n * sizeof(float));
+    int64_t i;
+    for (i = 0; i < n; i++) p[i] = NAN;
+    return p;
+}
+
+static dk_vae *open_vae(const char *dir, const char *file, dk_dtype t, dk_vae_model m) {
+    char path[1024];
+    dk_vae_options o;
+    dk_vae *vae = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    dk_vae_options_init(&o);
+    o.model = m;
+    CHECK(dk_vae_create_from_file(ctx, path, t, &o, &vae) == DK_OK, "%s: %s", file, dk_last_error(ctx));
+    return vae;
+}
+
+/* Compares got with the reference file ref; prints and checks the error. */
+static void compare(const char *what, const float *got, const char *dir, const char *ref_name, int64_t n, double tol) {
+    int64_t rn, shape[4];
+    float *ref = read_npy(dir, ref_name, &rn, shape);
+    double maxd = 0.0, err = rn == n ? rel_err(got, ref, n, &maxd) : INFINITY;
+    printf("  %-44s rel L2 %.3g, max |diff| %.3g (tol %.0e)\n", what, err, maxd, tol);
+    CHECK(rn == n && err <= tol, "%s vs %s: rel L2 %.3g > %.3g (%lld values, reference %lld)", what, ref_name, err, tol,
+          (long long)n, (long long)rn);
+    dk_npy_free(ref);
+}
+
+/* Encodes the image through dk_vae_encode_tensor (f32 NCHW in, out dtype t NHWC). */
+static float *encode_on_device(dk_vae *vae, const float *img, int32_t n, int32_t hh, int32_t ww, int sample,
+                               uint64_t seed) {
+    int32_t lc = dk_vae_latent_channels(vae), h = hh / 8, w = ww / 8;
+    int64_t ni = (int64_t)n * 3 * hh * ww, nl = (int64_t)n * lc * h * w, k, c, p;
+    dk_buffer *bi = NULL, *bl = NULL;
+    uint16_t *raw = (uint16_t *)malloc((size_t)nl * 2);
+    float *res = poisoned(nl);
+    dk_tensor ti, tl;
+    CHECK(dk_buffer_create(ctx, (uint64_t)ni * 4, &bi) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_upload(ctx, bi, 0, img, (uint64_t)ni * 4) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_create(ctx, (uint64_t)nl * 2, &bl) == DK_OK, "%s", dk_last_error(ctx));
+    ti = dk_tensor_nchw(bi, 0, DK_F32, n, 3, hh, ww);
+    tl = dk_tensor_nhwc(bl, 0, DK_F16, n, lc, h, w);
+    CHECK(dk_vae_encode_tensor(vae, &ti, &tl, sample, seed, NULL) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_download(ctx, bl, 0, raw, (uint64_t)nl * 2) == DK_OK, "%s", dk_last_error(ctx));
+    for (k = 0; k < n; k++)
+        for (c = 0; c < lc; c++)
+            for (p = 0; p < h * w; p++) res[(k * lc + c) * h * w + p] = dk_f16_to_f32(raw[(k * h * w + p) * lc + c]);
+    dk_buffer_destroy(ctx, bi);
+    dk_buffer_destroy(ctx, bl);
+    free(raw);
+    return res;
+}
+
+/* One model on one file: what the file holds is tested (dec/enc). */
+static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dtype t, int dec, int enc,
+                        const char *naming, double tol) {
+    char what[160], ref[64];
+    const char *mn = dk_vae_model_name(m);
+    dk_vae *vae = open_vae(dir, file, t, m);
+    int64_t ln, lshape[4], in, ishape[4];
+    float *img = read_npy(dir, "kl_image.npy", &in, ishape), *lat, *out;
+    int32_t n, lc, hh, ww;
+    if (!vae) return;
+    lc = dk_vae_latent_channels(vae);
+    n = (int32_t)ishape[0];
+    hh = (int32_t)ishape[2];
+    ww = (int32_t)ishape[3];
+    CHECK(dk_vae_get_model(vae) == m && !strcmp(dk_vae_naming(vae), naming) && dk_vae_has_decoder(vae) == dec &&
+              dk_vae_has_encoder(vae) == enc,
+          "%s as %s: model %s, naming %s (expected %s), decoder %d, encoder %d", file, mn,
+          dk_vae_model_name(dk_vae_get_model(vae)), dk_vae_naming(vae), naming, dk_vae_has_decoder(vae),
+          dk_vae_has_encoder(vae));
+    if (dec) {
+        lat = read_npy(dir, lc == 4 ? "kl_latent4.npy" : "kl_latent16.npy", &ln, lshape);
+        out = poisoned((int64_t)lshape[0] * 3 * 64 * lshape[2] * lshape[3]);
+        CHECK(dk_vae_decode_f32(vae, lat, (int32_t)lshape[0], (int32_t)lshape[2], (int32_t)lshape[3], out, NULL) == DK_OK,
+              "%s", dk_last_error(ctx));
+        snprintf(what, sizeof what, "%s %s decode %s", mn, dk_dtype_name(t), file);
+        snprintf(ref, sizeof ref, "kl_dec_%s.npy", mn);
+        compare(what, out, dir, ref, (int64_t)lshape[0] * 3 * 64 * lshape[2] * lshape[3], tol);
+        free(out);
+        dk_npy_free(lat);
+    } else {
+        float z[16];
+        dk_status st = dk_vae_decode_f32(vae, z, 1, 1, 1, z, NULL);
+        CHECK(st == DK_ERR_UNSUPPORTED && strstr(dk_last_error(ctx), "no decoder"), "decode without a decoder: %s",
+              dk_last_error(ctx));
+    }
+    if (enc) {
+        int64_t nl = (int64_t)n * lc * (hh / 8) * (ww / 8);
+        out = poisoned(nl);
+        CHECK(dk_vae_encode_f32(vae, img, n, hh, ww, out, NULL) == DK_OK, "%s", dk_last_error(ctx));
+        snprintf(what, sizeof what, "%s %s encode %s", mn, dk_dtype_name(t), file);
+        snprintf(ref, sizeof ref, "kl_enc_%s.npy", mn);
+        compare(what, out, dir, ref, nl, tol);
+        CHECK(dk_vae_encode_sample_f32(vae, img, n, hh, ww, 42, out, NULL) == DK_OK, "%s", dk_last_error(ctx));
+        snprintf(what, sizeof what, "%s %s encode sample %s", mn, dk_dtype_name(t), file);
+        snprintf(ref, sizeof ref, "kl_sample_%s.npy", mn);
+        compare(what, out, dir, ref, nl, tol);
+        free(out);
+        out = encode_on_device(vae, img, n, hh, ww, 1, 42);
+        snprintf(what, sizeof what, "%s %s encode_tensor sample (f16 NHWC out)", mn, dk_dtype_name(t));
+        compare(what, out, dir, ref, nl, tol > 2e-3 ? tol : 2e-3);
+        free(out);
+    } else {
+        float z[8 * 8 * 3];
+        dk_status st = dk_vae_encode_f32(vae, z, 1, 8, 8, z, NULL);
+        CHECK(st == DK_ERR_UNSUPPORTED && strstr(dk_last_error(ctx), "no encoder"), "encode without an encoder: %s",
+              dk_last_error(ctx));
+    }
+    dk_npy_free(img);
+    dk_vae_destroy(vae);
+}
+
+static void test_oracle(const char *dir, dk_dtype t, int quick) {
+    double tol = t == DK_F32 ? 1e-4 : 1e-2;
+    dk_vae *vae;
+    printf("oracle: every model vs PyTorch (f16-rounded weights, float32 reference), %s\n", dk_dtype_name(t));
+    /* AUTO detection: 4 channels -> SDXL, 16 -> FLUX.1. */
+    vae = open_vae(dir, "kl4_diffusers.safetensors", t, DK_VAE_AUTO);
+    CHECK(vae && dk_vae_get_model(vae) == DK_VAE_SDXL && dk_vae_latent_channels(vae) == 4 &&
+              fabsf(dk_vae_scaling_factor(vae) - 0.13025f) < 1e-7f && dk_vae_shift_factor(vae) == 0.0f,
+          "kl4 AUTO: model %s", dk_vae_model_name(dk_vae_get_model(vae)));
+    dk_vae_destroy(vae);
+    vae = open_vae(dir, "kl16_dec.safetensors", t, DK_VAE_AUTO);
+    CHECK(vae && dk_vae_get_model(vae) == DK_VAE_FLUX1 && dk_vae_latent_channels(vae) == 16 &&
+              fabsf(dk_vae_shift_factor(vae) - 0.1159f) < 1e-7f,
+          "kl16 AUTO: model %s", dk_vae_model_name(dk_vae_get_model(vae)));
+    dk_vae_destroy(vae);
+    check_model(dir, "kl4_diffusers.safetensors", DK_VAE_SDXL, t, 1, 1, "diffusers", tol);
+    check_model(dir, "kl16_dec.safetensors", DK_VAE_FLUX1, t, 1, 0, "diffusers", tol);
+    check_model(dir, "kl16_enc.safetensors", DK_VAE_FLUX1, t, 0, 1, "original", tol);
+    if (quick) return;
+    check_model(dir, "kl4_original.safetensors", DK_VAE_SD15, t, 1, 1, "original+prefix", tol);
+    check_model(dir, "kl16_dec.safetensors", DK_VAE_SD3, t, 1, 0, "diffusers", tol);
+    check_model(dir, "kl16_enc.safetensors", DK_VAE_SD3, t, 0, 1, "original", tol);
+}
+
+static void fill(float *z, int64_t n, uint64_t *s) {
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        z[i] = (float)((double)(*s >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    }
+}
+
+static void test_banded(void) {
+    const int32_t h = 4, w = 3;
+    int64_t n = (int64_t)3 * 64 * h * w;
+    float z[16 * 4 * 3], *a = poisoned(n), *b = poisoned(n);
+    dk_vae_options o;
+    dk_vae_info iu, ib, ip;
+    dk_vae *vae = NULL;
+    double err, maxd;
+    uint64_t s = 5, all;
+    puts("banded: FLUX.1 (16 channels) decoder in bands of 1 latent row vs untiled, random weights, f32");
+    fill(z, 16 * h * w, &s);
+    dk_vae_options_init(&o);
+    o.model = DK_VAE_FLUX1;
+    CHECK(dk_vae_create_random(ctx, 3, DK_F32, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_vae_decode_f32(vae, z, 1, h, w, a, &iu) == DK_OK && !iu.banded, "%s", dk_last_error(ctx));
+    o.tile_rows = 1;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_vae_decode_f32(vae, z, 1, h, w, b, &ib) == DK_OK && ib.banded && ib.band_rows == 1, "%s",
+          dk_last_error(ctx));
+    err = rel_err(b, a, n, &maxd);
+    printf("  bands of 1 row: rel L2 %.3g, max |diff| %.3g (tol 1e-05)\n", err, maxd);
+    CHECK(err <= 1e-5, "banded vs untiled rel L2 %.3g", err);
+    dk_vae_destroy(vae);
+    /* The plans at 1024x1024 (f16): decode and encode, each model's weights. */
+    o.tile_rows = 0;
+    o.model = DK_VAE_FLUX1;
+    CHECK(dk_vae_create_random(ctx, 3, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_vae_plan_encode(vae, 1024, 1024, &ip) == DK_OK, "%s", dk_last_error(ctx));
+    all = ip.plan_device_bytes + ip.weight_device_bytes + ip.scratch_reserve_bytes;
+    printf("  f16 1024x1024 encode plan: %.1f MiB activations + %.1f MiB weights (both directions) + %.1f MiB "
+           "scratch reserve = %.1f MiB\n", ip.plan_device_bytes / 1048576.0, ip.weight_device_bytes / 1048576.0,
+           ip.scratch_reserve_bytes / 1048576.0, all / 1048576.0);
+    CHECK(all <= (uint64_t)1100 << 20, "1024x1024 encode plan %llu bytes", (unsigned long long)all);
+    CHECK(dk_vae_plan(vae, 128, 128, &ip) == DK_OK, "%s", dk_last_error(ctx));
+    printf("  f16 1024x1024 decode plan: %.1f MiB activations + %.1f MiB weights\n", ip.plan_device_bytes / 1048576.0,
+           ip.weight_device_bytes / 1048576.0);
+    dk_vae_destroy(vae);
+    free(a);
+    free(b);
+}
+
+static void test_errors(const char *dir) {
+    char path[1024];
+    dk_vae_options o;
+    dk_vae *vae = NULL;
+    float img[3 * 12 * 8], lat[4];
+    puts("errors:");
+    dk_vae_options_init(&o);
+    o.model = DK_VAE_SD3;
+    snprintf(path, sizeof path, "%s/kl4_diffusers.safetensors", dir);
+    CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &vae) == DK_ERR_FORMAT && !vae &&
+              strstr(dk_last_error(ctx), "sd3") && strstr(dk_last_error(ctx), "decoder.conv_in.weight"),
+          "SD3 on 4-channel weights: %s", dk_last_error(ctx));
+    printf("  %s\n", dk_last_error(ctx));
+    o.model = DK_VAE_SDXL;
+    snprintf(path, sizeof path, "%s/kl16_enc.safetensors", dir);
+    CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &vae) == DK_ERR_FORMAT &&
+              strstr(dk_last_error(ctx), "encoder.conv_out.weight"), "SDXL on 16-channel weights: %s", dk_last_error(ctx));
+    printf("  %s\n", dk_last_error(ctx));
+    o.model = (dk_vae_model)7;
+    CHECK(dk_vae_create_random(ctx, 1, DK_F32, &o, &vae) == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "model"),
+          "bad model: %s", dk_last_error(ctx));
+    dk_vae_options_init(&o);
+    o.model = DK_VAE_SD15;
+    CHECK(dk_vae_create_random(ctx, 1, DK_F32, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    memset(img, 0, sizeof img);
+    CHECK(dk_vae_encode_f32(vae, img, 1, 12, 8, lat, NULL) == DK_ERR_INVALID_ARGUMENT &&
+              strstr(dk_last_error(ctx), "multiples of 8"), "12x8 image: %s", dk_last_error(ctx));
+    printf("  %s\n", dk_last_error(ctx));
+    img[5] = NAN;
+    CHECK(dk_vae_encode_f32(vae, img, 1, 8, 8, lat, NULL) == DK_ERR_NON_FINITE && strstr(dk_last_error(ctx), "NaN"),
+          "NaN image: %s", dk_last_error(ctx));
+    printf("  %s\n", dk_last_error(ctx));
+    o.model = DK_VAE_FLUX1;
+    CHECK(dk_vae_set_options(vae, &o) == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "flux1"),
+          "set_options to another architecture: %s", dk_last_error(ctx));
+    o.model = DK_VAE_SDXL;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_get_model(vae) == DK_VAE_SDXL &&
+              fabsf(dk_vae_scaling_factor(vae) - 0.13025f) < 1e-7f, "set_options SD15 -> SDXL: %s", dk_last_error(ctx));
+    o.scaling_factor = 0.5f;
+    o.shift_factor = 0.25f;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_scaling_factor(vae) == 0.5f && dk_vae_shift_factor(vae) == 0.25f,
+          "scaling/shift override: %s", dk_last_error(ctx));
+    dk_vae_destroy(vae);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *dir = argc > 2 ? argv[2] : ".";
+    dk_context_options co;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    dk_context_options_init(&co);
+    co.backend = getenv("DIFKERN_BACKEND") ? DK_BACKEND_AUTO : DK_BACKEND_CPU;
+    if (dk_context_create(&co, &ctx) != DK_OK) {
+        printf("no context: %s\n", dk_last_error(NULL));
+        return 1;
+    }
+    printf("backend: %s\n", dk_context_describe(ctx));
+    if (!strcmp(mode, "oracle") && argc > 3)
+        test_oracle(dir, !strcmp(argv[3], "f16") ? DK_F16 : DK_F32, argc > 4 && !strcmp(argv[4], "quick"));
+    else if (!strcmp(mode, "banded")) test_banded();
+    else if (!strcmp(mode, "errors")) test_errors(dir);
+    else {
+        printf("usage: test_vae_kl oracle DIR f32|f16 [quick] | banded | errors DIR\n");
+        failures = 1;
+    }
+    dk_context_destroy(ctx);
+    printf("%s\n", failures ? "FAILED" : "OK");
+    return failures ? 1 : 0;
+}
