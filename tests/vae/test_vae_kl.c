@@ -115,6 +115,8 @@ static float *encode_on_device(dk_vae *vae, const float *img, int32_t n, int32_t
 }
 
 /* One model on one file: what the file holds is tested (dec/enc). */
+static int quick_mode = 0; /* slow devices: no host-side sample encode (the device one covers it) */
+
 static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dtype t, int dec, int enc,
                         const char *naming, double tol) {
     char what[160], ref[64];
@@ -156,10 +158,12 @@ static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dt
         snprintf(what, sizeof what, "%s %s encode %s", mn, dk_dtype_name(t), file);
         snprintf(ref, sizeof ref, "kl_enc_%s.npy", mn);
         compare(what, out, dir, ref, nl, tol);
-        CHECK(dk_vae_encode_sample_f32(vae, img, n, hh, ww, 42, out, NULL) == DK_OK, "%s", dk_last_error(ctx));
-        snprintf(what, sizeof what, "%s %s encode sample %s", mn, dk_dtype_name(t), file);
         snprintf(ref, sizeof ref, "kl_sample_%s.npy", mn);
-        compare(what, out, dir, ref, nl, tol);
+        if (!quick_mode) {
+            CHECK(dk_vae_encode_sample_f32(vae, img, n, hh, ww, 42, out, NULL) == DK_OK, "%s", dk_last_error(ctx));
+            snprintf(what, sizeof what, "%s %s encode sample %s", mn, dk_dtype_name(t), file);
+            compare(what, out, dir, ref, nl, tol);
+        }
         free(out);
         out = encode_on_device(vae, img, n, hh, ww, 1, 42);
         snprintf(what, sizeof what, "%s %s encode_tensor sample (f16 NHWC out)", mn, dk_dtype_name(t));
@@ -178,6 +182,7 @@ static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dt
 static void test_oracle(const char *dir, dk_dtype t, int quick) {
     double tol = t == DK_F32 ? 1e-4 : 1e-2;
     dk_vae *vae;
+    quick_mode = quick;
     printf("oracle: every model vs PyTorch (f16-rounded weights, float32 reference), %s\n", dk_dtype_name(t));
     /* AUTO detection: 4 channels -> SDXL, 16 -> FLUX.1. */
     vae = open_vae(dir, "kl4_diffusers.safetensors", t, DK_VAE_AUTO);
