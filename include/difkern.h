@@ -324,7 +324,9 @@ DK_API const char *dk_activation_name(dk_activation a);
  * the output itself when the two views are exactly identical (same buffer,
  * offset, dtype, shape and strides): each output element then reads its own
  * residual value before it is written.  Any other overlap of the residual with
- * the output is DK_ERR_INVALID_ARGUMENT. */
+ * the output is DK_ERR_INVALID_ARGUMENT.  The residual has the activations'
+ * dtype; the bias has it too, or is f32 (with f16/bf16 activations: it is then
+ * added in fp32 as it is, without rounding to 16 bits). */
 
 /* ------------------------------------------------------------------ conv2d */
 
@@ -417,7 +419,8 @@ typedef struct dk_group_norm_desc {
 DK_API void dk_group_norm_desc_init(dk_group_norm_desc *desc);
 
 /* x, y: [N, C, H, W] (any strides, may be the same view: in place);
- * gamma, beta: [C] or both NULL (no affine).  Statistics in fp32 or wider. */
+ * gamma, beta: [C] or both NULL (no affine), in x's dtype or (with f16/bf16 x)
+ * both f32.  Statistics in fp32 or wider. */
 DK_API dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc,
                                const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
                                const dk_tensor *y);

@@ -17,7 +17,7 @@
 
 DK_IO(0, X, DT)
 DK_IO(1, Wt, DT)
-DK_IO(2, Bias, DT)
+DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
 // 16-byte views for the vector fetches (MODE bits 0 and 1).

@@ -22,7 +22,7 @@ layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
-DK_IO(2, Bias, DT)
+DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
 

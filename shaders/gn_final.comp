@@ -9,8 +9,8 @@
 
 layout(local_size_x = 256) in;
 
-DK_IO(1, Gamma, DT)
-DK_IO(2, Beta, DT)
+DK_IO(1, Gamma, DT2)   // gamma and beta: DT, or f32 (DT2, set by the host)
+DK_IO(2, Beta, DT2)
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
 layout(std430, set = 0, binding = 3) buffer GnStats { float v[]; } stats; // split GroupNorm (FLAGS 4 / 8)
 

@@ -252,12 +252,23 @@ static dk_status val_no_self_overlap(dk_context *ctx, const char *op, const char
 
 /* ------------------------------------------------------------------ epilogue */
 
-/* bias [Cout], residual shaped like y; both optional, dtype of x. */
+/* A parameter (bias, gamma, beta) of an op on 16-bit activations may be f32:
+ * the kernels accumulate in fp32, so a parameter kept in fp32 is used as it is
+ * (no rounding to the activation dtype). */
+static dk_status val_param_dtype(dk_context *ctx, const char *op, const char *name, const dk_tensor *p,
+                                 const char *ref_name, const dk_tensor *ref) {
+    if (p->dtype == ref->dtype || (p->dtype == DK_F32 && ref->dtype != DK_F32)) return DK_OK;
+    if (ref->dtype == DK_F32) return val_same_dtype(ctx, op, name, p, ref_name, ref);
+    return dk__fail(ctx, VAL_BAD, "%s: %s.dtype (=%s) must equal %s.dtype (=%s) or be f32", op, name,
+                    dk_dtype_name(p->dtype), ref_name, dk_dtype_name(ref->dtype));
+}
+
+/* bias [Cout] (x's dtype, or f32), residual shaped like y (x's dtype); both optional. */
 static dk_status val_epilogue(dk_context *ctx, const char *op, const char *x_name, const dk_tensor *x,
                               const dk_tensor *bias, int64_t cout, const char *cout_what,
                               const dk_tensor *residual, const dk_tensor *y) {
     if (bias) {
-        VAL_TRY(val_same_dtype(ctx, op, "bias", bias, x_name, x));
+        VAL_TRY(val_param_dtype(ctx, op, "bias", bias, x_name, x));
         VAL_TRY(val_ndim(ctx, op, "bias", bias, 1, "[Cout]"));
         VAL_TRY(val_dim(ctx, op, "bias", bias, 0, cout_what, cout));
     }
@@ -552,11 +563,12 @@ dk_status dk__validate_matmul(dk_context *ctx, const char *op, const dk_matmul_d
 
 /* ------------------------------------------------------------------- norms */
 
-/* gamma/beta: [len] when given, x's dtype, disjoint from y. */
+/* gamma/beta: [len] when given, disjoint from y; x's dtype, or (f32_ok: GroupNorm)
+ * f32 with 16-bit x. */
 static dk_status val_affine(dk_context *ctx, const char *op, const char *name, const dk_tensor *p, int64_t len,
-                            const char *what, const dk_tensor *x) {
+                            const char *what, const dk_tensor *x, int f32_ok) {
     if (!p) return DK_OK;
-    VAL_TRY(val_same_dtype(ctx, op, name, p, "x", x));
+    VAL_TRY(f32_ok ? val_param_dtype(ctx, op, name, p, "x", x) : val_same_dtype(ctx, op, name, p, "x", x));
     VAL_TRY(val_ndim(ctx, op, name, p, 1, what));
     return val_dim(ctx, op, name, p, 0, what, len);
 }
@@ -610,8 +622,9 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
     VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
     VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x));
+    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
+    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
+    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
@@ -637,8 +650,8 @@ dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, 
     VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
     VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
     dlen = x->shape[x->ndim - 1];
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, dlen, "D = x.shape[ndim-1]", x));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, dlen, "D = x.shape[ndim-1]", x));
+    VAL_TRY(val_affine(ctx, op, "gamma", gamma, dlen, "D = x.shape[ndim-1]", x, 0));
+    VAL_TRY(val_affine(ctx, op, "beta", beta, dlen, "D = x.shape[ndim-1]", x, 0));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));

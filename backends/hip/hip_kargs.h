@@ -126,6 +126,7 @@ typedef struct dkh_gemm_args {
     int nph, mode, transposed, act, has_bias, has_res, tiles_xy;
     int tma_box; /* TMA kernels: pixels per box of x (64, 32 or 16; divides every output row) */
     int post_act; /* the activation after the residual (dk_activation numbering) */
+    int bias_dt;  /* the bias's dtype: the activations', or f32 (1) */
     float out_scale, res_scale;
 } dkh_gemm_args;
 
@@ -197,7 +198,7 @@ typedef struct dkh_gn_args {
     float eps;
     int mode, act, dt, has_gamma, has_beta;
     int stats_mode; /* 0: whole GroupNorm; 1: the merge writes stats (no coefficients); 2: it reads them */
-    int pad0;
+    int affine_dt; /* gamma's and beta's dtype: dt, or f32 (1) */
     dkh_i64 plane_vecs; /* mode 1 apply: vectors per block of one (n, c) plane (grid: blocks per plane x N*C) */
 } dkh_gn_args;
 

@@ -69,6 +69,7 @@ static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_te
     if (bias) {
         p->bias = hipops_addr(bias);
         p->bias_s = bias->strides[0];
+        p->bias_dt = (int)bias->dtype;
         p->has_bias = 1;
     }
     if (res) {
@@ -699,6 +700,7 @@ dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tens
     if (bias) {
         p.bias = hipops_addr(bias);
         p.bias_s = bias->strides[0];
+        p.bias_dt = (int)bias->dtype;
         p.has_bias = 1;
     }
     if (residual) {
@@ -1033,6 +1035,7 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
     p.scratch = scratch;
     if (gamma) p.gamma = hipops_addr(gamma), p.gamma_s = gamma->strides[0], p.has_gamma = 1;
     if (beta) p.beta = hipops_addr(beta), p.beta_s = beta->strides[0], p.has_beta = 1;
+    p.affine_dt = gamma ? (int)gamma->dtype : beta ? (int)beta->dtype : (int)x->dtype;
     p.groups = d->groups;
     p.eps = d->eps;
     p.act = (int)d->activation;

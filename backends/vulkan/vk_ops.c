@@ -261,7 +261,8 @@ static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c,
     c->p[DK_VKP_CV_WGS + 5] = wp[4];
     c->p[DK_VKP_CV_OSCALE] = vkop_fbits(oscale);
     c->p[DK_VKP_CV_RSCALE] = vkop_fbits(rscale);
-    vkop_spec(c->spec, c->p, y->dtype, vkop_epilogue_act(act, post), flags, y->dtype, 0);
+    /* DT2: the bias's dtype (f32 with 16-bit activations, or theirs) */
+    vkop_spec(c->spec, c->p, y->dtype, vkop_epilogue_act(act, post), flags, bias ? bias->dtype : y->dtype, 0);
     return DK_OK;
 }
 
@@ -927,7 +928,8 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
         vb[1] = p[DK_VKP_MM_BS + 2], vb[3] = p[DK_VKP_MM_BS + 1]; /* k now in slot 3 */
         if (!(mode & 2) && k % 8 == 0 && vkop_vec_view(vb, 3, v)) mode |= 8;
     }
-    vkop_spec(spec, p, y->dtype, vkop_epilogue_act(d->activation, d->post_activation), flags, y->dtype, mode);
+    vkop_spec(spec, p, y->dtype, vkop_epilogue_act(d->activation, d->post_activation), flags,
+              bias ? bias->dtype : y->dtype, mode); /* DT2: the bias's dtype */
     /* 128x128 output tiles (shaders/dk_gemm_tile.glsl) */
     return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 127) / 128,
                            (uint32_t)((n + 127) / 128), (uint32_t)batch);
@@ -1197,7 +1199,8 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     p[DK_VKP_GN_COEF] = (int32_t)coef;
     work = mode == 0 ? total : total / (uint64_t)vw;
     p[DK_VKP_GN_TOTAL] = (int32_t)(uint32_t)work;
-    vkop_spec(spec, p, x->dtype, d->activation, flags, x->dtype, mode);
+    /* DT2: gamma's and beta's dtype (f32 with 16-bit x, or x's) */
+    vkop_spec(spec, p, x->dtype, d->activation, flags, gamma ? gamma->dtype : beta ? beta->dtype : x->dtype, mode);
     {
         /* pass 1 reads x; pass 2 the partials, gamma and beta; pass 3 x and the coefficients. */
         dk_vk_binding b1[DK_VK_BINDINGS], b2[DK_VK_BINDINGS];

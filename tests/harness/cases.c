@@ -148,6 +148,12 @@ static const hcb_conv hcb_conv2d[] = {
     {"tc_post_gelu_relu_c64to72_5x7", 0, {.cin = 64, .h = 5, .w = 7, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .act = DK_ACT_RELU, .post_act = DK_ACT_GELU}},
     {"narrow_post_relu_res_inplace_c64to4_9x10", 0, {.cin = 64, .h = 9, .w = 10, .cout = 4, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
     {"up2_post_relu_res_inplace_c32to32_4x5", 0, {.cin = 32, .h = 4, .w = 5, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
+    /* an f32 bias with 16-bit activations (any dtype's bias is f32 in the f32 cases): the
+     * portable, fast / tensor-core (vector bias loads elsewhere), narrow and fused-upsample paths */
+    {"f32bias_c8to12_7x6", 0, {.cin = 8, .h = 7, .w = 6, .cout = 12, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .f32_bias = 1, .act = DK_ACT_SILU}},
+    {"tc_f32bias_c64to72_6x9_res", Q, {.cin = 64, .h = 6, .w = 9, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .f32_bias = 1, .residual = 1}},
+    {"narrow_f32bias_c64to4_7x8", 0, {.cin = 64, .h = 7, .w = 8, .cout = 4, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .f32_bias = 1}},
+    {"up2_f32bias_c32to32_4x5", 0, {.cin = 32, .h = 4, .w = 5, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .upsample = 2, .bias = 1, .f32_bias = 1}},
     {"tma_post_relu_res_inplace_c64to64_3x64", 0, {.cin = 64, .h = 3, .w = 64, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
 };
 
@@ -187,6 +193,7 @@ static const hcb_conv hcb_convt[] = {
     /* the activation after the residual, the residual given as y's own view */
     {"post_relu_silu_res_inplace_k3_s2_p1_op1_5x6", G, {.cin = 16, .h = 5, .w = 6, .cout = 8, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU, .post_act = DK_ACT_RELU}},
     {"tc_post_tanh_res_inplace_c64to40_k3_s2_p1_op1_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_TANH, .residual_scale = 0.5f}},
+    {"tc_f32bias_c64to40_k3_s2_p1_op1_5x6", 0, {.cin = 64, .h = 5, .w = 6, .cout = 40, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .bias = 1, .f32_bias = 1}},
     {"c32g_groups2_c64to48_k3_s2_p1_op1_res_5x6", I, {.cin = 64, .h = 5, .w = 6, .cout = 48, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .output_padding_h = 1, .output_padding_w = 1, .groups = 2, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
 };
 
@@ -208,6 +215,8 @@ static const hcb_mm hcb_matmul[] = {
     {"bt_160x64x48_as_conv", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .act = DK_ACT_SILU}},
     {"post_relu_gelu_res_inplace_b2_33x29x17", G, {.batch = 2, .m = 33, .k = 29, .n = 17, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU, .residual_scale = -1.0f}},
     {"as_conv_post_tanh_res_inplace_160x64x48", 0, {.m = 160, .k = 64, .n = 48, .b_t = 1, .bias = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_TANH}},
+    {"f32bias_b2_17x24x20", 0, {.batch = 2, .m = 17, .k = 24, .n = 20, .bias = 1, .f32_bias = 1}},
+    {"as_conv_f32bias_160x64x48", 0, {.m = 160, .k = 64, .n = 48, .bias = 1, .f32_bias = 1, .act = DK_ACT_GELU}},
     {"b2_kn_as_conv_160x96x40_res", 0, {.batch = 2, .m = 160, .k = 96, .n = 40, .b_shared = 1, .bias = 1, .residual = 1, .act = DK_ACT_GELU, .output_scale = 0.5f, .residual_scale = 1.5f}},
 };
 
@@ -251,6 +260,9 @@ static const hcb_norm hcb_group_norm[] = {
     {"planes_b2_g4_c8_136x136_mean3", 0, {.shape = {2, 8, 136, 136}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 3.0f}},
     /* split GroupNorm (statistics per band of rows, merged, applied per band) */
     {"split_b2_g4_c16_9x7_silu", Q, {.shape = {2, 16, 9, 7}, .groups = 4, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .split = 1}},
+    /* gamma and beta in f32 with 16-bit x: whole and split */
+    {"f32affine_g32_c64_6x5_silu", Q, {.shape = {1, 64, 6, 5}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .f32_affine = 1}},
+    {"split_f32affine_g4_c16_9x7", 0, {.shape = {2, 16, 9, 7}, .groups = 4, .eps = 1e-5f, .gamma = 1, .beta = 1, .f32_affine = 1, .split = 1}},
     {"split_no_affine_g3_c12_5x4", 0, {.shape = {1, 12, 5, 4}, .groups = 3, .eps = 1e-5f, .split = 1}},
     {"split_inplace_g32_c128_20x24_mean4", 0, {.shape = {1, 128, 20, 24}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f, .inplace = 1, .split = 1}},
     {"split_chunks_g32_c256_64x72_mean8", 0, {.shape = {1, 256, 64, 72}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 8.0f, .split = 1}},

@@ -42,6 +42,7 @@ typedef struct hc_conv {
     int32_t pad_top, pad_bottom, pad_left, pad_right;
     dk_activation post_act;    /* after the residual */
     int res_inplace;           /* the residual is y's own view (needs residual) */
+    int f32_bias;              /* the bias in f32 whatever the case dtype */
 } hc_conv;
 
 /* matmul and linear.  batch 0: 2-D operands; otherwise a/b may still be 2-D
@@ -56,6 +57,7 @@ typedef struct hc_matmul {
     int bias, residual;
     dk_activation post_act;    /* after the residual */
     int res_inplace;           /* the residual is y's own view (needs residual) */
+    int f32_bias;              /* the bias in f32 whatever the case dtype */
 } hc_matmul;
 
 typedef struct hc_norm {
@@ -68,6 +70,7 @@ typedef struct hc_norm {
     dk_activation act;
     int inplace;
     float mean;            /* input values are mean + 2 * U(-1, 1); 0: 0.5 */
+    int f32_affine;        /* group_norm: gamma and beta in f32 whatever the case dtype */
     int split;             /* group_norm: split GroupNorm over two bands of rows
                             * (dk_group_norm_stats per band, merged on the host,
                             * dk_group_norm_apply per band); the result is the whole one */

@@ -83,7 +83,7 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     ht_define(s, HO_W, HO_W, c->dtype, 4, wshape, wstrides, 0, sqrt(3.0 / (double)(fan > 0 ? fan : 1)), 0.0);
     if (q->bias) {
         int64_t n = q->cout;
-        ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
+        ho_rowmajor(s, HO_BIAS, q->f32_bias ? DK_F32 : c->dtype, 1, &n, 0, 0, 0.5, 0.0);
     }
     if (q->residual && q->res_inplace) { /* the residual is y's own view, laid out as y */
         ho_image(s, HO_RES, c->dtype, c->layout, q->n, q->cout, oh, ow, c->out_gap ? HO_GAP : 0, 0, 1.0, 0.0);
@@ -115,7 +115,7 @@ static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {
     else ho_matrix(s, HO_W, c->dtype, q->b_shared ? 0 : q->batch, q->k, q->n, q->b_t, b_is_weight ? 0 : ig, ws);
     if (q->bias) {
         int64_t n = q->n;
-        ho_rowmajor(s, HO_BIAS, c->dtype, 1, &n, 0, 0, 0.5, 0.0);
+        ho_rowmajor(s, HO_BIAS, q->f32_bias ? DK_F32 : c->dtype, 1, &n, 0, 0, 0.5, 0.0);
     }
     yshape[0] = q->batch;
     yshape[nd - 2] = q->m;
@@ -147,8 +147,8 @@ static void ho_setup_norm(const hc_case *c, ho_plan *p) {
     else ho_rowmajor(s, HO_NX, c->dtype, q->ndim, q->shape, ig, 0, 2.0, mean);
     /* split GroupNorm: bands of rows with different means, so a wrong merge shows */
     if (group && q->split) s->t[HO_NX].row_ramp = 6.0;
-    if (q->gamma) ho_rowmajor(s, HO_GAMMA, c->dtype, 1, &pc, 0, 0, 0.5, 1.0);
-    if (q->beta) ho_rowmajor(s, HO_BETA, c->dtype, 1, &pc, 0, 0, 0.5, 0.0);
+    if (q->gamma) ho_rowmajor(s, HO_GAMMA, q->f32_affine ? DK_F32 : c->dtype, 1, &pc, 0, 0, 0.5, 1.0);
+    if (q->beta) ho_rowmajor(s, HO_BETA, q->f32_affine ? DK_F32 : c->dtype, 1, &pc, 0, 0, 0.5, 0.0);
     if (q->inplace) ho_alias(s, HO_NY, HO_NX);
     else if (group) ho_image(s, HO_NY, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2],
                              q->shape[3], gap, 1, 0, 0);

@@ -236,7 +236,7 @@ def set_act(params):
 
 def c_params(p):
     out = {k: v for k, v in p.items()
-           if k not in ("act_name", "post_act_name", "bias", "residual", "bcast_b", "res_inplace")}
+           if k not in ("act_name", "post_act_name", "bias", "residual", "bcast_b", "res_inplace", "f32_bias")}
     out["act"] = ACT[p.get("act_name", "none")]
     out["post_act"] = ACT[p.get("post_act_name", "none")]
     return out
@@ -297,6 +297,8 @@ def conv_cases(gen):
          dict(pad_h=1, pad_w=1, bias=1, residual=1, res_inplace=1, act="silu", post_act="tanh",
               output_scale=0.5, residual_scale=-0.75)),
         ("post_gelu_nores", 1, 8, 5, 6, 8, 1, 1, dict(bias=1, act="relu", post_act="gelu")),
+        # an f32 bias whatever the dtype of x
+        ("f32_bias_silu", 1, 8, 6, 5, 12, 3, 3, dict(pad_h=1, pad_w=1, bias=1, f32_bias=1, act="silu")),
     ]
     cases = []
     for name, n, cin, h, w, cout, kh, kw, params in specs:
@@ -312,14 +314,15 @@ def conv_cases(gen):
                 if p.get("reupload"):
                     wt = gen.randn(list(wt.shape), dt, 1.0 / math.sqrt(cin // g * kh * kw))
                     c.input("w2", wt)
-                bias = gen.randn([cout], dt) if p.get("bias") else None
+                bdt = "f32" if p.get("f32_bias") else dt
+                bias = gen.randn([cout], bdt) if p.get("bias") else None
                 xin = F.interpolate(x, scale_factor=2, mode="nearest") if p.get("upsample", 1) == 2 else x
                 acc = F.conv2d(F.pad(xin, sides_of(p)), wt, None, (p.get("stride_h", 1), p.get("stride_w", 1)),
                                0, (p.get("dilation_h", 1), p.get("dilation_w", 1)), g)
                 res = gen.randn(list(acc.shape), dt) if p.get("residual") else None
                 c.input("x", x)
                 if bias is not None:
-                    c.input("bias", bias, "contig")
+                    c.input("bias", bias, "contig", dt=bdt)
                 if res is not None:
                     c.input("residual", res)
                 c.output("y", acc.shape)
@@ -405,6 +408,8 @@ def group_norm_cases(gen):
         # mean 300 / std 2: E[x^2] - E[x]^2 in fp32 would lose the variance
         ("large_mean", 1, 16, 6, 6, 4, True, "none", 1e-5, False, 300.0),
         ("vae_like_g32", 1, 128, 16, 16, 32, True, "silu", 1e-6, False, 0.5),
+        # affine "f32": gamma and beta in f32 whatever the dtype of x
+        ("g8_f32affine_silu", 2, 32, 5, 6, 8, "f32", "silu", 1e-5, False, 0.5),
     ]
     cases = []
     for name, n, ch, h, w, groups, affine, act, eps, in_place, mean in specs:
@@ -413,12 +418,13 @@ def group_norm_cases(gen):
             for lay in layouts:
                 c = Case("group_norm", name, dt, lay, dict(groups=groups, eps=eps, act=ACT[act]))
                 x = rnd(gen.randn([n, ch, h, w], dt, 2.0) + mean, dt)
-                gamma = gen.randn([ch], dt) if affine else None
-                beta = gen.randn([ch], dt) if affine else None
+                adt = "f32" if affine == "f32" else dt
+                gamma = gen.randn([ch], adt) if affine else None
+                beta = gen.randn([ch], adt) if affine else None
                 c.input("x", x)
                 if affine:
-                    c.input("gamma", gamma, "contig")
-                    c.input("beta", beta, "contig")
+                    c.input("gamma", gamma, "contig", dt=adt)
+                    c.input("beta", beta, "contig", dt=adt)
                 if in_place:
                     c.alias = ("y", "x")
                 else:

@@ -364,6 +364,10 @@ MUT(m_cv_post_relu, c->conv.post_activation = DK_ACT_RELU)
 MUT(m_cv_res_shifted, c->t[RES] = c->t[Y]; c->t[RES].offset += 4)
 MUT(m_cv_res_other_strides, c->t[RES] = c->t[Y]; c->t[RES].strides[3] = 1; c->t[RES].strides[2] = 6;
     c->t[RES].strides[1] = 30; c->t[RES].strides[0] = 180)
+MUT(m_cv_f16_f32bias, c->t[X].dtype = DK_F16; c->t[W].dtype = DK_F16; c->t[RES].dtype = DK_F16;
+    c->t[Y].dtype = DK_F16)
+MUT(m_cv_f16_bf16bias, c->t[X].dtype = DK_F16; c->t[W].dtype = DK_F16; c->t[RES].dtype = DK_F16;
+    c->t[Y].dtype = DK_F16; c->t[BIAS].dtype = DK_BF16)
 #undef TV_SIDES
 /* conv_transpose2d */
 MUT(m_ct_stride_h, c->convt.stride_h = 0)
@@ -447,6 +451,9 @@ MUT(m_gn_y_dtype, c->t[NY].dtype = DK_F16)
 MUT(m_gn_gamma_len, c->t[GAMMA].shape[0] = 2)
 MUT(m_gn_beta_ndim, c->t[BETA].ndim = 2; c->t[BETA].shape[1] = 1)
 MUT(m_gn_gamma_dtype, c->t[GAMMA].dtype = DK_BF16)
+MUT(m_gn_bf16_f32affine, c->t[X].dtype = DK_BF16; c->t[NY].dtype = DK_BF16)
+MUT(m_gn_bf16_mixed_affine, c->t[X].dtype = DK_BF16; c->t[NY].dtype = DK_BF16; c->t[BETA].dtype = DK_BF16)
+MUT(m_gn_f16_bf16_gamma, c->t[X].dtype = DK_F16; c->t[NY].dtype = DK_F16; c->t[GAMMA].dtype = DK_BF16)
 MUT(m_gn_inplace, c->t[NY] = c->t[X])
 MUT(m_gn_inplace_nhwc, tv_nhwc(c, X); c->t[NY] = c->t[X])
 MUT(m_gn_partial, c->t[NY] = c->t[X]; c->t[NY].offset = 4)
@@ -480,6 +487,7 @@ MUT(m_ln_inplace, c->t[NY] = c->t[X])
 MUT(m_ln_partial, c->t[NY] = c->t[X]; c->t[NY].offset = 32)
 MUT(m_ln_y_on_beta, c->t[NY].buffer = c->t[BETA].buffer; c->t[NY].offset = 28)
 MUT(m_ln_beta_dtype, c->t[BETA].dtype = DK_F16)
+MUT(m_ln_f16_f32gamma, c->t[X].dtype = DK_F16; c->t[NY].dtype = DK_F16; c->t[BETA].dtype = DK_F16)
 /* attention */
 MUT(m_at_scale_nan, c->attn.scale = NAN)
 MUT(m_at_scale_inf, c->attn.scale = -INFINITY)
@@ -595,6 +603,8 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_cv_sides_pad_h_top, OK, ""},
     {TV_CONV2D, m_cv_sides_s2_encoder, OK, ""},
     {TV_CONV2D, m_cv_post_relu, OK, ""},
+    {TV_CONV2D, m_cv_f16_f32bias, OK, ""},
+    {TV_GN, m_gn_bf16_f32affine, OK, ""},
     {TV_CONVT, m_ct_post_tanh_in_place, OK, ""},
     {TV_MATMUL, m_mm_post_relu_in_place, OK, ""},
     {TV_CONVT, m_none, OK, ""},
@@ -708,6 +718,7 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_cv_w_f16, INV, "dk_conv2d: w.dtype (=f16) must equal x.dtype (=f32)"},
     {TV_CONV2D, m_cv_y_bf16, INV, "dk_conv2d: y.dtype (=bf16) must equal x.dtype (=f32)"},
     {TV_CONV2D, m_cv_bias_f16, INV, "dk_conv2d: bias.dtype (=f16) must equal x.dtype (=f32)"},
+    {TV_CONV2D, m_cv_f16_bf16bias, INV, "dk_conv2d: bias.dtype (=bf16) must equal x.dtype (=f16) or be f32"},
     {TV_CONV2D, m_cv_res_f16, INV, "dk_conv2d: residual.dtype (=f16) must equal x.dtype (=f32)"},
     {TV_CONV2D, m_cv_cin_groups, INV, "dk_conv2d: x.shape[1] (=5) must be divisible by desc->groups (=2)"},
     {TV_CONV2D, m_cv_cout_groups, INV, "dk_conv2d: w.shape[0] (=5) must be divisible by desc->groups (=2)"},
@@ -821,6 +832,8 @@ static const tv_case tv_cases[] = {
     {TV_GN, m_gn_gamma_len, INV, "dk_group_norm: gamma.shape[0] (=2) must equal C = x.shape[1] (=4)"},
     {TV_GN, m_gn_beta_ndim, INV, "dk_group_norm: beta.ndim (=2) must be 1 (C = x.shape[1])"},
     {TV_GN, m_gn_gamma_dtype, INV, "dk_group_norm: gamma.dtype (=bf16) must equal x.dtype (=f32)"},
+    {TV_GN, m_gn_bf16_mixed_affine, INV, "dk_group_norm: beta.dtype (=bf16) must equal gamma.dtype (=f32)"},
+    {TV_GN, m_gn_f16_bf16_gamma, INV, "dk_group_norm: gamma.dtype (=bf16) must equal x.dtype (=f16) or be f32"},
     {TV_GN, m_gn_partial, INV, "dk_group_norm: y (bytes 4..291) overlaps x (bytes 0..287) in the same buffer; it must be either the exact same view (in place) or disjoint"},
     {TV_GN, m_gn_other_strides, INV, "dk_group_norm: y (bytes 0..287) overlaps x (bytes 0..287) in the same buffer; it must be either the exact same view"},
     {TV_GN, m_gn_y_on_gamma, INV, "dk_group_norm: y (bytes 0..287) overlaps gamma (bytes 0..15)"},
@@ -863,6 +876,7 @@ static const tv_case tv_cases[] = {
     {TV_LN, m_ln_partial, INV, "dk_layer_norm: y (bytes 32..223) overlaps x (bytes 0..191)"},
     {TV_LN, m_ln_y_on_beta, INV, "dk_layer_norm: y (bytes 28..219) overlaps beta (bytes 0..31)"},
     {TV_LN, m_ln_beta_dtype, INV, "dk_layer_norm: beta.dtype (=f16) must equal x.dtype (=f32)"},
+    {TV_LN, m_ln_f16_f32gamma, INV, "dk_layer_norm: gamma.dtype (=f32) must equal x.dtype (=f16)"},
 
     /* attention */
     {TV_ATTN, m_at_scale_nan, INV, "dk_attention: desc->scale (=nan) must be finite"},

@@ -106,7 +106,7 @@ template <int DT>
 DKP_DEV void dkn_store(const dkh_gemm_args &p, dkh_i64 img, dkh_i64 g, dkh_i64 n, int co_l, float acc) {
     const dkh_i64 oc = p.w.out_count, py = n / oc, px = n - py * oc, co = g * p.M + co_l;
     const dkh_i64 oh = p.h.out_start + py * p.h.out_step, ow = p.w.out_start + px * p.w.out_step;
-    float v = acc + (p.has_bias ? dkp_load(p.bias, DT, co * p.bias_s) : 0.0f);
+    float v = acc + (p.has_bias ? dkp_load(p.bias, p.bias_dt, co * p.bias_s) : 0.0f);
     v = p.out_scale * dkp_act(p.act, v);
     if (p.has_res) v += p.res_scale * dkp_load(p.res, DT, img * p.r_s[0] + co * p.r_s[1] + oh * p.r_s[2] + ow * p.r_s[3]);
     v = dkp_act(p.post_act, v);

@@ -65,7 +65,7 @@ DKP_DEV void dkg_store(const dkh_gemm_args &p, dkh_i64 z, dkh_i64 m, dkh_i64 n, 
         bo = co * p.bias_s;
     }
     {
-        float v = acc + (p.has_bias ? dkp_load(p.bias, DT, bo) : 0.0f);
+        float v = acc + (p.has_bias ? dkp_load(p.bias, p.bias_dt, bo) : 0.0f);
         v = p.out_scale * dkp_act(p.act, v);
         if (p.has_res) v += p.res_scale * dkp_load(p.res, DT, ro);
         v = dkp_act(p.post_act, v);

@@ -129,10 +129,12 @@ DKP_DEV void dkgf_row(const dkh_gemm_args &p, const float *src, const float *bia
     }
 }
 
-/* The bias of channels m .. m + 7 (0 past M or without bias). */
+/* The bias of channels m .. m + 7 (0 past M or without bias); a 16-byte vector
+ * where it is in the activations' dtype, contiguous and aligned, else by element
+ * (an f32 bias: once per chunk and thread, outside the row loop). */
 template <int DT>
 DKP_DEV void dkgf_bias(const dkh_gemm_args &p, dkh_i64 m, dkh_i64 co, float *bias) {
-    if (p.has_bias && p.bias_s == 1 && m + 8 <= p.M && ((p.bias + 2 * (dkp_u64)co) & 15) == 0) {
+    if (p.has_bias && p.bias_dt == DT && p.bias_s == 1 && m + 8 <= p.M && ((p.bias + 2 * (dkp_u64)co) & 15) == 0) {
         const dkgf_v4 bv = *(const dkgf_v4 *)(p.bias + 2 * (dkp_u64)co);
         const dkp_u32 w[4] = {bv.x, bv.y, bv.z, bv.w};
 #pragma unroll
@@ -140,7 +142,7 @@ DKP_DEV void dkgf_bias(const dkh_gemm_args &p, dkh_i64 m, dkh_i64 co, float *bia
     } else {
 #pragma unroll
         for (int e = 0; e < 8; e++)
-            bias[e] = p.has_bias && m + e < p.M ? dkp_load(p.bias, DT, (co + e) * p.bias_s) : 0.0f;
+            bias[e] = p.has_bias && m + e < p.M ? dkp_load(p.bias, p.bias_dt, (co + e) * p.bias_s) : 0.0f;
     }
 }
 

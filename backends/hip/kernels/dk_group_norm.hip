@@ -257,8 +257,8 @@ DKP_KERNEL(DKH_THREADS) dkk_gn_final(dkh_gn_args p) {
         for (dkh_i64 c = g * cg + t; c < g * cg + cg; c += DKH_THREADS) {
             float *o = (float *)p.scratch + p.coef + (n * C + c) * 4;
             o[0] = sh[DKH_THREADS];
-            o[1] = p.has_gamma ? rstd * dkp_load(p.gamma, p.dt, c * p.gamma_s) : rstd;
-            o[2] = p.has_beta ? dkp_load(p.beta, p.dt, c * p.beta_s) : 0.0f;
+            o[1] = p.has_gamma ? rstd * dkp_load(p.gamma, p.affine_dt, c * p.gamma_s) : rstd;
+            o[2] = p.has_beta ? dkp_load(p.beta, p.affine_dt, c * p.beta_s) : 0.0f;
             o[3] = 0.0f;
         }
     }
