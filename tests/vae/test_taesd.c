@@ -19,6 +19,8 @@
 #include <difkern/safetensors.h>
 #include <difkern/taesd.h>
 
+#include "vae_test_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +29,6 @@
 
 #include <stb/stb_image.h>
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                        \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-            failures++;                                         \
-        }                                                       \
-    } while (0)
-
-static dk_context *ctx;
 
 static const char *const members[5] = {"taesd", "taesdxl", "taesd3", "taef1", "taef2"};
 static const dk_taesd_model member_enum[5] = {DK_TAESD_SD, DK_TAESD_SDXL, DK_TAESD_SD3, DK_TAESD_FLUX1,

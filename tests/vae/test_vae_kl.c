@@ -13,52 +13,12 @@
 #include <difkern/safetensors.h>
 #include <difkern/vae.h>
 
+#include "vae_test_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                        \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-            failures++;                                         \
-        }                                                       \
-    } while (0)
-
-static dk_context *ctx;
-
-static double rel_err(const float *x, const float *ref, int64_t n, double *maxd) {
-    double num = 0.0, den = 0.0;
-    int64_t i;
-    *maxd = 0.0;
-    for (i = 0; i < n; i++) {
-        double d = (double)x[i] - ref[i];
-        if (!isfinite(x[i])) return INFINITY;
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-        if (fabs(d) > *maxd) *maxd = fabs(d);
-    }
-    return sqrt(num / (den > 0 ? den : 1.0));
-}
-
-static float *read_npy(const char *dir, const char *name, int64_t *numel, int64_t shape[4]) {
-    char path[1024];
-    float *d = NULL;
-    int32_t nd = 0, i;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (dk_npy_read_f32(path, &d, &nd, shape) != DK_OK) {
-        printf("cannot read %s: %s\n", path, dk_last_error(NULL));
-        exit(1);
-    }
-    *numel = 1;
-    for (i = 0; i < nd; i++) *numel *= shape[i];
-    return d;
-}
 
 static float *poisoned(int64_t n) {
     float *p = (float *)malloc((size_t)n * sizeof(float));
