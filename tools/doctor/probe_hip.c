@@ -3,6 +3,7 @@
  * The libraries stay loaded (their process-wide state outlives dlclose). */
 #define _POSIX_C_SOURCE 200809L
 #include "doctor.h"
+#include "hip_gfx_name.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,24 +51,6 @@ static void *dd_open(dd_hip_runtime *r, const char *const *libs) {
     return NULL;
 }
 
-/* The gfx name in a hipDeviceProp_t of any ROCm version: the first "gfx..."
- * string that starts a field (its layout changed between versions). */
-static int dd_scan_gfx(const unsigned char *p, size_t n, char *out, size_t cap) {
-    size_t i, j;
-    for (i = 0; i + 4 < n; i++) {
-        if (p[i] != 'g' || p[i + 1] != 'f' || p[i + 2] != 'x' || (i > 0 && p[i - 1] != 0)) continue;
-        for (j = i + 3; j < n && j - i + 1 < cap; j++) {
-            unsigned char c = p[j];
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) break;
-        }
-        if (j == i + 3 || j >= n || (p[j] != 0 && p[j] != ':')) continue;
-        memcpy(out, p + i, j - i);
-        out[j - i] = 0;
-        return 1;
-    }
-    return 0;
-}
-
 static void dd_probe_amd(dd_hip_runtime *r) {
     static const char *const libs[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     void *lib = dd_open(r, libs);
@@ -111,7 +94,7 @@ static void dd_probe_amd(dd_hip_runtime *r) {
         if (mem && !mem(&bytes, i)) r->memory[i] = bytes;
         if (props) {
             unsigned char *buf = (unsigned char *)calloc(1, 16384);
-            if (buf && !props(buf, i)) (void)dd_scan_gfx(buf, 16384, r->arch[i], sizeof r->arch[i]);
+            if (buf && !props(buf, i)) (void)dk_hip_scan_gfx(buf, 16384, r->arch[i], sizeof r->arch[i]);
             free(buf);
         }
     }
