@@ -51,15 +51,16 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 
 // The tile's bias values (0 without bias or past N), loaded before the K loop
 // so that their latency hides behind it (loaded per fragment column in the
-// epilogue, it was exposed: the epilogue took ~28% of conv 128->128 @1024).
+// epilogue, the latency was exposed and the epilogue a large part of the
+// wide, shallow convs).
 shared float cv_bias[CMG_BN];
 
 // MODE bit 4 (the host's conditions: vkop_conv_cm_run): the tap grid compiled
 // in, 3x3, 2x2 (bit 5) or 1x1 (bit 6) at step 1 and dilation 1 without
 // upsample, and the tap loop unrolled, so that tap offsets, the halo
-// schedule's branches and the slice buffer's parity are static (-9..-13% on
-// the VAE's 3x3 convs: the division, counters and branches per step were on
-// the path from each barrier to the next products).  3x3 and 1x1 taps start
+// schedule's branches and the slice buffer's parity are static (the
+// division, counters and branches per step were on the path from each barrier
+// to the next products; docs/conv.md has the measurement).  3x3 and 1x1 taps start
 // at kernel offset 0; 2x2 ones (the phases of a fused upsample) keep theirs.
 // (The channel-slice count is not compiled in: it measured no faster.)
 const bool CV_FIXED = ((MODE >> 4) & 1) != 0;

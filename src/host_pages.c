@@ -1,10 +1,10 @@
 /* Large host blocks that a GPU runtime is about to pin (dk_host_alloc on the
  * HIP backend): allocated 2 MiB-aligned, marked for transparent huge pages on
- * Linux, and faulted in by several threads before the runtime registers them.
- * Measured on the H100's host (1 GiB): cuMemAllocHost 0.50-0.61 s; this path
- * 57 ms (huge pages, 8 threads: 32 ms to fault in, 25 ms to register); without
- * huge pages 160 ms; freeing 24 ms against 165 ms.  A 2048x2048 banded VAE
- * decode pins ~6 GiB in its first decode.
+ * Linux, and faulted in by several threads before the runtime registers them:
+ * the runtime's own pinned allocation faults and registers 4 KiB pages one
+ * thread at a time, which made a large banded VAE decode's first call
+ * (several GiB pinned) spend most of its time allocating; huge pages cut the
+ * registration and the freeing, the threads the faulting.
  *
  * Only C11 and POSIX functions (this file is also amalgamated into the
  * header-only build, where feature macros cannot be set, so posix_madvise is

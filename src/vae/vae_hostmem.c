@@ -2,9 +2,9 @@
  * (pinned, so the band copies go by DMA) while that works, else malloc.
  * Freed blocks are kept, best fit on reuse, for the rest of the decode and the
  * decodes after it until dk_vae_destroy: fresh pages fault on first touch
- * (a 1 GiB download into new memory ran at ~1.4 GB/s) and pinning takes
- * seconds per decode at 2048x2048 (H100 host, 5.5 s decodes of which ~2 s
- * were allocations). */
+ * (a download into new memory runs at the page-fault rate, far below the
+ * bus's) and pinning gigabytes takes seconds, which a large banded decode
+ * would otherwise pay on every call. */
 #include "vae_internal.h"
 
 #include <stdlib.h>

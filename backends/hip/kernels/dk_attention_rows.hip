@@ -24,10 +24,10 @@
  * V's B fragments: ldmatrix.trans on NVIDIA, the strided gather elsewhere.
  *
  * Sizes: NVIDIA (and the simulators) BKV 128 for D 64 and 64 for D 128, ST 3,
- * dynamic shared memory (dk__hip_attnr_smem); measured on the H100 (f16, b 2,
- * h 10, n 4096, D 64): BKV 32 / 64 / 128 0.579 / 0.561 / 0.473 ms (fewer
- * barriers and O rescales per key); BKV 64 capped at 128 registers for two
- * blocks per SM 0.488 ms (spills); D 128 BKV 32 / 64: 0.953 / 0.781 ms. AMD 2 stages, BKV the largest of 64, 32, 16 that fits
+ * dynamic shared memory (dk__hip_attnr_smem): the widest key tile that fits,
+ * since each key tile costs barriers and a rescale of O (capping registers
+ * for two blocks per SM spilled and lost; docs/attention.md).  AMD 2 stages,
+ * BKV the largest of 64, 32, 16 that fits
  * 64 KB of LDS (the fragments' rows padded by 8 elements as in
  * dk_attention_fast.hip, whose helpers this file uses). */
 

@@ -1,9 +1,10 @@
 /* Hopper (sm_90a) implicit GEMM on wgmma: the fast GEMM's problem (conv2d,
  * conv_transpose2d phases, linear as a 1 x M image; dk_gemm_fast.hip) for input
- * channels per group a multiple of 64.  Only in the sm_90a code object: on the
- * H100 the mma.sync kernels (the tile abstraction's NVIDIA family) ran the 3x3
- * convs at 285-298 TFLOP/s, this one, on wgmma (the warpgroup-wide asynchronous
- * MMA that reads both operands from shared memory), at 413-460.
+ * channels per group a multiple of 64.  Only in the sm_90a code object: on
+ * Hopper wgmma (the warpgroup-wide asynchronous MMA that reads both operands
+ * from shared memory) keeps the tensor cores busier than the mma.sync kernels
+ * of the tile abstraction's NVIDIA family, whose operands pass through
+ * registers (docs/conv.md has the numbers).
  *
  * Block: 64 * WGS output pixels x 128 output channels, WGS warpgroups of 128
  * threads, each 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per
