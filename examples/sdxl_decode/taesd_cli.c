@@ -1,5 +1,5 @@
 /* difkern-vae with the TAESD family's tiny autoencoders (include/difkern/taesd.h):
- * decode, encode and roundtrip on host floats. */
+ * decode, encode and roundtrip on host floats or (--device) device tensors. */
 #include "file_write.h"
 #include "image_io.h"
 #include "sdxl_decode.h"
@@ -11,6 +11,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* --device: x [4-D xs] uploaded into an f32 device tensor, run into an f32 device
+ * tensor of shape ys, downloaded into y.  *ms: the call and the wait for it,
+ * without the transfers (as a runtime holding device tensors sees it). */
+static dk_status taesd_device(dk_context *ctx, dk_taesd *tae, int encode, const float *x, const int64_t *xs,
+                              float *y, const int64_t *ys, double *ms) {
+    const uint64_t xb = (uint64_t)(xs[0] * xs[1] * xs[2] * xs[3]) * sizeof(float),
+                   yb = (uint64_t)(ys[0] * ys[1] * ys[2] * ys[3]) * sizeof(float);
+    dk_buffer *bx = NULL, *by = NULL;
+    dk_tensor tx, ty;
+    double t0;
+    dk_status st = dk_buffer_create(ctx, xb, &bx);
+    if (st == DK_OK) st = dk_buffer_create(ctx, yb, &by);
+    if (st == DK_OK) st = dk_buffer_upload(ctx, bx, 0, x, xb);
+    if (st == DK_OK) st = dk_sync(ctx);
+    if (st == DK_OK) {
+        tx = dk_tensor_contiguous(bx, 0, DK_F32, 4, xs);
+        ty = dk_tensor_contiguous(by, 0, DK_F32, 4, ys);
+        t0 = sdxl_now_ms();
+        st = encode ? dk_taesd_encode_tensor(tae, &tx, &ty) : dk_taesd_decode_tensor(tae, &tx, &ty);
+        if (st == DK_OK) st = dk_sync(ctx);
+        *ms = sdxl_now_ms() - t0;
+    }
+    if (st == DK_OK) st = dk_buffer_download(ctx, by, 0, y, yb);
+    dk_buffer_destroy(ctx, bx);
+    dk_buffer_destroy(ctx, by);
+    return st;
+}
 
 int vae_taesd_run(const sdxl_args *a, dk_taesd_model model) {
     dk_context_options co;
@@ -26,9 +54,9 @@ int vae_taesd_run(const sdxl_args *a, dk_taesd_model model) {
     double t0;
     char path[PATH_MAX];
 
-    if (a->tile_rows || a->max_bytes || a->sample || a->device || a->random_weights || a->plan || a->scale != 0.0f ||
+    if (a->tile_rows || a->max_bytes || a->sample || a->random_weights || a->plan || a->scale != 0.0f ||
         a->allow_nonfinite) {
-        sdxl_err("%s: --tile, --max-memory, --sample, --device, --random-weights, --plan, --scale and "
+        sdxl_err("%s: --tile, --max-memory, --sample, --random-weights, --plan, --scale and "
                  "--allow-nonfinite are for AutoencoderKL weights, not the TAESD family's\n", a->cmd);
         return 2;
     }
@@ -85,16 +113,20 @@ int vae_taesd_run(const sdxl_args *a, dk_taesd_model model) {
     }
     dk_memory_reset_peak(ctx);
     for (r = 0; r < repeats; r++) {
+        const int64_t is[4] = {n, 3, h, w}, ls[4] = {n, props.latent_channels, lh, lw},
+                      os[4] = {n, 3, (int64_t)lh * 8, (int64_t)lw * 8};
         dk_status st = DK_OK;
+        double ms = 0.0;
         if (!decode) {
             t0 = sdxl_now_ms();
-            st = dk_taesd_encode_f32(tae, in, n, h, w, lat);
-            if (st == DK_OK) printf("encode %d: %.2f ms\n", (int)r + 1, sdxl_now_ms() - t0);
+            st = a->device ? taesd_device(ctx, tae, 1, in, is, lat, ls, &ms) : dk_taesd_encode_f32(tae, in, n, h, w, lat);
+            if (st == DK_OK) printf("encode %d: %.2f ms\n", (int)r + 1, a->device ? ms : sdxl_now_ms() - t0);
         }
         if (st == DK_OK && !encode) {
             t0 = sdxl_now_ms();
-            st = dk_taesd_decode_f32(tae, lat, n, lh, lw, img);
-            if (st == DK_OK) printf("decode %d: %.2f ms\n", (int)r + 1, sdxl_now_ms() - t0);
+            st = a->device ? taesd_device(ctx, tae, 0, lat, ls, img, os, &ms)
+                           : dk_taesd_decode_f32(tae, lat, n, lh, lw, img);
+            if (st == DK_OK) printf("decode %d: %.2f ms\n", (int)r + 1, a->device ? ms : sdxl_now_ms() - t0);
         }
         if (st != DK_OK) {
             sdxl_err("%s: %s\n", a->cmd, dk_last_error(ctx));

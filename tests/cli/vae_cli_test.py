@@ -13,6 +13,7 @@ SDXL_DECODE (the old command, now the same code) against the oracle.
 Exit 0 when every check passes; each failure is printed.
 """
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -61,6 +62,17 @@ check(r[0] == 0 and "wrote lat.npy [1, 32, 4, 4] float32" in r[1], "encode .npy"
 if r[0] == 0:
     lat = np.load(os.path.join(WORK, "lat.npy"))
     check(lat.shape == (1, 32, 4, 4) and np.isfinite(lat).all() and lat.std() > 0.05, "latents shape/values")
+    # --device (dk_taesd_encode_tensor) gives the same latents; --repeat 2 prints exactly
+    # `encode 1: X ms`, `encode 2: X ms` and one peak line
+    r = run("encode", "--vae", ENC, "--image", "img.npy", "-o", "lat_dev.npy", "--device", "--repeat", "2", *cpu)
+    times = [l.split(":")[0] for l in r[1].splitlines() if re.fullmatch(r"encode \d+: \d+\.\d+ ms", l)]
+    check(r[0] == 0 and times == ["encode 1", "encode 2"] and
+          len(re.findall(r"^peak device memory: \d+\.\d MiB$", r[1], re.M)) == 1, "encode --device --repeat 2", r)
+    if r[0] == 0:
+        dev = np.load(os.path.join(WORK, "lat_dev.npy"))
+        check(np.abs(dev - lat).max() <= 1e-5 * np.abs(lat).max(), "--device latents == host latents")
+    r = run("encode", "--vae", ENC, "--image", "img.npy", "-o", "lat_s.npy", "--sample", *cpu)
+    check(r[0] == 2 and "are for AutoencoderKL weights" in r[2], "--sample refused for the TAESD family", r)
     # decode them -> a 32x32 PNG
     r = run("decode", "--vae", DEC, "--latent", "lat.npy", "-o", "dec.png", *cpu)
     check(r[0] == 0 and "wrote dec.png (32x32)" in r[1] and os.path.getsize(os.path.join(WORK, "dec.png")) > 100,
