@@ -163,7 +163,13 @@ def main(run, check, png, work, kl, sdxl_decode):
     r = run("decode", "--vae", f("kl16_dec.safetensors"), "--latent", lat4, "-o", "bad5.png", *CPU)
     check(r[0] == 1 and "[16, h, w]" in r[2] and "weights:" not in r[1], "4-channel latents for 16-channel weights", r)
 
-    # sdxl_decode (the alias) decodes the same file with the SDXL scaling
-    r = run("--vae", f("kl4_diffusers.safetensors"), "--latent", lat4, "-o", "sx.png", *CPU, exe=sdxl_decode)
-    check(r[0] == 0, "sdxl_decode", r)
-    same_pngs("sx", np.load(f("kl_dec_sdxl.npy")), "sdxl_decode", r)
+    # sdxl_decode (the alias) decodes the same file with the SDXL scaling, in bands of 2 latent rows
+    r = run("--vae", f("kl4_diffusers.safetensors"), "--latent", lat4, "-o", "sx.png", "--tile", "2", *CPU,
+            exe=sdxl_decode)
+    check(r[0] == 0 and ", banded" in r[1], "sdxl_decode --tile 2", r)
+    same_pngs("sx", np.load(f("kl_dec_sdxl.npy")), "sdxl_decode --tile 2", r)
+
+    # --help says what auto picks for the weights that cannot tell their model
+    r = run("--help")
+    check(r[0] == 0 and "4-channel AutoencoderKL weights default to sdxl" in r[1] and "16-channel ones to flux1" in r[1],
+          "--help: auto's defaults", r)
