@@ -1,4 +1,6 @@
 /* difkern-vae's input images and output latents (see image_io.h). */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX, fileno */
+
 #include "image_io.h"
 #include "file_write.h"
 #include "png_write.h"

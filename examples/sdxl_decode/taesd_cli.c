@@ -1,5 +1,7 @@
 /* difkern-vae with the TAESD family's tiny autoencoders (include/difkern/taesd.h):
  * decode, encode and roundtrip on host floats or (--device) device tensors. */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX, fileno */
+
 #include "file_write.h"
 #include "image_io.h"
 #include "sdxl_decode.h"

@@ -1,5 +1,7 @@
 /* The command line of sdxl_decode and difkern-vae: one parser for the options
  * both take (each command checks which combinations it needs). */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX, fileno */
+
 #include "file_write.h"
 #include "sdxl_decode.h"
 
