@@ -105,6 +105,14 @@ int vae_taesd_run(const sdxl_args *a, dk_taesd_model model) {
             goto done;
         }
     }
+    /* The latents' channels come from the weights, so the batch's file names
+     * are known only now: all of them are checked before anything runs. */
+    for (b = 0; b < n && !encode && n > 1; b++)
+        if (!sdxl_output_name(a->out, n, b, path, sizeof path) || !sdxl_check_output(path, inputs, 3)) {
+            if (!sdxl_output_name(a->out, n, b, path, sizeof path))
+                sdxl_err("-o %s: the name of image %d is too long\n", a->out, (int)b);
+            goto done;
+        }
     if (!encode) {
         if (!sdxl_check_image_size((int64_t)lh * 8, (int64_t)lw * 8, a->max_host_bytes)) goto done;
         img = (float *)malloc((size_t)n * 3 * ((size_t)lh * 8) * ((size_t)lw * 8) * sizeof(float));

@@ -88,6 +88,16 @@ r = run("roundtrip", "--vae", ENC, "--decoder", DEC, "--image", "in.png", "-o", 
 psnr = [float(l.split()[-2]) for l in r[1].splitlines() if l.startswith("round trip PSNR")]
 check(r[0] == 0 and len(psnr) == 1 and 12.0 < psnr[0] < 60.0 and os.path.exists(os.path.join(WORK, "rt.png")),
       "roundtrip PSNR %s" % psnr, r)
+# a batch of two whose second file name is a directory: refused before anything is written
+if os.path.exists(os.path.join(WORK, "lat.npy")):
+    lat1 = np.load(os.path.join(WORK, "lat.npy"))
+    np.save(os.path.join(WORK, "lat2.npy"), np.concatenate([lat1, lat1]))
+    os.makedirs(os.path.join(WORK, "b2_1.png"), exist_ok=True)
+    r = run("decode", "--vae", DEC, "--latent", "lat2.npy", "-o", "b2.png", *cpu)
+    check(r[0] == 1 and "b2_1.png: it is a directory" in r[2] and not os.path.exists(os.path.join(WORK, "b2_0.png")),
+          "batch output names checked before the decode", r)
+else:
+    check(False, "lat.npy from the first encode")
 # the encoder file alone cannot decode; the output may not be an input
 r = run("decode", "--vae", ENC, "--latent", "lat.npy", "-o", "x.png", *cpu)
 check(r[0] != 0 and "no decoder" in r[2], "decode with encoder weights", r)
