@@ -5,6 +5,7 @@
 #include "file_write.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+const char *sdxl_prog = "sdxl_decode";
+
+void sdxl_err(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: ", sdxl_prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 /* All n bytes to fd; 0 with errno set on failure. */
 static int fw_write_all(int fd, const unsigned char *p, size_t n) {
@@ -36,23 +47,23 @@ int sdxl_write_file(const char *path, const void *data, size_t n) {
     int fd = -1, attempt, exists, err = 0;
     exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: it is a directory\n", path);
+        sdxl_err("cannot write %s: it is a directory\n", path);
         return 0;
     }
     if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
         /* A device (/dev/null, /dev/full) or a pipe: written in place, checked. */
         fd = open(path, O_WRONLY);
         if (fd < 0) {
-            fprintf(stderr, "sdxl_decode: cannot open %s: %s\n", path, strerror(errno));
+            sdxl_err("cannot open %s: %s\n", path, strerror(errno));
             return 0;
         }
         if (!fw_write_all(fd, (const unsigned char *)data, n)) err = errno;
         if (close(fd) != 0 && !err) err = errno, step = "close";
-        if (err) fprintf(stderr, "sdxl_decode: cannot write %s (%s failed): %s\n", path, step, strerror(err));
+        if (err) sdxl_err("cannot write %s (%s failed): %s\n", path, step, strerror(err));
         return !err;
     }
     if (exists && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: it exists and is not a regular file, a device or a FIFO\n", path);
+        sdxl_err("cannot write %s: it exists and is not a regular file, a device or a FIFO\n", path);
         return 0;
     }
     /* Through a symbolic link: the file it points to is replaced, the link stays. */
@@ -61,7 +72,7 @@ int sdxl_write_file(const char *path, const void *data, size_t n) {
     cap = target ? strlen(target) + 64 : 0;
     tmp = target ? (char *)malloc(cap) : NULL;
     if (!tmp) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: out of memory\n", path);
+        sdxl_err("cannot write %s: out of memory\n", path);
         free(target);
         return 0;
     }
@@ -75,7 +86,7 @@ int sdxl_write_file(const char *path, const void *data, size_t n) {
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-        fprintf(stderr, "sdxl_decode: cannot create a temporary file beside %s: %s\n", target, strerror(errno));
+        sdxl_err("cannot create a temporary file beside %s: %s\n", target, strerror(errno));
         free(tmp);
         free(target);
         return 0;
@@ -87,7 +98,7 @@ int sdxl_write_file(const char *path, const void *data, size_t n) {
     if (!err && rename(tmp, target) != 0) err = errno, step = "rename";
     if (err) {
         unlink(tmp);
-        fprintf(stderr, "sdxl_decode: cannot write %s (%s failed): %s; %s\n", path, step, strerror(err),
+        sdxl_err("cannot write %s (%s failed): %s; %s\n", path, step, strerror(err),
                 exists ? "the existing file is unchanged" : "no file was written");
     }
     free(tmp);
@@ -102,43 +113,43 @@ int sdxl_check_output(const char *path, const char *const *inputs, int ninputs) 
     int i;
     size_t len = strlen(path);
     if (len == 0 || len >= PATH_MAX) {
-        fprintf(stderr, "sdxl_decode: output path of %zu bytes: it must be 1..%d bytes long\n", len, PATH_MAX - 1);
+        sdxl_err("output path of %zu bytes: it must be 1..%d bytes long\n", len, PATH_MAX - 1);
         return 0;
     }
     if (!slash) snprintf(dir, sizeof dir, ".");
     else if (slash == path) snprintf(dir, sizeof dir, "/");
     else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (stat(dir, &st) != 0) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: directory %s: %s\n", path, dir, strerror(errno));
+        sdxl_err("cannot write %s: directory %s: %s\n", path, dir, strerror(errno));
         return 0;
     }
     if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: %s is not a directory\n", path, dir);
+        sdxl_err("cannot write %s: %s is not a directory\n", path, dir);
         return 0;
     }
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "sdxl_decode: cannot write %s: it is a directory\n", path);
+            sdxl_err("cannot write %s: it is a directory\n", path);
             return 0;
         }
         if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-            fprintf(stderr, "sdxl_decode: cannot write %s: it is not a regular file, a device or a FIFO\n", path);
+            sdxl_err("cannot write %s: it is not a regular file, a device or a FIFO\n", path);
             return 0;
         }
         for (i = 0; i < ninputs; i++)
             if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
-                fprintf(stderr, "sdxl_decode: output %s is the input file %s: it would be overwritten\n", path,
+                sdxl_err("output %s is the input file %s: it would be overwritten\n", path,
                         inputs[i]);
                 return 0;
             }
         if (access(path, W_OK) != 0) {
-            fprintf(stderr, "sdxl_decode: cannot write %s: %s\n", path, strerror(errno));
+            sdxl_err("cannot write %s: %s\n", path, strerror(errno));
             return 0;
         }
         if (!S_ISREG(st.st_mode)) return 1; /* written in place */
     }
     if (access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "sdxl_decode: cannot write %s: directory %s: %s\n", path, dir, strerror(errno));
+        sdxl_err("cannot write %s: directory %s: %s\n", path, dir, strerror(errno));
         return 0;
     }
     return 1;

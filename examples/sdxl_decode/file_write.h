@@ -4,6 +4,16 @@
 
 #include <stddef.h>
 
+/* The command's name, the prefix of every message (sdxl_decode or
+ * difkern-vae; the two share this code). */
+extern const char *sdxl_prog;
+/* fprintf(stderr, ...) after "PROG: ". */
+void sdxl_err(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* Writes n bytes to path; returns 1 on success, else prints the reason (the
  * OS's) to stderr and returns 0.  A regular file (or none yet) is written
  * atomically: a temporary file in the same directory, every write checked,

@@ -1,12 +1,26 @@
-/* sdxl_decode: shared definitions of the CLI (sdxl_decode.c) and the demo (demo.c). */
+/* Shared definitions of the VAE commands: sdxl_decode (sdxl_decode.c, the demo
+ * in demo.c) and difkern-vae (difkern_vae.c), which parse their arguments with
+ * one parser (vae_args.c) and run AutoencoderKL weights through one
+ * implementation on the dk_vae API (kl_cli.c). */
 #ifndef SDXL_DECODE_H
 #define SDXL_DECODE_H
 
 #include <difkern.h>
+
+#include <stdio.h>
 #include <difkern/sdxl_vae.h>
+#include <difkern/vae.h>
 
 typedef struct sdxl_args {
+    const char *cmd;      /* "decode", "encode" or "roundtrip" (sdxl_decode: "decode") */
     const char *vae, *latent, *out;
+    const char *image;    /* encode, roundtrip: .png (or another stb format) or .npy */
+    const char *decoder;  /* roundtrip, TAESD family: the decoder's file beside --vae's encoder */
+    const char *model;    /* --model as given (difkern-vae); NULL: auto */
+    dk_vae_model kl_model; /* the AutoencoderKL model (sdxl_decode: DK_VAE_SDXL) */
+    int32_t kl_channels;  /* latent channels the latents are checked against before the weights load */
+    int sample;           /* encode: a sample of the posterior (--seed) instead of its mean */
+    int seed_set;         /* --seed was given */
     dk_backend_kind backend;
     int dtype_set;
     dk_dtype dtype;
@@ -25,6 +39,14 @@ typedef struct sdxl_args {
     uint64_t max_host_bytes; /* host memory limit per image; 0: physical memory */
 } sdxl_args;
 
+/* Parses argv[first..argc-1] into a (defaults first).  family 0: sdxl_decode's
+ * options (--demo, --size); 1: difkern-vae's (--model, --image, --decoder,
+ * --sample).  Prints the reason and returns 0 for a bad option or value;
+ * --help prints help() to stdout and exits 0. */
+int sdxl_parse_args(int argc, char **argv, int first, int family, void (*help)(FILE *), sdxl_args *a);
+/* Runs a (decode, encode or roundtrip; --plan) with AutoencoderKL weights on the
+ * dk_vae API; the exit status (0 ok, 1 failed). */
+int vae_kl_run(const sdxl_args *a);
 /* Options for the decoder from the arguments (progress on stderr). */
 void sdxl_options(const sdxl_args *a, dk_sdxl_vae_options *o);
 /* The file image b of a batch goes to: out itself when batch is 1, else out
