@@ -11,6 +11,7 @@
 #define DK_KNOB_ROW(f, N, T, d, lo, hi, acc, be, cl, dd, doc) \
     {"DIFKERN_" #N, #f, DK_KNOB_##T, d, lo, hi, acc, be, DK_KNOB_##cl, dd, doc, offsetof(dk_knobs, f)},
 static const dk_knob_info knobs_table[DK_KNOB_COUNT] = {DK_KNOB_LIST(DK_KNOB_ROW)};
+#undef DK_KNOB_ROW /* the amalgamation goes on after this file */
 
 const dk_knob_info *dk__knob_info(int id) { return id >= 0 && id < DK_KNOB_COUNT ? &knobs_table[id] : NULL; }
 
