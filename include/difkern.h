@@ -109,6 +109,14 @@ typedef struct dk_context_options {
     void *vk_device;
     void *vk_queue;
     uint32_t vk_queue_family;
+    /* Settings as "NAME=VALUE;NAME=VALUE" with the names of the environment
+     * variables (e.g. "DIFKERN_VULKAN_COOPMAT=khr;DIFKERN_THREADS=8"); each
+     * wins over the same variable in the environment.  NULL or "": none.
+     * Read only during dk_context_create.  An unknown name, a bad value or a
+     * benchmark setting in a build without them (docs/environment.md) fails
+     * dk_context_create with DK_ERR_INVALID_ARGUMENT naming it, as a bad value
+     * in the environment does. */
+    const char *settings;
 } dk_context_options;
 
 DK_API void dk_context_options_init(dk_context_options *options);

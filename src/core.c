@@ -236,7 +236,7 @@ void dk_context_options_init(dk_context_options *o) {
     o->device_index = -1;
 }
 
-static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_options *o,
+static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_options *o, const dk_knobs *knobs,
                                   dk_context **out) {
     dk_context *ctx = (dk_context *)calloc(1, sizeof *ctx);
     dk_status st;
@@ -246,6 +246,7 @@ static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_op
         return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_context_create: cannot create the context's lock");
     }
     ctx->ops = ops;
+    ctx->knobs = *knobs;
     ctx->serial = (uint64_t)atomic_fetch_add(&core_next_context_serial, 1);
     dk__strlcpy(ctx->device_name, ops->name, sizeof ctx->device_name);
     dk__strlcpy(ctx->description, ops->name, sizeof ctx->description);
@@ -261,12 +262,14 @@ static dk_status core_try_backend(const dk_backend_ops *ops, const dk_context_op
     return DK_OK;
 }
 
+static dk_status core_create(dk_context_options *o, dk_backend_kind kind, const dk_knobs *knobs, dk_context **out);
+
 dk_status dk_context_create(const dk_context_options *options, dk_context **out) {
     dk_context_options o;
     dk_backend_kind kind;
-    const char *env;
+    dk_knobs *knobs;
+    char why_knob[512];
     dk_status st;
-    size_t i;
 
     dk__clear_error(NULL);
     if (!out) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_context_create: out must not be NULL");
@@ -282,32 +285,43 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
                         "dk_context_create: options->num_threads (=%d) must be in 0..%d (0: all cores)",
                         (int)o.num_threads, DK_MAX_THREADS);
 
-    env = getenv("DIFKERN_BACKEND");
-    if (kind == DK_BACKEND_AUTO && env && env[0]) {
-        if (!strcmp(env, "cpu")) kind = DK_BACKEND_CPU;
-        else if (!strcmp(env, "vulkan")) kind = DK_BACKEND_VULKAN;
-        else if (!strcmp(env, "hip")) kind = DK_BACKEND_HIP;
-        else if (!strcmp(env, "auto")) kind = DK_BACKEND_AUTO;
-        else
-            return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT,
-                            "dk_context_create: DIFKERN_BACKEND='%s' must be cpu, vulkan, hip or auto", env);
+    /* on the heap: the parsed settings hold strings of up to DK_KNOB_STRING_MAX */
+    knobs = (dk_knobs *)malloc(sizeof *knobs);
+    if (!knobs) return dk__fail(NULL, DK_ERR_OUT_OF_MEMORY, "dk_context_create: out of host memory");
+    st = dk__knobs_load(knobs, o.settings, why_knob, sizeof why_knob);
+    if (st != DK_OK) {
+        free(knobs);
+        return dk__fail(NULL, st, "dk_context_create: %s", why_knob);
     }
+    if (kind == DK_BACKEND_AUTO && knobs->backend >= 0) {
+        /* the order of "cpu|vulkan|hip|auto" in DK_KNOB_LIST */
+        static const dk_backend_kind kinds[4] = {DK_BACKEND_CPU, DK_BACKEND_VULKAN, DK_BACKEND_HIP, DK_BACKEND_AUTO};
+        kind = kinds[knobs->backend];
+    }
+    st = core_create(&o, kind, knobs, out);
+    free(knobs);
+    return st;
+}
 
+/* The backend `kind` names, or under AUTO the first that comes up. */
+static dk_status core_create(dk_context_options *o, dk_backend_kind kind, const dk_knobs *knobs, dk_context **out) {
+    dk_status st;
+    size_t i;
     if (kind != DK_BACKEND_AUTO) {
         const dk_backend_ops *ops = core_find_backend(kind);
         if (!ops)
             return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE,
                             "dk_context_create: the %s backend is not compiled into this build",
                             dk_backend_name(kind));
-        o.backend = kind; /* tells the backend it was asked for by name (not AUTO) */
-        return core_try_backend(ops, &o, out);
+        o->backend = kind; /* tells the backend it was asked for by name (not AUTO) */
+        return core_try_backend(ops, o, knobs, out);
     }
 
     /* AUTO: the first backend that comes up; remember why the others did not. */
     {
         char why[1024] = "";
         for (i = 0; i < CORE_NUM_BACKENDS; i++) {
-            st = core_try_backend(core_backends[i], &o, out);
+            st = core_try_backend(core_backends[i], o, knobs, out);
             if (st == DK_OK) return DK_OK;
             if (strlen(why) + strlen(core_thread_error) + 4 < sizeof why) {
                 if (why[0]) strcat(why, "; ");

@@ -9,6 +9,7 @@
 #define DK_INTERNAL_H
 
 #include "../include/difkern.h"
+#include "knobs.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@ struct dk_context {
     uint64_t weights_bytes;
     struct dk_host_block *host;      /* live dk_host_alloc blocks (src/core.c) */
     uint32_t nhost, caphost;
+    dk_knobs knobs;                  /* environment and options.settings, parsed at creation */
 };
 
 /* Large host blocks for a runtime to pin (src/host_pages.c): 2 MiB-aligned,

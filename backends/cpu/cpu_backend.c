@@ -35,19 +35,7 @@ static dk_status cpubk_create(dk_context *ctx, const dk_context_options *o) {
     if (o->external_stream || o->vk_device)
         return free(s), dk__fail(ctx, DK_ERR_UNSUPPORTED,
                                  "cpu backend: options->external_stream / vk_device are for GPU backends");
-    if (threads == 0) {
-        const char *env = getenv("DIFKERN_THREADS");
-        if (env && env[0]) {
-            char *end;
-            long v = strtol(env, &end, 10);
-            if (*end || v < 1 || v > 1024) {
-                free(s);
-                return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
-                                "cpu backend: DIFKERN_THREADS='%s' must be an integer in 1..1024", env);
-            }
-            threads = (int32_t)v;
-        }
-    }
+    if (threads == 0) threads = (int32_t)ctx->knobs.threads; /* DIFKERN_THREADS, 0: unset */
     if (threads == 0) threads = cpubk_core_count();
     st = dk__cpu_pool_create(ctx, threads, &s->pool);
     if (st != DK_OK) {

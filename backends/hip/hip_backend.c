@@ -198,12 +198,11 @@ static dk_status hipbk_open_device(dk_context *ctx, dk_hip_state *st, const dk_c
                                 dk__hip_api_error(A, rc));
         st->stream = o->external_stream;
     } else {
-        const char *env = getenv("DIFKERN_HIP_DEVICE");
         rc = A->device_count(&count);
         if (rc || count <= 0)
             return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "hip backend: no %s device (%s)",
                             A->is_cuda ? "CUDA" : "HIP", rc ? dk__hip_api_error(A, rc) : "count is 0");
-        if (index < 0) index = env && env[0] ? atoi(env) : 0;
+        if (index < 0) index = (int)ctx->knobs.hip_device;
         if (index < 0 || index >= count)
             return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "hip backend: device index %d must be in 0..%d", index,
                             count - 1);
@@ -247,15 +246,13 @@ static dk_status hipbk_open_device(dk_context *ctx, dk_hip_state *st, const dk_c
  * (DIFKERN_HIP_RUNTIME=hip|cuda picks one).  A machine may have libamdhip64
  * installed and no AMD GPU, so a HIP failure falls through to CUDA. */
 static dk_status hipbk_open_runtime(dk_context *ctx, dk_hip_state *st, const dk_context_options *o, int *cc) {
-    const char *only = getenv("DIFKERN_HIP_RUNTIME");
+    const int64_t only = ctx->knobs.hip_runtime; /* -1 either, 0 hip, 1 cuda: "hip|cuda" */
     char why[768] = "";
     int cuda, rc;
-    if (only && only[0] && strcmp(only, "hip") && strcmp(only, "cuda"))
-        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "hip backend: DIFKERN_HIP_RUNTIME='%s' must be hip or cuda", only);
     for (cuda = 0; cuda < 2; cuda++) {
         size_t used;
         dk_status s;
-        if (only && only[0] && strcmp(only, cuda ? "cuda" : "hip")) continue;
+        if (only >= 0 && only != cuda) continue;
         if (dk__hip_api_load(ctx, &st->api, cuda, why, sizeof why) != DK_OK) continue;
         used = strlen(why);
         rc = st->api.init(0);
@@ -408,11 +405,10 @@ static char hipbk_registered; /* the handle of a registered block */
 
 static dk_status hipbk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle) {
     dk_hip_state *st = dk__hip_state(ctx);
-    const char *env = getenv("DIFKERN_HIP_HOST_REGISTER");
     int rc;
     *handle = NULL;
     hipbk_bind(st);
-    if (size >= ((uint64_t)8 << 20) && st->api.host_register && st->api.host_unregister && !(env && env[0] == '0')) {
+    if (size >= ((uint64_t)8 << 20) && st->api.host_register && st->api.host_unregister && ctx->knobs.hip_host_register) {
         void *p = dk__host_pages_alloc(size);
         if (p && st->api.host_register(p, (size_t)((size + 4095) / 4096 * 4096), 0) == 0) {
             *ptr = p;

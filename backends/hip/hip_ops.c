@@ -101,11 +101,10 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
  * turns it off. */
 static int hipops_tmaps(dk_context *ctx, dkh_gemm_args *p, int64_t batch, dkh_tmaps *t) {
     dk_hip_api *api = &dk__hip_state(ctx)->api;
-    const char *env = getenv("DIFKERN_HIP_TMA");
     int i, n = p->nph > 0 ? p->nph : 1, bw;
     uint64_t dims[4], strides[3];
     uint32_t box[4] = {64, 64, 1, 1}, one[4] = {1, 1, 1, 1};
-    if ((env && env[0] == '0') || !api->cu_tensor_map_encode_tiled) return 0;
+    if (!ctx->knobs.hip_tma || !api->cu_tensor_map_encode_tiled) return 0;
     if (p->groups != 1 || p->ups != 1 || p->a_zs != 0 || p->a % 16 != 0 || p->b % 16 != 0) return 0;
     for (bw = 64; bw >= 16; bw /= 2) {
         for (i = 0; i < n; i++) {
@@ -149,10 +148,9 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
      * 4.63 -> 4.27 ms, 512->256 2.48 -> 2.16); below, the 8-warp kernel (128->128
      * 3x3 1.53 vs 1.63 ms, conv_transpose phases 0.215 vs 0.225).
      * DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
-    const char *env = getenv("DIFKERN_HIP_GEMMF4");
-    int use4 = f4 && (env && env[0] ? env[0] == '1' : p->K >= 2048);
-    const char *envw = getenv("DIFKERN_HIP_WGMMA");
-    const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && !(envw && envw[0] == '0');
+    const int64_t force4 = ctx->knobs.hip_gemmf4, forcew = ctx->knobs.hip_wgmma; /* -1: by shape */
+    int use4 = f4 && (force4 >= 0 ? force4 == 1 : p->K >= 2048);
+    const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && forcew != 0;
     p->tiles_xy = pix <= 65535u;
     /* Hopper: wgmma where the slices of 64 channels fit the groups.  With TMA
      * loads (hipops_tmaps) four warpgroups (256 pixels) on every measured
@@ -163,7 +161,7 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     if (wgmma && st->k.gemmw[dt]) {
         dkh_tmaps t;
         const int tma = st->k.gemmwt[dt] && st->k.gemmwt4[dt] && hipops_tmaps(ctx, p, batch, &t);
-        const int four = st->k.gemmw4[dt] && (envw && envw[0] ? envw[0] == '4' : tma || p->K >= 2048);
+        const int four = st->k.gemmw4[dt] && (forcew > 0 ? forcew == 4 : tma || p->K >= 2048);
         const uint64_t bm = four ? DKH_GEMMW4_BM : DKH_GEMMF_BM, pixw = hipops_blocks(p->N, bm);
         const unsigned smem = four ? DKH_GEMMW4_SMEM : DKH_GEMMW_SMEM;
         p->tiles_xy = pixw <= 65535u;
@@ -188,11 +186,10 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
  * (dkk_transpose16, raw bits), 2 for any other pair (dkk_transpose_cvt, through
  * floats), 0 for neither.  DIFKERN_HIP_TRANSPOSE16=0 keeps the element tile. */
 static int hipops_transpose16(const dkh_elt_args *e) {
-    const char *env = getenv("DIFKERN_HIP_TRANSPOSE16");
     const int k = e->tpos - 1;
     const int64_t va = e->dt_a == DK_F32 ? 4 : 8, vy = e->dt_y == DK_F32 ? 4 : 8;
     int i;
-    if ((env && env[0] == '0') || e->op != DKH_ELT_CONVERT || e->a % 16 != 0 || e->y % 16 != 0) return 0;
+    if (e->op != DKH_ELT_CONVERT || e->a % 16 != 0 || e->y % 16 != 0) return 0;
     if (e->y_s[3] != 1 || e->shape[3] % vy != 0 || e->shape[k] % va != 0) return 0;
     for (i = 0; i < 4; i++) {
         if (e->shape[i] >= ((int64_t)1 << 31)) return 0;
@@ -213,9 +210,8 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
  * channels of a group a multiple of the reduction slice, coordinates in int.
  * DIFKERN_HIP_FAST=0 turns the fast path off (A/B timing). */
 static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, int64_t ups, int64_t pixels) {
-    const char *env = getenv("DIFKERN_HIP_FAST");
     int i;
-    if (env && env[0] == '0') return 0;
+    if (!ctx->knobs.hip_fast) return 0;
     if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || !dk__hip_state(ctx)->k.gemmf[x->dtype]) return 0;
     if (cin_g % DKH_GEMMF_BK != 0 || x->strides[1] != 1 || hipops_addr(x) % 16 != 0) return 0;
     for (i = 0; i < 4; i++)
@@ -233,8 +229,7 @@ static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, in
  * turns it off. */
 static int hipops_narrow_ok(dk_context *ctx, const dk_tensor *x, int64_t coutg, int64_t cin_g, int64_t taps,
                             int64_t ups, int64_t pixels, int fast) {
-    const char *env = getenv("DIFKERN_HIP_NARROW"), *all = getenv("DIFKERN_HIP_FAST");
-    if ((env && env[0] == '0') || (all && all[0] == '0')) return 0;
+    if (!ctx->knobs.hip_narrow || !ctx->knobs.hip_fast) return 0;
     if (coutg > 8 || !dk__hip_state(ctx)->k.narrow[x->dtype][0][0]) return 0;
     if (fast && (cin_g > DKH_NARROW_CC || taps > DKH_NARROW_TB)) return 0;
     return x->shape[2] * ups < (1 << 30) && x->shape[3] * ups < (1 << 30) && pixels < ((int64_t)1 << 31) &&
@@ -258,10 +253,7 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
     q.tpb = q.tiles / 2048;
     if (q.tpb < 1) q.tpb = 1;
     if (q.tpb > 8) q.tpb = 8;
-    {
-        const char *e = getenv("DIFKERN_HIP_NARROW_TPB"); /* tuning only */
-        if (e && atoi(e) > 0) q.tpb = atoi(e);
-    }
+    if (ctx->knobs.hip_narrow_tpb > 0) q.tpb = (int)ctx->knobs.hip_narrow_tpb; /* tuning only */
     blocks = (q.tiles + q.tpb - 1) / q.tpb;
     return dk__hip_launch(ctx, op, dk__hip_state(ctx)->k.narrow[x->dtype][p->M > 4][vec], (uint64_t)blocks, 1,
                           (uint64_t)batch, &q);
@@ -352,9 +344,8 @@ static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_
  * taps (src/conv_up2.c) where the conv has stride 1 and dilation 1 (H100, f16
  * conv3x3 upsample 256 -> 256 to 1024x1024: see NOTES.md).  DIFKERN_HIP_UP2=0
  * keeps the upsample in the input indexing instead. */
-static int hipops_up2_ok(const dk_conv2d_desc *d, const dk_tensor *x) {
-    const char *env = getenv("DIFKERN_HIP_UP2");
-    return !(env && env[0] == '0') && d->upsample == 2 && d->stride_h == 1 && d->stride_w == 1 &&
+static int hipops_up2_ok(const dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x) {
+    return ctx->knobs.hip_up2 && d->upsample == 2 && d->stride_h == 1 && d->stride_w == 1 &&
            d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096 &&
            x->shape[0] * d->groups * DKH_PHASES <= 65535;
 }
@@ -395,14 +386,13 @@ static int hipops_cl16(const dk_tensor *t) {
  * (NCHW 128 -> 3 @1024 f16 on the H100: 2.89 ms by element, 0.57 from NHWC). */
 static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
                            int64_t cin_g, int64_t ups, int64_t pixels, int narrow, hipops_stage *sg, dk_status *st) {
-    const char *env = getenv("DIFKERN_HIP_STAGE_NHWC");
     const dk_tensor *src[3];
     uint64_t off[3], total = 0, ptr;
     int i, any = 0;
     src[0] = x;
     src[1] = y;
     src[2] = residual;
-    if ((env && env[0] == '0') || x->ndim != 4 || y->ndim != 4) return 0;
+    if (!ctx->knobs.hip_stage_nhwc || x->ndim != 4 || y->ndim != 4) return 0;
     if ((!narrow && x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype) return 0;
     if (residual && (residual->ndim != 4 || residual->dtype != x->dtype)) return 0;
     memset(sg, 0, sizeof *sg);
@@ -471,7 +461,7 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
         }
     }
     if (narrow) return hipops_narrow_launch(ctx, "dk_conv2d", x, &p, x->shape[0] * d->groups);
-    if (fast && hipops_up2_ok(d, x))
+    if (fast && hipops_up2_ok(ctx, d, x))
         return hipops_conv2d_up2(ctx, d, x, w, &p, y);
     if (fast) {
         dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, &p);
@@ -743,12 +733,12 @@ unsigned dk__hip_attnf_smem(int64_t d) {
  * Measured on the H100 (f16, 1 head, d 512): n 4096 (64 blocks) 0.500 ->
  * 0.289 ms with 2 splits (5 splits, 3 waves: 0.375 ms), n 1024 0.135 ->
  * 0.056 ms.  DIFKERN_HIP_ATTN_SPLIT=0 turns it off. */
-static int hipops_attn_splits(const dk_hip_state *st, uint64_t blocks, int64_t nkv) {
-    const char *env = getenv("DIFKERN_HIP_ATTN_SPLIT");
+static int hipops_attn_splits(dk_context *ctx, uint64_t blocks, int64_t nkv) {
+    const dk_hip_state *st = dk__hip_state(ctx);
     const uint64_t sm = (uint64_t)st->sm_count;
     double best_cost;
     int s, best = 1;
-    if ((env && env[0] == '0') || st->sm_count <= 0 || blocks == 0) return 1;
+    if (!ctx->knobs.hip_attn_split || st->sm_count <= 0 || blocks == 0) return 1;
     best_cost = (double)((blocks + sm - 1) / sm);
     for (s = 2; s <= 8 && s <= nkv / 128; s++) {
         double cost = (double)((blocks * (uint64_t)s + sm - 1) / sm) / s;
@@ -796,11 +786,11 @@ static int hipops_attn_rows16(const dk_tensor *q, const dk_tensor *k, const dk_t
  * padded in the kernel), 16-byte aligned rows (hipops_attn_rows16).
  * DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against dkk_attnf_* where
  * D == Dv is 64 or 128). */
-static int hipops_attnr_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
-    const char *env = getenv("DIFKERN_HIP_ATTN_ROWS");
+static int hipops_attnr_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+    dk_hip_state *st = dk__hip_state(ctx);
     int64_t dm = q->shape[3] > v->shape[3] ? q->shape[3] : v->shape[3];
     int variant = dm <= 64 ? 0 : 1;
-    if ((env && env[0] == '0') || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
+    if (!ctx->knobs.hip_attn_rows || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
     if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attnr[q->dtype][variant]) return -1;
     return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
@@ -815,10 +805,10 @@ unsigned dk__hip_attnr_smem(int64_t d) {
 /* The fast kernel's variant for these tensors, or -1: f16/bf16, D == Dv in {64,
  * 128, 256, 512}, 16-byte aligned rows (hipops_attn_rows16).
  * DIFKERN_HIP_FAST_ATTN=0 (or DIFKERN_HIP_FAST=0) turns it off (A/B timing). */
-static int hipops_attnf_variant(dk_hip_state *st, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
-    const char *env = getenv("DIFKERN_HIP_FAST_ATTN"), *all = getenv("DIFKERN_HIP_FAST");
+static int hipops_attnf_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+    dk_hip_state *st = dk__hip_state(ctx);
     int variant;
-    if ((env && env[0] == '0') || (all && all[0] == '0')) return -1;
+    if (!ctx->knobs.hip_fast_attn || !ctx->knobs.hip_fast) return -1;
     if (q->dtype != DK_F16 && q->dtype != DK_BF16) return -1;
     if (q->shape[3] != v->shape[3]) return -1;
     for (variant = 0; variant < DK_HIP_ATTN_VARIANTS && q->shape[3] != (64 << variant); variant++) {
@@ -847,9 +837,8 @@ static int hipops_attn_tmap(dk_hip_api *api, void *map, const dk_tensor *t, uint
 
 /* Whether the Hopper wgmma attention kernels may run: batch * heads within one
  * grid dimension; DIFKERN_HIP_ATTN_WGMMA=0 turns them off (A/B, tests). */
-static int hipops_attn_wgmma_on(const dk_tensor *q) {
-    const char *env = getenv("DIFKERN_HIP_ATTN_WGMMA");
-    return !(env && env[0] == '0') && q->shape[0] * q->shape[1] <= 65535;
+static int hipops_attn_wgmma_on(const dk_context *ctx, const dk_tensor *q) {
+    return ctx->knobs.hip_attn_wgmma && q->shape[0] * q->shape[1] <= 65535;
 }
 
 /* The Hopper wgmma attention kernels (dk_attention_wgmma*.hip, f16/bf16, D ==
@@ -866,7 +855,7 @@ static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_t
     const uint64_t nqb = hipops_blocks(p->nq, bq), bh = (uint64_t)(q->shape[0] * q->shape[1]);
     const uint64_t fill = st->sm_count > 0 ? (uint64_t)st->sm_count / (nqb * bh) : 1u;
     const int64_t vt_rows = (p->dv + 63) / 64 * 64; /* V^T's rows: Dv rounded up to 64, the rest zero */
-    int splits = hipops_attn_splits(st, nqb * bh, p->nkv);
+    int splits = hipops_attn_splits(ctx, nqb * bh, p->nkv);
     uint64_t vt, vt_bytes, part_bytes = 0;
     dk_status s;
     p->nb = q->shape[0];
@@ -921,7 +910,7 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
-    if (p.dv == p.d && p.d % 8 == 0 && p.d <= 128 && st->k.attns[q->dtype][p.d > 64] && hipops_attn_wgmma_on(q) &&
+    if (p.dv == p.d && p.d % 8 == 0 && p.d <= 128 && st->k.attns[q->dtype][p.d > 64] && hipops_attn_wgmma_on(ctx, q) &&
         hipops_attn_rows16(q, k, v)) {
         /* Hopper, D == Dv <= 128: the warp-specialized wgmma kernel (TMA loads), at D 64 or 128 */
         const int dp = p.d > 64 ? 128 : 64;
@@ -930,21 +919,21 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
             return hipops_attn_wgmma(ctx, &p, q, st->k.attns[q->dtype][p.d > 64], DKH_ATTNS_BQ, 128, DKH_ATTNS_THREADS,
                                      DKH_ATTNS_SMEM(dp), &tm);
     }
-    variant = hipops_attnr_variant(st, q, k, v);
+    variant = hipops_attnr_variant(ctx, q, k, v);
     if (variant >= 0) {
         /* D, Dv <= 128: whole query rows per wave */
         return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnr[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTNR_BQ),
                                      (uint64_t)q->shape[1], (uint64_t)q->shape[0],
                                      st->api.is_cuda ? dk__hip_attnr_smem(64 << variant) : 0u, &p);
     }
-    variant = hipops_attnf_variant(st, q, k, v);
-    if (variant == 3 && st->k.attnw[q->dtype] && hipops_attn_wgmma_on(q))
+    variant = hipops_attnf_variant(ctx, q, k, v);
+    if (variant == 3 && st->k.attnw[q->dtype] && hipops_attn_wgmma_on(ctx, q))
         return hipops_attn_wgmma(ctx, &p, q, st->k.attnw[q->dtype], 64, 64, DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, NULL);
     if (variant >= 0) {
         const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
         const unsigned smem = st->api.is_cuda ? dk__hip_attnf_smem(p.d) : 0u;
         const uint64_t nqb = hipops_blocks(p.nq, bq);
-        int splits = hipops_attn_splits(st, nqb * (uint64_t)q->shape[1] * (uint64_t)q->shape[0], p.nkv);
+        int splits = hipops_attn_splits(ctx, nqb * (uint64_t)q->shape[1] * (uint64_t)q->shape[0], p.nkv);
         if (splits > 1) {
             /* split-KV: partials in scratch, then the merge kernel */
             uint64_t part;
@@ -983,11 +972,6 @@ static int hipops_gn_mode(uint64_t addr, const int64_t *shape, const int64_t *st
         nhwc_ok = nhwc_ok && strides[i] == nhwc[i];
     }
     return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
-}
-
-static int64_t hipops_env_int(const char *name, int64_t fallback) {
-    const char *e = getenv(name);
-    return e && e[0] ? (int64_t)strtoll(e, NULL, 10) : fallback;
 }
 
 dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,
@@ -1046,7 +1030,7 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
      * 0.038-0.050 at 8, 2 or 1 per thread).  DIFKERN_HIP_GN_PLANES: 0 off, 8 on. */
     {
         const int64_t slots = (int64_t)(st->sm_count > 0 ? st->sm_count : 64) * 8 * DKH_THREADS;
-        const int64_t force = hipops_env_int("DIFKERN_HIP_GN_PLANES", -1);
+        const int64_t force = ctx->knobs.hip_gn_planes; /* -1: by size */
         if (p.mode == 1 && n * c <= 65535 && (force == 8 || (force != 0 && total / vw >= 8 * slots)))
             p.plane_vecs = 8 * DKH_THREADS;
     }
@@ -1117,10 +1101,8 @@ static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t
  * vectors.  DIFKERN_HIP_UPSAMPLE_VEC=0
  * keeps the generic walk (A/B timing). */
 static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
-    const char *env = getenv("DIFKERN_HIP_UPSAMPLE_VEC");
     int64_t a3 = 0, prod = 1;
     int k;
-    if (env && env[0] == '0') return 0;
     for (k = 0; k < 4; k++) {
         int64_t ak = ord[k] == 2 ? e->a_h : ord[k] == 3 ? e->a_w : e->shape[k];
         if (ak <= 0 || e->shape[k] % ak != 0) return 0;
@@ -1172,7 +1154,7 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
          * fewer than 32 channels the strided walk was as fast or faster on the H100) */
         for (i = 0; (kind == DKH_ELT_ACT || kind == DKH_ELT_CONVERT) && e.shape[3] >= 32 && e.a_s[3] != 1 && i < 3; i++)
             if (e.shape[i] >= 32 && e.a_s[i] == 1) e.tpos = i + 1;
-        e.upv = kind == DKH_ELT_UPSAMPLE && hipops_upsample_vec(&e, ord);
+        e.upv = kind == DKH_ELT_UPSAMPLE && ctx->knobs.hip_upsample_vec && hipops_upsample_vec(&e, ord);
         e.flat = kind != DKH_ELT_UPSAMPLE && hipops_dense_walk(&e, e.a_s, e.a) && hipops_dense_walk(&e, e.y_s, e.y) &&
                  (!b || hipops_dense_walk(&e, e.b_s, e.b));
     }
@@ -1183,7 +1165,7 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
         e.nblocks = (int64_t)hipops_blocks(e.total / (e.fac[0] * e.fac[1] * e.fac[2] * e.fac[3]) / 8, DKH_THREADS);
     if (e.tpos) {
         int k = e.tpos - 1, tw;
-        e.t16 = hipops_transpose16(&e);
+        e.t16 = ctx->knobs.hip_transpose16 ? hipops_transpose16(&e) : 0;
         tw = e.t16 ? 64 : 32;
         e.nblocks = (int64_t)(hipops_blocks(e.shape[3], tw) * hipops_blocks(e.shape[k], tw)) * e.shape[k == 0 ? 1 : 0] *
                     e.shape[k == 2 ? 1 : 2];

@@ -33,11 +33,6 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL vkdev_messenger_cb(VkDebugUtilsMessageSeve
     return VK_FALSE;
 }
 
-static int vkdev_env_flag(const char *name) {
-    const char *v = getenv(name);
-    return v && v[0] && strcmp(v, "0") != 0;
-}
-
 static int vkdev_has_layer(const char *name) {
     uint32_t n = 0, i;
     VkLayerProperties *p;
@@ -136,7 +131,7 @@ static void vkdev_features(VkPhysicalDevice pd, void *first) {
  * 1.3).  Returns 0 (no), 1 (native) or 2 (needs a required subgroup size).
  * DIFKERN_VULKAN_CM_WAVE32=1 requests the size even where it is native (a
  * test of that path on NVIDIA). */
-static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
+static int vkdev_cm_subgroups(VkPhysicalDevice pd, int wave32) {
     VkPhysicalDeviceSubgroupProperties sg;
     VkPhysicalDeviceSubgroupSizeControlProperties sc;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf;
@@ -156,7 +151,7 @@ static int vkdev_cm_subgroups(VkPhysicalDevice pd) {
     if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
         (sg.supportedOperations & DK_VK_CM_SUBGROUP_OPS) != DK_VK_CM_SUBGROUP_OPS)
         return 0;
-    if (sg.subgroupSize == 32 && !vkdev_env_flag("DIFKERN_VULKAN_CM_WAVE32")) return 1;
+    if (sg.subgroupSize == 32 && !wave32) return 1;
     if (props.apiVersion < VK_API_VERSION_1_3 || sc.minSubgroupSize > 32 || sc.maxSubgroupSize < 32 ||
         !(sc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
         return 0;
@@ -232,10 +227,10 @@ static int vkdev_coopmat_khr(VkPhysicalDevice pd) {
  * one on the H100), coopmat_bf16 and cm_wave32.  DIFKERN_VULKAN_COOPMAT=nv or
  * =khr restricts the choice to one spelling (=nv also drops bf16, which needs
  * KHR). */
-static void vkdev_pick_coopmat(dk_vk_state *s) {
-    const char *env = getenv("DIFKERN_VULKAN_COOPMAT");
-    int want_nv = !env || !env[0] || strcmp(env, "nv") == 0, want_khr = !env || !env[0] || strcmp(env, "khr") == 0;
-    int sub = s->force_portable ? 0 : vkdev_cm_subgroups(s->physical), khr, nv;
+static void vkdev_pick_coopmat(dk_context *ctx, dk_vk_state *s) {
+    const int64_t only = ctx->knobs.vulkan_coopmat; /* -1 either, 0 nv, 1 khr: "nv|khr" */
+    int want_nv = only != 1, want_khr = only != 0;
+    int sub = s->force_portable ? 0 : vkdev_cm_subgroups(s->physical, (int)ctx->knobs.vulkan_cm_wave32), khr, nv;
     s->coopmat = s->coopmat_khr = s->coopmat_bf16 = s->cm_wave32 = 0;
     if (!sub || !vkdev_f16_arithmetic(s->physical)) return;
     khr = want_khr ? vkdev_coopmat_khr(s->physical) : 0;
@@ -262,7 +257,7 @@ static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_ind
                               VkPhysicalDevice *out) {
     VkPhysicalDevice devs[16];
     uint32_t n = 16, i;
-    const char *env = getenv("DIFKERN_VULKAN_DEVICE");
+    const char *env = ctx->knobs.vulkan_device;
     char seen[512] = "";
     int best = -1, best_rank = -1;
     VkResult r = vkEnumeratePhysicalDevices(inst, &n, devs);
@@ -315,7 +310,7 @@ static dk_status vkdev_create_instance(dk_context *ctx, dk_vk_state *s) {
     VkInstanceCreateInfo ci;
     const char *layers[1], *exts[1];
     uint32_t nlayers = 0, nexts = 0;
-    int validation = vkdev_env_flag("DIFKERN_VULKAN_VALIDATION");
+    int validation = (int)ctx->knobs.vulkan_validation;
     VkResult r;
     if (volkGetInstanceVersion() < VK_API_VERSION_1_2)
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: the Vulkan loader is older than 1.2");
@@ -398,7 +393,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &f11;
     chain = (VkBaseOutStructure **)&f11.pNext;
-    vkdev_pick_coopmat(s);
+    vkdev_pick_coopmat(ctx, s);
     if (s->coopmat || s->coopmat_bf16) {
         vkdev_append(&chain, &f12, sizeof f12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
         f12.shaderFloat16 = VK_TRUE;
@@ -425,9 +420,9 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
         scf.subgroupSizeControl = VK_TRUE;
         scf.computeFullSubgroups = VK_TRUE;
     }
-    s->eager = !(getenv("DIFKERN_VULKAN_EAGER") && strcmp(getenv("DIFKERN_VULKAN_EAGER"), "0") == 0);
+    s->eager = (int)ctx->knobs.vulkan_eager;
     s->eager_at = DK_VK_EAGER_DISPATCHES;
-    s->pipeline_stats = vkdev_env_flag("DIFKERN_VULKAN_PIPELINE_STATS") &&
+    s->pipeline_stats = ctx->knobs.vulkan_pipeline_stats &&
                         vkdev_has_device_ext(s->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (s->pipeline_stats) {
         vkdev_append(&chain, &pe, sizeof pe, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
@@ -440,7 +435,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
      * shaders index inside their views.  DIFKERN_VULKAN_CHECKED_BUFFERS=1: keep the checks. */
     s->unchecked_buffers = 0;
     if (vkdev_has_device_ext(s->physical, VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME) &&
-        !vkdev_env_flag("DIFKERN_VULKAN_CHECKED_BUFFERS")) {
+        !ctx->knobs.vulkan_checked_buffers) {
         VkPhysicalDevicePipelineRobustnessFeaturesEXT q;
         vkdev_struct(&q, sizeof q, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT);
         vkdev_features(s->physical, &q);
@@ -455,7 +450,7 @@ static dk_status vkdev_create_device(dk_context *ctx, dk_vk_state *s) {
      * times faster than allocating host-visible memory); DIFKERN_VULKAN_HOST_IMPORT=0: off */
     s->host_import_align = 0;
     if (vkdev_has_device_ext(s->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
-        !(getenv("DIFKERN_VULKAN_HOST_IMPORT") && getenv("DIFKERN_VULKAN_HOST_IMPORT")[0] == '0')) {
+        ctx->knobs.vulkan_host_import) {
         VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp;
         VkPhysicalDeviceProperties2 p2;
         vkdev_struct(&hp, sizeof hp, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
@@ -578,7 +573,7 @@ static dk_status vkdev_create_locked(dk_context *ctx, const dk_context_options *
     if (!s) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
     ctx->backend = s;
     s->epoch = 1;
-    s->force_portable = vkdev_env_flag("DIFKERN_VULKAN_PORTABLE");
+    s->force_portable = (int)ctx->knobs.vulkan_portable;
     if (o->vk_device) {
         /* The caller's device: it must have VK_KHR_push_descriptor and
          * storageBuffer16BitAccess enabled. */

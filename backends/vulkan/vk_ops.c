@@ -308,10 +308,7 @@ static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, ui
  * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
  * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
  * upsample); bit 6 with bit 0: 16 invocations per pixel (shaders/conv2d.comp). */
-static int vkop_narrow_lanes(void) {
-    const char *env = getenv("DIFKERN_VULKAN_NARROW_LANES");
-    return !(env && env[0] == '0');
-}
+static int vkop_narrow_lanes(const dk_context *ctx) { return ctx->knobs.vulkan_narrow_lanes != 0; }
 
 static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc,
                                       uint32_t groups) {
@@ -324,7 +321,7 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
         /* bit 6: lane groups (16 invocations per pixel, 64 pixels per
          * workgroup); DIFKERN_VULKAN_NARROW_LANES=0 keeps one pixel per
          * invocation, for benchmarks */
-        int lanes = vkop_narrow_lanes();
+        int lanes = vkop_narrow_lanes(ctx);
         c->spec[DK_VKS_MODE] |= 1 | (lanes ? 64 : 0);
         if (lanes)
             return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64, 1,
@@ -339,9 +336,8 @@ static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv
  * direct narrow conv (vkop_conv_narrow_run), which it beats on conv_out
  * (docs/conv.md).  Without halo staging, which serializes a 16-wide tile's
  * work.  DIFKERN_VULKAN_CM_NARROW=0: off, for benchmarks. */
-static int vkop_cm_narrow(int64_t coutg) {
-    const char *env = getenv("DIFKERN_VULKAN_CM_NARROW");
-    return coutg <= 8 && !(env && env[0] == '0');
+static int vkop_cm_narrow(const dk_context *ctx, int64_t coutg) {
+    return coutg <= 8 && ctx->knobs.vulkan_cm_narrow;
 }
 
 /* Shared memory of the tensor-core conv's default tile (MODE 0, 128 invocations) and of its
@@ -359,7 +355,7 @@ static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_
     dk_vk_state *s = dk__vk(ctx);
     int i;
     if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0) return 0;
-    if (coutg % 8 != 0 && !vkop_cm_narrow(coutg)) return 0;
+    if (coutg % 8 != 0 && !vkop_cm_narrow(ctx, coutg)) return 0;
     if (s->props.limits.maxComputeSharedMemorySize < VKOP_CM_SHARED) return 0;
     if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
@@ -388,17 +384,15 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     uint32_t spec[DK_VK_SPEC];
     /* benchmarks: DIFKERN_VULKAN_CM_INV=256 (eight subgroups) and DIFKERN_VULKAN_CM_TILE, another valid MODE
      * (0 or 4 with 128 invocations; 0, 4, 5 or 6 with 256) */
-    const char *tile_env = getenv("DIFKERN_VULKAN_CM_TILE"), *inv_env = getenv("DIFKERN_VULKAN_CM_INV");
+    const int64_t tile = ctx->knobs.vulkan_cm_tile; /* -1: by shape */
     const int khr = dk__vk(ctx)->coopmat_khr || c->spec[DK_VKS_DT] == DK_BF16, narrow = coutg <= 8;
-    const uint32_t inv = !narrow && inv_env && strcmp(inv_env, "256") == 0 ? 256u : 128u;
-    const uint32_t mode = narrow ? 0u
-                          : tile_env && strlen(tile_env) == 1 && strchr(inv == 128 ? "04" : "0456", tile_env[0])
-                              ? (uint32_t)(tile_env[0] - '0')
-                          : inv == 128 || !khr ? 0u
-                                               : 4u;
+    const uint32_t inv = !narrow && ctx->knobs.vulkan_cm_inv == 256 ? 256u : 128u;
+    const uint32_t mode = narrow                                         ? 0u
+                          : tile == 0 || tile == 4 || (inv == 256 && tile > 0) ? (uint32_t)tile
+                          : inv == 128 || !khr                           ? 0u
+                                                                         : 4u;
     const uint32_t bm = 128u << (mode & 1), bn = narrow ? 16u : 128u << ((mode >> 1) & 1);
-    const char *halo_env = getenv("DIFKERN_VULKAN_CM_HALO"), *fixed_env = getenv("DIFKERN_VULKAN_CM_FIXED");
-    const int fixed = !(fixed_env && fixed_env[0] == '0') && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] &&
+    const int fixed = ctx->knobs.vulkan_cm_fixed && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] &&
                       p[DK_VKP_CV_DILH] == 1 && p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 &&
                       p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1 &&
                       (p[DK_VKP_CV_TH] == 2 ||
@@ -417,7 +411,7 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* MODE bit 3, halo staging: 128-pixel tiles inside one sub-grid row, input step 1 along w,
      * 2-3 taps each way and 6 or more in all (shaders/conv2d_nhwc_cm.comp).
      * DIFKERN_VULKAN_CM_HALO=0: off. */
-    if (!narrow && inv == 128 && mode == 0 && !(halo_env && halo_env[0] == '0') && p[DK_VKP_CV_STRW] == 1 &&
+    if (!narrow && inv == 128 && mode == 0 && ctx->knobs.vulkan_cm_halo && p[DK_VKP_CV_STRW] == 1 &&
         (p[DK_VKP_CV_DILW] == 1 || p[DK_VKP_CV_DILW] == -1) && p[DK_VKP_CV_TH] >= 2 && p[DK_VKP_CV_TH] <= 3 &&
         p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
         p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
@@ -443,9 +437,8 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
  * and more than 8 output channels: four phase convs on the original input with
  * summed taps (src/conv_up2.c), run as conv_transpose2d's phases are.
  * DIFKERN_VULKAN_UP2=0 keeps the upsample in the input indexing instead. */
-static int vkop_up2_ok(const dk_conv2d_desc *d, int64_t coutg) {
-    const char *env = getenv("DIFKERN_VULKAN_UP2");
-    return !(env && env[0] == '0') && d->upsample == 2 && d->groups == 1 && coutg > 8 && d->stride_h == 1 &&
+static int vkop_up2_ok(const dk_context *ctx, const dk_conv2d_desc *d, int64_t coutg) {
+    return ctx->knobs.vulkan_up2 && d->upsample == 2 && d->groups == 1 && coutg > 8 && d->stride_h == 1 &&
            d->stride_w == 1 && d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096;
 }
 
@@ -583,7 +576,6 @@ static int vkop_cl16(const dk_tensor *t) {
 static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
                          int64_t groups, int64_t cing, int64_t coutg, vkop_stage *sg, dk_status *st) {
     dk_vk_state *s = dk__vk(ctx);
-    const char *env = getenv("DIFKERN_VULKAN_STAGE_NHWC");
     const int64_t es = (int64_t)dk_dtype_size(x->dtype);
     const int tc = dk__vk_cm_dtype(s, x->dtype) && cing % 32 == 0 &&
                    s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED;
@@ -592,8 +584,8 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
     src[0] = x;
     src[1] = y;
     src[2] = residual;
-    const int narrow = coutg <= 8 && vkop_narrow_lanes();
-    if ((env && env[0] == '0') || groups != 1 || y->dtype != x->dtype ||
+    const int narrow = coutg <= 8 && vkop_narrow_lanes(ctx);
+    if (!ctx->knobs.vulkan_stage_nhwc || groups != 1 || y->dtype != x->dtype ||
         (!narrow && (coutg % 8 != 0 || coutg <= 8)) || cing % (narrow ? 8 : 16 / es) != 0 ||
         (residual && residual->dtype != y->dtype))
         return 0;
@@ -641,10 +633,9 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
 static int vkop_padcin_ok(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y,
                           int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
-    const char *env = getenv("DIFKERN_VULKAN_CM_PADCIN");
     const uint64_t padded = (uint64_t)(x->shape[0] * x->shape[2] * x->shape[3]) * (uint64_t)((cing + 31) / 32 * 32);
-    return !(env && env[0] == '0') && d->groups == 1 && d->upsample == 1 && cing % 32 != 0 &&
-           dk__vk_cm_dtype(s, x->dtype) && y->dtype == x->dtype && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(coutg)) &&
+    return ctx->knobs.vulkan_cm_padcin && d->groups == 1 && d->upsample == 1 && cing % 32 != 0 &&
+           dk__vk_cm_dtype(s, x->dtype) && y->dtype == x->dtype && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(ctx, coutg)) &&
            s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED && padded <= VKOP_MAX_INDEX;
 }
 
@@ -714,9 +705,9 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
     c.p[DK_VKP_CV_KSTW] = 1;
     c.p[DK_VKP_CV_OSTH] = 1;
     c.p[DK_VKP_CV_OSTW] = 1;
-    if (vkop_up2_ok(d, coutg)) return vkop_conv2d_up2(ctx, d, x, w, y, residual != NULL, &c, cing, coutg);
+    if (vkop_up2_ok(ctx, d, coutg)) return vkop_conv2d_up2(ctx, d, x, w, y, residual != NULL, &c, cing, coutg);
     if (d->groups == 1) {
-        int tc = (coutg > 8 || vkop_cm_narrow(coutg)) && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
+        int tc = (coutg > 8 || vkop_cm_narrow(ctx, coutg)) && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
         vkop_packed *pk;
         /* the narrow tile (coutg <= 8) reads 16 packed output channels per tap row */
         st = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, w, tc && coutg <= 8, padcin, &pk);
@@ -959,10 +950,9 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
  * the element tile (A/B timing). */
 static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, const dk_vk_binding *by, dk_dtype at,
                             dk_dtype yt, dk_activation act, float alpha) {
-    const char *env = getenv("DIFKERN_VULKAN_TRANSPOSE16");
     const int32_t va = at == DK_F32 ? 4 : 8, vy = yt == DK_F32 ? 4 : 8;
     int i;
-    if ((env && env[0] == '0') || act != DK_ACT_NONE || alpha != 1.0f) return 0;
+    if (act != DK_ACT_NONE || alpha != 1.0f) return 0;
     if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % vy != 0 || p[DK_VKP_EW_SHAPE + k] % va != 0) return 0;
     for (i = 0; i < 4; i++) {
         if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % va != 0) return 0;
@@ -981,10 +971,8 @@ static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, co
  * DIFKERN_VULKAN_UPSAMPLE_VEC=0 keeps the generic walk (A/B timing). */
 static int vkop_upsample_vec(const int32_t *p, const int32_t ord[4], const dk_vk_binding *ba,
                              const dk_vk_binding *by, dk_dtype dt) {
-    const char *env = getenv("DIFKERN_VULKAN_UPSAMPLE_VEC");
     int64_t prod = 1, ak = 1, f;
     int k;
-    if (env && env[0] == '0') return 0;
     for (k = 0; k < 4; k++) {
         int64_t yk = p[DK_VKP_EW_SHAPE + k];
         ak = ord[k] == 2 ? p[DK_VKP_EW_SRCH] : ord[k] == 3 ? p[DK_VKP_EW_SRCW] : yk;
@@ -1045,7 +1033,8 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
          * strided walk was as fast or faster on the H100) */
         for (i = 0; mode == 0 && p[DK_VKP_EW_SHAPE + 3] >= 32 && p[DK_VKP_EW_AS + 3] != 1 && i < 3; i++)
             if (p[DK_VKP_EW_SHAPE + i] >= 32 && p[DK_VKP_EW_AS + i] == 1) {
-                const int vec = vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype, y->dtype, act, alpha);
+                const int vec = ctx->knobs.vulkan_transpose16 ? vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype,
+                                                                                 y->dtype, act, alpha) : 0;
                 /* vec: transpose.comp's MODE bit 0 or 1 */
                 const int32_t tw = vec ? 64 : 32;
                 shader = DK_VK_SH_TRANSPOSE;
@@ -1057,7 +1046,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
         if (tiles) {
             /* transpose.comp: its MODE says everything */
         } else if (mode == 2) {
-            p[DK_VKP_EW_FLAT] = vkop_upsample_vec(p, ord, &bind[0], &bind[4], a->dtype);
+            p[DK_VKP_EW_FLAT] = ctx->knobs.vulkan_upsample_vec && vkop_upsample_vec(p, ord, &bind[0], &bind[4], a->dtype);
             /* an invocation per 8 input elements */
             if (p[DK_VKP_EW_FLAT])
                 total = total / (uint64_t)(shape[2] / ashape[2] * (shape[3] / ashape[3])) / 8;
@@ -1327,15 +1316,12 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
          * (docs/attention.md).  DIFKERN_VULKAN_ATTN_CG (2, 4 or 8) forces
          * attention_cm.comp where a head dimension exceeds 64 (benchmarks). */
         int64_t dm = dd > v->shape[3] ? dd : v->shape[3];
-        const char *env = getenv("DIFKERN_VULKAN_ATTN_CG");
-        uint32_t cg = 8;
+        /* forced: DIFKERN_VULKAN_ATTN_CG names a split whose column groups cover the head */
+        const int forced = ctx->knobs.vulkan_attn_cg > 0 && ctx->knobs.vulkan_attn_cg * 64 >= dm;
+        uint32_t cg = forced ? (uint32_t)ctx->knobs.vulkan_attn_cg : 8;
         uint64_t br;
-        if (env && strlen(env) == 1 && strchr("248", env[0]) && (uint32_t)(env[0] - '0') * 64 >= (uint32_t)dm)
-            cg = (uint32_t)(env[0] - '0');
-        else
-            env = NULL;
         if (cg != 8 && (q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16)) cg = 8;
-        if (dm <= 128 && !(env && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 1)) {
+        if (dm <= 128 && !(forced && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 1)) {
             vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, dm > 64 ? 1u : 0u);
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM_ROWS, q->dtype), spec,
                                    bind, p, DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + 127) / 128,
@@ -1349,9 +1335,8 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
              * D 256 1.57 -> 1.38; but with 64 workgroups n 4096 0.28 -> 0.47 (half the SMs
              * idle, where cg 8's 128 still fill them).  DIFKERN_VULKAN_ATTN_R64=0|1 forces it,
              * for benchmarks and tests. */
-            const char *r64_env = getenv("DIFKERN_VULKAN_ATTN_R64");
             const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
-            const int r64 = cg == 8 && (r64_env && r64_env[0] ? r64_env[0] == '1' : groups64 >= 72);
+            const int r64 = cg == 8 && (ctx->knobs.vulkan_attn_r64 >= 0 ? ctx->knobs.vulkan_attn_r64 == 1 : groups64 >= 72);
             /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
             const int anyn = q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16;
             br = r64 ? 64 : 256 / cg;

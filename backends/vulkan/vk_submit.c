@@ -57,7 +57,7 @@ dk_status dk__vk_frames_create(dk_context *ctx) {
             qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
             qi.queryCount = 2;
             if (s->vk.vkCreateQueryPool(s->device, &qi, NULL, &s->query_pool) == VK_SUCCESS) s->timer_device = 1;
-            if (getenv("DIFKERN_VULKAN_TRACE") && getenv("DIFKERN_VULKAN_TRACE")[0] == '1') {
+            if (ctx->knobs.vulkan_trace) {
                 s->trace_cap = 8192; /* dispatches */
                 qi.queryCount = 2 * s->trace_cap;
                 s->trace_rec = (struct dk_vk_trace_rec *)calloc(s->trace_cap, sizeof *s->trace_rec);

@@ -26,8 +26,10 @@ int dk__io_map_file(const char *path, const unsigned char **data, uint64_t *size
     struct stat st;
     void *m;
     int fd;
-    const char *off = getenv("DIFKERN_IO_NO_MMAP");
-    if (!path || (off && off[0] && strcmp(off, "0") != 0)) return 0;
+    dk_knobs k;
+    char why[256];
+    /* a bad value is reported by dk__io_read_file, which the caller runs next */
+    if (!path || dk__knob_env(DK_KNOB_ID_IO_NO_MMAP, &k, why, sizeof why) != DK_OK || k.io_no_mmap) return 0;
     fd = open(path, O_RDONLY);
     if (fd < 0) return 0;
     /* Only non-empty regular files; anything else takes the fread path and its messages. */
@@ -60,27 +62,31 @@ void dk__io_unmap_file(const unsigned char *data, uint64_t size) {
 
 /* The most bytes read from a file that is not regular (a pipe, a device such
  * as /dev/zero), whose size is unknown: DIFKERN_IO_STREAM_LIMIT (bytes) or
- * 4 GiB.  Regular files are read whole whatever their size. */
-static uint64_t iofile_stream_limit(void) {
-    const char *s = getenv("DIFKERN_IO_STREAM_LIMIT");
-    uint64_t v = 0;
-    if (s && *s) {
-        for (; *s >= '0' && *s <= '9' && v < (UINT64_C(1) << 60); s++) v = v * 10 + (uint64_t)(*s - '0');
-        if (!*s && v > 0) return v;
-    }
-    return UINT64_C(4) << 30;
+ * 4 GiB.  Regular files are read whole whatever their size.  The readers run
+ * without a context, so they read their knobs here, through the same parser;
+ * a bad value in either fails the read with its reason. */
+static dk_status iofile_knobs(const char *fn, uint64_t *limit) {
+    dk_knobs k;
+    char why[256];
+    if (dk__knob_env(DK_KNOB_ID_IO_NO_MMAP, &k, why, sizeof why) != DK_OK ||
+        dk__knob_env(DK_KNOB_ID_IO_STREAM_LIMIT, &k, why, sizeof why) != DK_OK)
+        return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: %s", fn, why);
+    *limit = (uint64_t)k.io_stream_limit;
+    return DK_OK;
 }
 
 dk_status dk__io_read_file(const char *fn, const char *path, unsigned char **data, uint64_t *size) {
     FILE *f;
     unsigned char *buf, *grown;
     size_t cap, len = 0, n;
-    uint64_t hint = 0, limit = iofile_stream_limit();
+    uint64_t hint = 0, limit = 0;
     int regular = 1;
+    dk_status kst;
 
     *data = NULL;
     *size = 0;
     if (!path) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", fn);
+    if ((kst = iofile_knobs(fn, &limit)) != DK_OK) return kst;
 #ifdef IOFILE_HAVE_MMAP
     {
         /* (stat on the path, not fstat on the stream: fileno is not declared in

@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 /* Read the whole file at path into a malloc'd block (one spare NUL byte after the
- * contents).  fn names the API call in messages.  DK_ERR_IO / OUT_OF_MEMORY. */
+ * contents).  fn names the API call in messages.  DK_ERR_IO / OUT_OF_MEMORY;
+ * DK_ERR_INVALID_ARGUMENT for a bad DIFKERN_IO_* value in the environment. */
 dk_status dk__io_read_file(const char *fn, const char *path, unsigned char **data, uint64_t *size);
 
 /* Map a regular, non-empty file read-only (POSIX mmap): 1 on success, 0 when

@@ -31,14 +31,8 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, 
     e->band_rows = band_rows;
     e->lat_h = lat_h;
     e->st = DK_OK;
-    {
-        const char *env = getenv("DIFKERN_VAE_PROFILE");
-        e->profile = env && atoi(env) > 0;
-    }
-    {
-        const char *env = getenv("DIFKERN_VAE_PINNED");
-        e->pin = banded && !dry && dk_context_backend(vae->ctx) != DK_BACKEND_CPU && !(env && env[0] == '0');
-    }
+    e->profile = (int)vae->ctx->knobs.vae_profile;
+    e->pin = banded && !dry && dk_context_backend(vae->ctx) != DK_BACKEND_CPU && vae->ctx->knobs.vae_pinned;
 }
 
 /* ------------------------------------------------------------ profile */
@@ -798,9 +792,8 @@ dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int3
     int32_t cx = (int32_t)w->shape[0], h = a->in.h * a->upsample, wd = a->in.w * a->upsample;
     uint64_t xrow = vaex_bytes(e, cx, 1, wd), orow = vaex_bytes(e, next_c, 1, wd), d = vaex_room_gap(h, orow);
     uint64_t obytes = ((uint64_t)h * orow + 255) / 256 * 256; /* where the planner puts x's storage */
-    const char *env = getenv("DIFKERN_VAE_SHRINK");         /* 0: off (A/B and tests) */
     dk__vae_act x, out;
-    if (e->banded || next_c > cx || d + (uint64_t)(h + 2) * xrow <= obytes || (env && env[0] == '0'))
+    if (e->banded || next_c > cx || d + (uint64_t)(h + 2) * xrow <= obytes || !e->vae->ctx->knobs.vae_shrink)
         return dk__vae_conv(e, a);
     out = vaex_alloc(e, next_c, h, wd);
     x = vaex_alloc_sized(e, cx, h, wd, d + (uint64_t)(h + 2) * xrow - obytes, (int64_t)(d + xrow) - (int64_t)obytes);

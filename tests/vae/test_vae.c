@@ -10,7 +10,6 @@
  *   errors DIR     missing tensor, wrong shape, truncated file, not a VAE, bad args
  * Backend: CPU, or the one DIFKERN_BACKEND names.
  * Prints every measured error; exits 1 on the first failed check. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <difkern.h>
 #include <difkern/safetensors.h>
 #include <difkern/sdxl_vae.h>
@@ -250,7 +249,8 @@ static void fill_latents(float *z, int64_t n, uint64_t *s) {
 
 /* The untiled plan's in-place conv (up_blocks.3.resnets.0.conv1 writes its
  * output over the dead rows of its input, in bands: src/vae/vae_exec.c) against
- * the same decode with it off (DIFKERN_VAE_SHRINK=0): the same kernels on the
+ * the same decode with it off (DIFKERN_VAE_SHRINK=0, through the settings of a
+ * second context on the same backend, the same seed): the same kernels on the
  * same values, so the outputs agree to rounding, where a wrong band, halo or
  * zero row moves whole image rows.  And the plan is smaller with it.  ndtypes:
  * f32 first, then f16, bf16. */
@@ -262,19 +262,26 @@ static void test_shrink(int32_t h, int32_t w, int ndtypes) {
     float *a = poisoned(numel), *b = poisoned(numel);
     uint64_t s = 7;
     int t;
+    dk_context_options co;
+    dk_context *off = NULL;
+    dk_context_options_init(&co);
+    co.backend = dk_context_backend(ctx);
+    co.settings = "DIFKERN_VAE_SHRINK=0";
+    CHECK(dk_context_create(&co, &off) == DK_OK, "context with DIFKERN_VAE_SHRINK=0: %s", dk_last_error(NULL));
+    if (!off) return;
     printf("in-place conv of the untiled plan vs DIFKERN_VAE_SHRINK=0, %dx%d latent, random weights\n", (int)h,
            (int)w);
     fill_latents(z, 4 * h * w, &s);
     for (t = 0; t < ndtypes; t++) {
-        dk_sdxl_vae *vae = NULL;
+        dk_sdxl_vae *vae = NULL, *vae_off = NULL;
         dk_sdxl_vae_info ia, ib;
         double err, maxd;
         CHECK(dk_sdxl_vae_create_random(ctx, 8, types[t], NULL, &vae) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_sdxl_vae_create_random(off, 8, types[t], NULL, &vae_off) == DK_OK, "%s", dk_last_error(off));
         for (i = 0; i < numel; i++) a[i] = b[i] = NAN;
         CHECK(dk_sdxl_vae_decode_f32(vae, z, 1, h, w, a, &ia) == DK_OK, "%s", dk_last_error(ctx));
-        setenv("DIFKERN_VAE_SHRINK", "0", 1);
-        CHECK(dk_sdxl_vae_decode_f32(vae, z, 1, h, w, b, &ib) == DK_OK, "%s", dk_last_error(ctx));
-        unsetenv("DIFKERN_VAE_SHRINK");
+        CHECK(dk_sdxl_vae_decode_f32(vae_off, z, 1, h, w, b, &ib) == DK_OK, "%s", dk_last_error(off));
+        dk_sdxl_vae_destroy(vae_off);
         err = rel_err(a, b, numel, &maxd);
         printf("  %-4s rel L2 %.3g, max |diff| %.3g (tol %.0e); plan %.2f MiB (off: %.2f MiB)\n",
                dk_dtype_name(types[t]), err, maxd, tols[t], ia.plan_device_bytes / 1048576.0,
@@ -294,6 +301,7 @@ static void test_shrink(int32_t h, int32_t w, int ndtypes) {
         }
         dk_sdxl_vae_destroy(vae);
     }
+    dk_context_destroy(off);
     free(z);
     free(a);
     free(b);
