@@ -221,18 +221,6 @@ int32_t dk_vae_has_encoder(const dk_vae *vae) { return vae && (vae->arch.parts &
 
 /* ------------------------------------------------------------ forward */
 
-typedef struct vaed_run {
-    dk_vae *vae;
-    double t0;
-} vaed_run;
-
-static void vaed_stage(dk__vae_exec *e, const vaed_run *r, int32_t stage) {
-    const dk_vae_options *o = &r->vae->opt;
-    if (!o->progress || e->dry || e->st != DK_OK) return;
-    e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaed_stage_names[stage], dk__vae_now_ms() - r->t0);
-}
-
 dk__vae_conv_args dk__vae_conv_make(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b,
                                    int32_t k, float out_scale, int32_t consume) {
     dk__vae_conv_args a;
@@ -271,7 +259,7 @@ dk__vae_act dk__vae_resnet_fwd(dk__vae_exec *e, dk__vae_act x, const dk__vae_res
 }
 
 /* latent: [C, h, w] floats; out: [3, 8h, 8w] floats. */
-static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *latent, int32_t h, int32_t w,
+static dk_status vaed_forward(dk__vae_exec *e, const dk__vae_run *r, const float *latent, int32_t h, int32_t w,
                               float *out) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
@@ -285,11 +273,11 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
     }
     c = dk__vae_conv_make(x, -1, -1, a->in_w, a->in_b, 3, e->s, 1);
     x = dk__vae_conv(e, &c);
-    vaed_stage(e, r, 0);
+    dk__vae_stage(e, r, 0);
     x = dk__vae_resnet_fwd(e, x, &a->mid[0]);
     x = dk__vae_attention(e, x, &a->attn);
     x = dk__vae_resnet_fwd(e, x, &a->mid[1]);
-    vaed_stage(e, r, 1);
+    dk__vae_stage(e, r, 1);
     for (i = 0; i < 4; i++) {
         for (j = 0; j < 3; j++) x = dk__vae_resnet_fwd(e, x, &a->up[i][j]);
         if (i < 3) {
@@ -302,13 +290,13 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
             c.upsample = 2;
             x = i == 2 ? dk__vae_conv_roomy(e, &c, a->up[3][0].cout) : dk__vae_conv(e, &c);
         }
-        vaed_stage(e, r, 2 + i);
+        dk__vae_stage(e, r, 2 + i);
     }
     c = dk__vae_conv_make(x, a->no_g, a->no_b, a->out_w, a->out_b, 3, 1.0f, 1);
     x = dk__vae_conv(e, &c);
     dk__vae_output(e, x, out);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
-    vaed_stage(e, r, 6);
+    dk__vae_stage(e, r, 6);
     return e->st;
 }
 
@@ -324,10 +312,11 @@ typedef struct vaed_mode {
 static uint64_t vaed_dry(dk_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
                          int32_t w, uint64_t *budget) {
     dk__vae_exec e;
-    vaed_run r;
+    dk__vae_run r;
     uint64_t n;
     r.vae = vae;
     r.t0 = 0.0;
+    r.stage_names = vaed_stage_names;
     dk__vae_exec_init(&e, vae, ws, 1, banded, band, h);
     vaed_forward(&e, &r, NULL, h, w, NULL);
     n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
@@ -423,7 +412,7 @@ typedef struct vaed_out {
 /* Decode one sample (image b of o) with executor settings m and weights ws;
  * *bad: whether the fp16 result has NaN/Inf (checked when ws is fp16). */
 static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
-                              int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const vaed_run *r) {
+                              int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const dk__vae_run *r) {
     dk__vae_exec e;
     dk_status st;
     dk_tensor ob;
@@ -474,7 +463,7 @@ int64_t dk__vae_first_nonfinite(const float *p, int64_t n) {
 static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
                              int32_t w, const vaed_out *out, dk_vae_info *info, double t0, int *decoded) {
     vaed_mode m;
-    vaed_run r;
+    dk__vae_run r;
     dk_vae_info inf;
     dk__vae_weights wide;
     int64_t per_in = (int64_t)vae->arch.lc * h * w, first_bad;
@@ -487,6 +476,7 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
     r.t0 = t0;
+    r.stage_names = vaed_stage_names;
     /* NaN/Inf latents would decode to NaN (a black image): refused up front. */
     if (!vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
         int64_t i = first_bad % per_in;

@@ -28,22 +28,10 @@ float dk_vae_noise(uint64_t seed, uint64_t i) {
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-typedef struct vaee_run {
-    dk_vae *vae;
-    double t0;
-} vaee_run;
-
-static void vaee_stage(dk__vae_exec *e, const vaee_run *r, int32_t stage) {
-    const dk_vae_options *o = &r->vae->opt;
-    if (!o->progress || e->dry || e->st != DK_OK) return;
-    e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaee_stage_names[stage], dk__vae_now_ms() - r->t0);
-}
-
 /* One sample: image [3, H, W] host floats (or the device tensor dev, the
  * sample's view) to the moments [2C, H/8, W/8] (host floats, unscaled).
  * *in_bad: the device image holds NaN/Inf (tested when test_in). */
-static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *image, const dk_tensor *dev,
+static dk_status vaee_forward(dk__vae_exec *e, const dk__vae_run *r, const float *image, const dk_tensor *dev,
                               int32_t hh, int32_t ww, float *moments, int test_in, int *in_bad) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
@@ -57,7 +45,7 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
                                                          "(options->allow_nonfinite encodes it anyway)");
     c = dk__vae_conv_make(x, -1, -1, a->e_in_w, a->e_in_b, 3, e->s, 1);
     x = dk__vae_conv(e, &c);
-    vaee_stage(e, r, 0);
+    dk__vae_stage(e, r, 0);
     for (i = 0; i < 4; i++) {
         for (j = 0; j < 2; j++) x = dk__vae_resnet_fwd(e, x, &a->down[i][j]);
         if (i < 3) {
@@ -66,12 +54,12 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
             c.down = 1;
             x = dk__vae_conv(e, &c);
         }
-        vaee_stage(e, r, 1 + i);
+        dk__vae_stage(e, r, 1 + i);
     }
     x = dk__vae_resnet_fwd(e, x, &a->e_mid[0]);
     x = dk__vae_attention(e, x, &a->e_attn);
     x = dk__vae_resnet_fwd(e, x, &a->e_mid[1]);
-    vaee_stage(e, r, 5);
+    dk__vae_stage(e, r, 5);
     c = dk__vae_conv_make(x, a->e_no_g, a->e_no_b, a->e_out_w, a->e_out_b, 3, 1.0f, 1);
     x = dk__vae_conv(e, &c);
     if (a->q_w >= 0) {
@@ -80,7 +68,7 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
     }
     dk__vae_output(e, x, moments);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
-    vaee_stage(e, r, 6);
+    dk__vae_stage(e, r, 6);
     return e->st;
 }
 
@@ -88,11 +76,12 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
 static dk_status vaee_plan_bytes(dk_vae *vae, const dk__vae_weights *ws, int32_t hh, int32_t ww, uint64_t *plan,
                                  uint64_t *budget) {
     dk__vae_exec e;
-    vaee_run r;
+    dk__vae_run r;
     int bad = 0;
     dk_status st;
     r.vae = vae;
     r.t0 = 0.0;
+    r.stage_names = vaee_stage_names;
     dk__vae_exec_init(&e, vae, ws, 1, 0, hh / 8, hh / 8);
     vaee_forward(&e, &r, NULL, NULL, hh, ww, NULL, 0, &bad);
     st = e.st;
@@ -124,7 +113,7 @@ static dk_status vaee_check(dk_vae *vae, const char *fn, const void *image, int3
 
 /* The moments of one sample with weights ws into m; *bad: they hold NaN/Inf. */
 static dk_status vaee_run_one(dk_vae *vae, const dk__vae_weights *ws, const float *image, const dk_tensor *dev,
-                              int32_t hh, int32_t ww, float *m, int *bad, const vaee_run *r) {
+                              int32_t hh, int32_t ww, float *m, int *bad, const dk__vae_run *r) {
     dk__vae_exec e;
     uint64_t need;
     int in_bad = 0;
@@ -155,7 +144,7 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     const int64_t per_in = (int64_t)3 * hh * ww, hw = (int64_t)(hh / 8) * (ww / 8), per_out = lc * hw;
     dk__vae_weights wide;
     dk_vae_info inf;
-    vaee_run r;
+    dk__vae_run r;
     uint64_t plan = 0, budget = 0, cur = 0;
     float *m;
     int32_t b, nbad = 0, bad_first = -1;
@@ -166,6 +155,7 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
     r.t0 = t0;
+    r.stage_names = vaee_stage_names;
     if (image && !vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(image, batch * per_in)) >= 0) {
         int64_t i = first_bad % per_in;
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,

@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define VAEX_GROUPS 32
 #define VAEX_EPS 1e-6f
@@ -43,16 +42,10 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, 
 
 /* ------------------------------------------------------------ profile */
 
-static double vaex_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static void vaex_prof_begin(dk__vae_exec *e) {
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    e->prof_t0 = vaex_now_ms();
+    e->prof_t0 = dk__vae_now_ms();
 }
 
 /* The time since vaex_prof_begin, added to the row of this label. */
@@ -63,7 +56,7 @@ static void vaex_prof_end(dk__vae_exec *e, const char *fmt, ...) {
     va_list ap;
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    ms = vaex_now_ms() - e->prof_t0;
+    ms = dk__vae_now_ms() - e->prof_t0;
     va_start(ap, fmt);
     vsnprintf(label, sizeof label, fmt, ap);
     va_end(ap);
@@ -102,6 +95,13 @@ static void vaex_prof_print(dk__vae_exec *e) {
         fprintf(stderr, "  host blocks allocated since the decoder was made: %d (%.1f MiB)\n", (int)e->vae->hostmem.allocs,
                 (double)e->vae->hostmem.alloc_bytes / 1048576.0);
     e->nprof = 0;
+}
+
+void dk__vae_stage(dk__vae_exec *e, const dk__vae_run *r, int32_t stage) {
+    const dk_vae_options *o = &r->vae->opt;
+    if (!o->progress || e->dry || e->st != DK_OK) return;
+    e->st = dk_sync(r->vae->ctx);
+    if (e->st == DK_OK) o->progress(o->progress_user, stage, r->stage_names[stage], dk__vae_now_ms() - r->t0);
 }
 
 /* The plan: activations sorted by size, largest first; each goes to the lowest

@@ -244,6 +244,16 @@ dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, in
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
+/* One forward pass (decode or encode of one sample): the progress callback's
+ * stage names and when the API call began. */
+typedef struct dk__vae_run {
+    dk_vae *vae;
+    double t0;
+    const char *const *stage_names; /* DK_VAE_NUM_STAGES of them */
+} dk__vae_run;
+/* Stage `stage` is done: with a progress callback (and not PLAN), sync and
+ * report it with the time since r->t0. */
+void dk__vae_stage(dk__vae_exec *e, const dk__vae_run *r, int32_t stage);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
 /* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU
  * in place, 3x3, stride 1, to next_c <= C channels, no residual): that conv
