@@ -56,13 +56,14 @@
  * Everything else is as the SDXL decoder's documentation in sdxl_vae.h says,
  * for every model: NHWC activations in the compute dtype; a memory plan of
  * one device buffer (dk_vae_plan, dk_vae_plan_encode; docs/vae-memory-plan.md);
- * banded decoding with whole-tensor GroupNorm statistics when tile_rows or
- * max_device_bytes ask for it; in DK_F16 the residual stream kept at
+ * banded decoding and encoding with whole-tensor GroupNorm statistics when
+ * tile_rows or max_device_bytes ask for it (the same result as untiled within
+ * float rounding, bounded device memory); in DK_F16 the residual stream kept at
  * fp16_activation_scale with an fp32 redo of a sample whose result holds
  * NaN/Inf (decode and encode); NaN/Inf inputs or results reported as
  * DK_ERR_NON_FINITE; device-tensor entry points; progress callbacks;
- * DIFKERN_VAE_PROFILE=1.  The encoder always runs untiled (no banded encode):
- * a max_device_bytes below its plan is DK_ERR_OUT_OF_MEMORY.
+ * DIFKERN_VAE_PROFILE=1.  A max_device_bytes below even bands of one latent
+ * row (8 image rows) is DK_ERR_OUT_OF_MEMORY, naming that minimum.
  */
 #ifndef DIFKERN_VAE_H
 #define DIFKERN_VAE_H
@@ -100,11 +101,12 @@ typedef struct dk_vae_options {
     dk_vae_model model;            /* init DK_VAE_AUTO */
     float scaling_factor;          /* init NAN: the model's (table above) */
     float shift_factor;            /* init NAN: the model's */
-    int32_t tile_rows;             /* decode: > 0: bands of this many latent rows; 0: none */
-    uint64_t max_device_bytes;     /* > 0: band a decode whose untiled plan (weights +
-                                      activations + room for backend scratch) exceeds it,
-                                      with the largest bands that fit; an encode whose plan
-                                      exceeds it is DK_ERR_OUT_OF_MEMORY */
+    int32_t tile_rows;             /* > 0: decode and encode in bands of this many latent
+                                      rows (8x that at full resolution; the halos come on
+                                      top, so 1 works; more than h: one band); 0: none */
+    uint64_t max_device_bytes;     /* > 0: band a decode or encode whose untiled plan
+                                      (weights + activations + room for backend scratch)
+                                      exceeds it, with the largest bands that fit */
     float fp16_activation_scale;   /* DK_F16 only: power of two in (0, 1]; init 2^-8 */
     int32_t fp16_fallback;         /* DK_F16: redo a non-finite result in fp32 (init 1) */
     dk_vae_progress_fn progress;   /* may be NULL */
@@ -223,7 +225,8 @@ DK_API dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const
  * scratch_reserve_bytes (other fields 0). */
 DK_API dk_status dk_vae_plan(dk_vae *vae, int32_t h, int32_t w, dk_vae_info *info);
 
-/* The plan of an encode of one height x width image (untiled). */
+/* The plan an encode of one height x width image would use, as dk_vae_plan
+ * (band_rows in latent rows, of height / 8). */
 DK_API dk_status dk_vae_plan_encode(dk_vae *vae, int32_t height, int32_t width, dk_vae_info *info);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #include "../validate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -221,18 +222,6 @@ int32_t dk_vae_has_encoder(const dk_vae *vae) { return vae && (vae->arch.parts &
 
 /* ------------------------------------------------------------ forward */
 
-typedef struct vaed_run {
-    dk_vae *vae;
-    double t0;
-} vaed_run;
-
-static void vaed_stage(dk__vae_exec *e, const vaed_run *r, int32_t stage) {
-    const dk_vae_options *o = &r->vae->opt;
-    if (!o->progress || e->dry || e->st != DK_OK) return;
-    e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaed_stage_names[stage], dk__vae_now_ms() - r->t0);
-}
-
 dk__vae_conv_args dk__vae_conv_make(dk__vae_act in, int32_t gn_gamma, int32_t gn_beta, int32_t w, int32_t b,
                                    int32_t k, float out_scale, int32_t consume) {
     dk__vae_conv_args a;
@@ -271,7 +260,7 @@ dk__vae_act dk__vae_resnet_fwd(dk__vae_exec *e, dk__vae_act x, const dk__vae_res
 }
 
 /* latent: [C, h, w] floats; out: [3, 8h, 8w] floats. */
-static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *latent, int32_t h, int32_t w,
+static dk_status vaed_forward(dk__vae_exec *e, const dk__vae_run *r, const float *latent, int32_t h, int32_t w,
                               float *out) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
@@ -285,11 +274,11 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
     }
     c = dk__vae_conv_make(x, -1, -1, a->in_w, a->in_b, 3, e->s, 1);
     x = dk__vae_conv(e, &c);
-    vaed_stage(e, r, 0);
+    dk__vae_stage(e, r, 0);
     x = dk__vae_resnet_fwd(e, x, &a->mid[0]);
     x = dk__vae_attention(e, x, &a->attn);
     x = dk__vae_resnet_fwd(e, x, &a->mid[1]);
-    vaed_stage(e, r, 1);
+    dk__vae_stage(e, r, 1);
     for (i = 0; i < 4; i++) {
         for (j = 0; j < 3; j++) x = dk__vae_resnet_fwd(e, x, &a->up[i][j]);
         if (i < 3) {
@@ -302,33 +291,27 @@ static dk_status vaed_forward(dk__vae_exec *e, const vaed_run *r, const float *l
             c.upsample = 2;
             x = i == 2 ? dk__vae_conv_roomy(e, &c, a->up[3][0].cout) : dk__vae_conv(e, &c);
         }
-        vaed_stage(e, r, 2 + i);
+        dk__vae_stage(e, r, 2 + i);
     }
     c = dk__vae_conv_make(x, a->no_g, a->no_b, a->out_w, a->out_b, 3, 1.0f, 1);
     x = dk__vae_conv(e, &c);
     dk__vae_output(e, x, out);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
-    vaed_stage(e, r, 6);
+    dk__vae_stage(e, r, 6);
     return e->st;
 }
 
 /* ------------------------------------------------------------ planning */
 
-typedef struct vaed_mode {
-    int32_t banded, band_rows;
-    uint64_t plan_bytes;   /* what the plan allocates besides the weights */
-    uint64_t budget_bytes; /* that plus room for backend scratch */
-} vaed_mode;
-
 /* The plan's bytes; *budget: what a budget must hold (plus backend scratch). */
-static uint64_t vaed_dry(dk_vae *vae, const dk__vae_weights *ws, int32_t banded, int32_t band, int32_t h,
-                         int32_t w, uint64_t *budget) {
+static uint64_t vaed_dry(dk_vae *vae, int32_t banded, int32_t band, int32_t h, int32_t w, uint64_t *budget) {
     dk__vae_exec e;
-    vaed_run r;
+    dk__vae_run r;
     uint64_t n;
     r.vae = vae;
     r.t0 = 0.0;
-    dk__vae_exec_init(&e, vae, ws, 1, banded, band, h);
+    r.stage_names = vaed_stage_names;
+    dk__vae_exec_init(&e, vae, &vae->w, 1, banded, band, h);
     vaed_forward(&e, &r, NULL, h, w, NULL);
     n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
     *budget = e.st == DK_OK ? dk__vae_exec_budget_bytes(&e) : UINT64_MAX;
@@ -340,22 +323,23 @@ uint64_t dk__vae_weight_bytes(const dk_vae *vae) {
     return (uint64_t)vae->arch.total_elems * dk_dtype_size(vae->dtype);
 }
 
-static dk_status vaed_choose(dk_vae *vae, const char *fn, int32_t h, int32_t w, vaed_mode *m) {
+dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t h, int32_t w, dk__vae_dry_fn dry,
+                         dk__vae_mode *m) {
     const dk_vae_options *o = &vae->opt;
     uint64_t wb = dk__vae_weight_bytes(vae);
     int32_t t;
     m->banded = 0;
     m->band_rows = h;
-    m->plan_bytes = vaed_dry(vae, &vae->w, 0, h, h, w, &m->budget_bytes);
+    m->plan_bytes = dry(vae, 0, h, h, w, &m->budget_bytes);
     if (o->tile_rows > 0) {
         m->banded = 1;
         m->band_rows = o->tile_rows < h ? o->tile_rows : h;
-        m->plan_bytes = vaed_dry(vae, &vae->w, 1, m->band_rows, h, w, &m->budget_bytes);
+        m->plan_bytes = dry(vae, 1, m->band_rows, h, w, &m->budget_bytes);
         return DK_OK;
     }
     if (o->max_device_bytes == 0 || m->budget_bytes + wb <= o->max_device_bytes) return DK_OK;
     for (t = h;; t = (t + 1) / 2) { /* halve the band until it fits */
-        uint64_t budget, n = vaed_dry(vae, &vae->w, 1, t, h, w, &budget);
+        uint64_t budget, n = dry(vae, 1, t, h, w, &budget);
         if (budget + wb <= o->max_device_bytes) {
             m->banded = 1;
             m->band_rows = t;
@@ -367,13 +351,19 @@ static dk_status vaed_choose(dk_vae *vae, const char *fn, int32_t h, int32_t w, 
     }
     {
         uint64_t budget;
-        (void)vaed_dry(vae, &vae->w, 1, 1, h, w, &budget);
+        (void)dry(vae, 1, 1, h, w, &budget);
         return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
-                        "%s: options->max_device_bytes %llu is below what a %dx%d latent needs even in bands of one "
-                        "row (%llu bytes of weights + %llu, backend scratch included)",
-                        fn, (unsigned long long)o->max_device_bytes, (int)h, (int)w, (unsigned long long)wb,
-                        (unsigned long long)budget);
+                        "%s: options->max_device_bytes %llu is below what %s needs even in bands of one latent row: "
+                        "%llu bytes (%llu of weights + %llu, backend scratch included)",
+                        fn, (unsigned long long)o->max_device_bytes, what, (unsigned long long)(wb + budget),
+                        (unsigned long long)wb, (unsigned long long)budget);
     }
+}
+
+static dk_status vaed_choose(dk_vae *vae, const char *fn, int32_t h, int32_t w, dk__vae_mode *m) {
+    char what[48];
+    snprintf(what, sizeof what, "a %dx%d latent", (int)h, (int)w);
+    return dk__vae_choose(vae, fn, what, h, w, vaed_dry, m);
 }
 
 static dk_status vaed_check_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch,
@@ -422,8 +412,8 @@ typedef struct vaed_out {
 
 /* Decode one sample (image b of o) with executor settings m and weights ws;
  * *bad: whether the fp16 result has NaN/Inf (checked when ws is fp16). */
-static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const vaed_mode *m, const float *latent,
-                              int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const vaed_run *r) {
+static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__vae_mode *m, const float *latent,
+                              int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const dk__vae_run *r) {
     dk__vae_exec e;
     dk_status st;
     dk_tensor ob;
@@ -439,17 +429,9 @@ static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const vaed
         e.out_dev = &ob;
     }
     if (!m->banded) {
-        /* Plan, then run in the arena kept by vae (grown when too small). */
-        uint64_t need;
+        /* Plan, then run in the arena kept by vae. */
         vaed_forward(&e, r, NULL, h, w, NULL);
-        need = dk__vae_exec_plan_bytes(&e);
-        if (e.st == DK_OK && (!vae->arena || dk_buffer_size(vae->arena) < need ||
-                              (vae->opt.max_device_bytes && dk_buffer_size(vae->arena) > need))) {
-            dk_buffer_destroy(vae->ctx, vae->arena);
-            vae->arena = NULL;
-            e.st = dk_buffer_create(vae->ctx, need ? need : 256, &vae->arena);
-        }
-        dk__vae_exec_realize(&e, vae->arena);
+        dk__vae_exec_realize(&e);
     }
     st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
     *bad = st == DK_OK && (o->dev || !m->banded ? e.out_bad : !dk__vae_finite(out, (int64_t)3 * 64 * h * w));
@@ -473,8 +455,8 @@ int64_t dk__vae_first_nonfinite(const float *p, int64_t n) {
  * *decoded: whether out was written (also on DK_ERR_NON_FINITE for a result). */
 static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
                              int32_t w, const vaed_out *out, dk_vae_info *info, double t0, int *decoded) {
-    vaed_mode m;
-    vaed_run r;
+    dk__vae_mode m;
+    dk__vae_run r;
     dk_vae_info inf;
     dk__vae_weights wide;
     int64_t per_in = (int64_t)vae->arch.lc * h * w, first_bad;
@@ -487,6 +469,7 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
     r.t0 = t0;
+    r.stage_names = vaed_stage_names;
     /* NaN/Inf latents would decode to NaN (a black image): refused up front. */
     if (!vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
         int64_t i = first_bad % per_in;
@@ -652,7 +635,7 @@ dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *la
 
 dk_status dk__vae_plan(dk_vae *vae, const char *fn, int32_t h, int32_t w, dk_vae_info *info) {
     float dummy = 0.0f;
-    vaed_mode m;
+    dk__vae_mode m;
     dk_status st = vaed_check_decode(vae, fn, &dummy, 1, h, w, info);
     if (st != DK_OK) return st;
     st = vaed_choose(vae, fn, h, w, &m);

@@ -1,11 +1,12 @@
 /* AutoencoderKL encoder: the forward pass on the executor's primitives
- * (vae_exec.c), always untiled from a memory plan; the posterior's mean or a
- * seeded sample, scaled for the diffusion model; the fp16 overflow fallback
- * (include/difkern/vae.h). */
+ * (vae_exec.c), untiled from a memory plan or banded as the decoder (the
+ * choice is dk__vae_choose's); the posterior's mean or a seeded sample, scaled
+ * for the diffusion model; the fp16 overflow fallback (include/difkern/vae.h). */
 #include "vae_internal.h"
 #include "../validate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,22 +29,10 @@ float dk_vae_noise(uint64_t seed, uint64_t i) {
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-typedef struct vaee_run {
-    dk_vae *vae;
-    double t0;
-} vaee_run;
-
-static void vaee_stage(dk__vae_exec *e, const vaee_run *r, int32_t stage) {
-    const dk_vae_options *o = &r->vae->opt;
-    if (!o->progress || e->dry || e->st != DK_OK) return;
-    e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, vaee_stage_names[stage], dk__vae_now_ms() - r->t0);
-}
-
 /* One sample: image [3, H, W] host floats (or the device tensor dev, the
  * sample's view) to the moments [2C, H/8, W/8] (host floats, unscaled).
  * *in_bad: the device image holds NaN/Inf (tested when test_in). */
-static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *image, const dk_tensor *dev,
+static dk_status vaee_forward(dk__vae_exec *e, const dk__vae_run *r, const float *image, const dk_tensor *dev,
                               int32_t hh, int32_t ww, float *moments, int test_in, int *in_bad) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
@@ -57,7 +46,7 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
                                                          "(options->allow_nonfinite encodes it anyway)");
     c = dk__vae_conv_make(x, -1, -1, a->e_in_w, a->e_in_b, 3, e->s, 1);
     x = dk__vae_conv(e, &c);
-    vaee_stage(e, r, 0);
+    dk__vae_stage(e, r, 0);
     for (i = 0; i < 4; i++) {
         for (j = 0; j < 2; j++) x = dk__vae_resnet_fwd(e, x, &a->down[i][j]);
         if (i < 3) {
@@ -66,12 +55,12 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
             c.down = 1;
             x = dk__vae_conv(e, &c);
         }
-        vaee_stage(e, r, 1 + i);
+        dk__vae_stage(e, r, 1 + i);
     }
     x = dk__vae_resnet_fwd(e, x, &a->e_mid[0]);
     x = dk__vae_attention(e, x, &a->e_attn);
     x = dk__vae_resnet_fwd(e, x, &a->e_mid[1]);
-    vaee_stage(e, r, 5);
+    dk__vae_stage(e, r, 5);
     c = dk__vae_conv_make(x, a->e_no_g, a->e_no_b, a->e_out_w, a->e_out_b, 3, 1.0f, 1);
     x = dk__vae_conv(e, &c);
     if (a->q_w >= 0) {
@@ -80,26 +69,31 @@ static dk_status vaee_forward(dk__vae_exec *e, const vaee_run *r, const float *i
     }
     dk__vae_output(e, x, moments);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
-    vaee_stage(e, r, 6);
+    dk__vae_stage(e, r, 6);
     return e->st;
 }
 
-/* The plan's arena bytes and what a budget must hold besides the weights. */
-static dk_status vaee_plan_bytes(dk_vae *vae, const dk__vae_weights *ws, int32_t hh, int32_t ww, uint64_t *plan,
-                                 uint64_t *budget) {
+/* A PLAN run of the encode of an 8h x 8w image (dk__vae_dry_fn). */
+static uint64_t vaee_dry(dk_vae *vae, int32_t banded, int32_t band, int32_t h, int32_t w, uint64_t *budget) {
     dk__vae_exec e;
-    vaee_run r;
+    dk__vae_run r;
     int bad = 0;
-    dk_status st;
+    uint64_t n;
     r.vae = vae;
     r.t0 = 0.0;
-    dk__vae_exec_init(&e, vae, ws, 1, 0, hh / 8, hh / 8);
-    vaee_forward(&e, &r, NULL, NULL, hh, ww, NULL, 0, &bad);
-    st = e.st;
-    *plan = st == DK_OK ? dk__vae_exec_plan_bytes(&e) : 0;
-    *budget = st == DK_OK ? dk__vae_exec_budget_bytes(&e) : 0;
+    r.stage_names = vaee_stage_names;
+    dk__vae_exec_init(&e, vae, &vae->w, 1, banded, band, h);
+    vaee_forward(&e, &r, NULL, NULL, 8 * h, 8 * w, NULL, 0, &bad);
+    n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
+    *budget = e.st == DK_OK ? dk__vae_exec_budget_bytes(&e) : UINT64_MAX;
     dk__vae_exec_free(&e);
-    return st;
+    return n;
+}
+
+static dk_status vaee_choose(dk_vae *vae, const char *fn, int32_t hh, int32_t ww, dk__vae_mode *m) {
+    char what[64];
+    snprintf(what, sizeof what, "encoding a %dx%d image", (int)hh, (int)ww);
+    return dk__vae_choose(vae, fn, what, hh / 8, ww / 8, vaee_dry, m);
 }
 
 static dk_status vaee_check(dk_vae *vae, const char *fn, const void *image, int32_t batch, int32_t hh, int32_t ww,
@@ -123,23 +117,18 @@ static dk_status vaee_check(dk_vae *vae, const char *fn, const void *image, int3
 }
 
 /* The moments of one sample with weights ws into m; *bad: they hold NaN/Inf. */
-static dk_status vaee_run_one(dk_vae *vae, const dk__vae_weights *ws, const float *image, const dk_tensor *dev,
-                              int32_t hh, int32_t ww, float *m, int *bad, const vaee_run *r) {
+static dk_status vaee_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__vae_mode *md, const float *image,
+                              const dk_tensor *dev, int32_t hh, int32_t ww, float *m, int *bad, const dk__vae_run *r) {
     dk__vae_exec e;
-    uint64_t need;
     int in_bad = 0;
     int test_in = dev && !vae->opt.allow_nonfinite;
     dk_status st;
-    dk__vae_exec_init(&e, vae, ws, 1, 0, hh / 8, hh / 8);
-    vaee_forward(&e, r, NULL, dev, hh, ww, NULL, test_in, &in_bad);
-    need = dk__vae_exec_plan_bytes(&e);
-    if (e.st == DK_OK && (!vae->arena || dk_buffer_size(vae->arena) < need ||
-                          (vae->opt.max_device_bytes && dk_buffer_size(vae->arena) > need))) {
-        dk_buffer_destroy(vae->ctx, vae->arena);
-        vae->arena = NULL;
-        e.st = dk_buffer_create(vae->ctx, need ? need : 256, &vae->arena);
+    dk__vae_exec_init(&e, vae, ws, md->banded ? 0 : 1, md->banded, md->band_rows, hh / 8);
+    if (!md->banded) {
+        /* Plan, then run in the arena kept by vae. */
+        vaee_forward(&e, r, NULL, dev, hh, ww, NULL, test_in, &in_bad);
+        dk__vae_exec_realize(&e);
     }
-    dk__vae_exec_realize(&e, vae->arena);
     st = e.st == DK_OK ? vaee_forward(&e, r, image, dev, hh, ww, m, test_in, &in_bad) : e.st;
     *bad = st == DK_OK && !dk__vae_finite(m, (int64_t)2 * vae->arch.lc * (hh / 8) * (ww / 8));
     dk__vae_exec_free(&e);
@@ -155,8 +144,9 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     const int64_t per_in = (int64_t)3 * hh * ww, hw = (int64_t)(hh / 8) * (ww / 8), per_out = lc * hw;
     dk__vae_weights wide;
     dk_vae_info inf;
-    vaee_run r;
-    uint64_t plan = 0, budget = 0, cur = 0;
+    dk__vae_run r;
+    dk__vae_mode md;
+    uint64_t cur = 0;
     float *m;
     int32_t b, nbad = 0, bad_first = -1;
     int bad = 0;
@@ -166,6 +156,7 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     memset(&wide, 0, sizeof wide);
     r.vae = vae;
     r.t0 = t0;
+    r.stage_names = vaee_stage_names;
     if (image && !vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(image, batch * per_in)) >= 0) {
         int64_t i = first_bad % per_in;
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
@@ -174,14 +165,12 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
                         fn, (double)image[first_bad], (long long)(first_bad / per_in), (long long)(i / ((int64_t)hh * ww)),
                         (long long)(i / ww % hh), (long long)(i % ww));
     }
-    st = vaee_plan_bytes(vae, &vae->w, hh, ww, &plan, &budget);
+    st = vaee_choose(vae, fn, hh, ww, &md);
     if (st != DK_OK) return st;
-    if (vae->opt.max_device_bytes && budget + dk__vae_weight_bytes(vae) > vae->opt.max_device_bytes)
-        return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
-                        "%s: options->max_device_bytes %llu is below what encoding a %dx%d image needs (%llu bytes of "
-                        "weights + %llu, backend scratch included); the encoder runs untiled only",
-                        fn, (unsigned long long)vae->opt.max_device_bytes, (int)hh, (int)ww,
-                        (unsigned long long)dk__vae_weight_bytes(vae), (unsigned long long)budget);
+    if (md.banded) { /* bounded memory: drop the untiled arena of earlier runs */
+        dk_buffer_destroy(vae->ctx, vae->arena);
+        vae->arena = NULL;
+    }
     m = (float *)malloc((size_t)(2 * per_out) * sizeof(float));
     if (!m) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     dk_memory_reset_peak(vae->ctx);
@@ -194,11 +183,11 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
             view.offset += (uint64_t)((int64_t)b * view.strides[0] * (int64_t)dk_dtype_size(view.dtype));
             dv = &view;
         }
-        st = vaee_run_one(vae, &vae->w, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
+        st = vaee_run_one(vae, &vae->w, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
         if (st == DK_OK && bad && vae->dtype == DK_F16 && vae->opt.fp16_fallback) {
             /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
             if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
-            if (st == DK_OK) st = vaee_run_one(vae, &wide, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
+            if (st == DK_OK) st = vaee_run_one(vae, &wide, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
             inf.fp16_fallback = 1;
         }
         if (st == DK_OK && bad) {
@@ -218,10 +207,11 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     dk__vae_weights_free(vae->ctx, &wide);
     free(m);
     if (st != DK_OK) return st;
-    inf.band_rows = hh / 8;
-    inf.plan_device_bytes = plan;
+    inf.banded = md.banded;
+    inf.band_rows = md.band_rows;
+    inf.plan_device_bytes = md.plan_bytes;
     inf.weight_device_bytes = dk__vae_weight_bytes(vae);
-    inf.scratch_reserve_bytes = budget - plan;
+    inf.scratch_reserve_bytes = md.budget_bytes - md.plan_bytes;
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
     inf.elapsed_ms = dk__vae_now_ms() - t0;
     if (info) *info = inf;
@@ -321,15 +311,16 @@ dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_ten
 dk_status dk_vae_plan_encode(dk_vae *vae, int32_t height, int32_t width, dk_vae_info *info) {
     static const char fn[] = "dk_vae_plan_encode";
     float dummy = 0.0f;
-    uint64_t plan, budget;
+    dk__vae_mode md;
     dk_status st = vaee_check(vae, fn, &dummy, 1, height, width, info);
     if (st != DK_OK) return st;
-    st = vaee_plan_bytes(vae, &vae->w, height, width, &plan, &budget);
+    st = vaee_choose(vae, fn, height, width, &md);
     if (st != DK_OK) return st;
     memset(info, 0, sizeof *info);
-    info->band_rows = height / 8;
-    info->plan_device_bytes = plan;
+    info->banded = md.banded;
+    info->band_rows = md.band_rows;
+    info->plan_device_bytes = md.plan_bytes;
     info->weight_device_bytes = dk__vae_weight_bytes(vae);
-    info->scratch_reserve_bytes = budget - plan;
+    info->scratch_reserve_bytes = md.budget_bytes - md.plan_bytes;
     return DK_OK;
 }

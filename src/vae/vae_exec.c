@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define VAEX_GROUPS 32
 #define VAEX_EPS 1e-6f
@@ -37,16 +36,10 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, 
 
 /* ------------------------------------------------------------ profile */
 
-static double vaex_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static void vaex_prof_begin(dk__vae_exec *e) {
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    e->prof_t0 = vaex_now_ms();
+    e->prof_t0 = dk__vae_now_ms();
 }
 
 /* The time since vaex_prof_begin, added to the row of this label. */
@@ -57,7 +50,7 @@ static void vaex_prof_end(dk__vae_exec *e, const char *fmt, ...) {
     va_list ap;
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    ms = vaex_now_ms() - e->prof_t0;
+    ms = dk__vae_now_ms() - e->prof_t0;
     va_start(ap, fmt);
     vsnprintf(label, sizeof label, fmt, ap);
     va_end(ap);
@@ -96,6 +89,13 @@ static void vaex_prof_print(dk__vae_exec *e) {
         fprintf(stderr, "  host blocks allocated since the decoder was made: %d (%.1f MiB)\n", (int)e->vae->hostmem.allocs,
                 (double)e->vae->hostmem.alloc_bytes / 1048576.0);
     e->nprof = 0;
+}
+
+void dk__vae_stage(dk__vae_exec *e, const dk__vae_run *r, int32_t stage) {
+    const dk_vae_options *o = &r->vae->opt;
+    if (!o->progress || e->dry || e->st != DK_OK) return;
+    e->st = dk_sync(r->vae->ctx);
+    if (e->st == DK_OK) o->progress(o->progress_user, stage, r->stage_names[stage], dk__vae_now_ms() - r->t0);
 }
 
 /* The plan: activations sorted by size, largest first; each goes to the lowest
@@ -155,9 +155,17 @@ static void vaex_assign(dk__vae_exec *e) {
     e->nplanned = e->nacts;
 }
 
-void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena) {
+void dk__vae_exec_realize(dk__vae_exec *e) {
+    dk_vae *vae = e->vae;
+    uint64_t need = dk__vae_exec_plan_bytes(e);
+    if (e->st == DK_OK && (!vae->arena || dk_buffer_size(vae->arena) < need ||
+                           (vae->opt.max_device_bytes && dk_buffer_size(vae->arena) > need))) {
+        dk_buffer_destroy(vae->ctx, vae->arena);
+        vae->arena = NULL;
+        e->st = dk_buffer_create(vae->ctx, need ? need : 256, &vae->arena);
+    }
     if (!e->planned) vaex_assign(e);
-    e->arena = arena;
+    e->arena = vae->arena;
     e->nacts = 0;
     e->events = 0;
     e->dry = 0;
@@ -412,14 +420,45 @@ static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     return bad;
 }
 
+static dk_buffer *vaex_band(dk__vae_exec *e, int32_t i, uint64_t bytes);
+
+/* Banded: the device tensor x into the host activation a, converted on the
+ * device in chunks of one full-resolution band of rows through the input band
+ * buffer (no device memory beyond the banded plan); *bad: the converted values
+ * hold NaN/Inf, as the untiled test sees them. */
+static void vaex_input_dev_bands(dk__vae_exec *e, const dk_tensor *x, dk__vae_act a, int *bad) {
+    dk_context *ctx = e->vae->ctx;
+    int64_t rows = (int64_t)e->band_rows * (a.h / e->lat_h), r0, r1, es = (int64_t)dk_dtype_size(x->dtype);
+    uint64_t row = vaex_bytes(e, a.c, 1, a.w);
+    dk_buffer *b;
+    if (rows < 1) rows = 1;
+    if (rows > a.h) rows = a.h;
+    b = vaex_band(e, 0, (uint64_t)rows * row);
+    if (e->st != DK_OK || e->dry) return;
+    vaex_prof_begin(e);
+    for (r0 = 0; r0 < a.h && e->st == DK_OK; r0 = r1) {
+        dk_tensor xs = *x, y;
+        r1 = r0 + rows < a.h ? r0 + rows : a.h;
+        xs.shape[2] = r1 - r0;
+        xs.offset += (uint64_t)(r0 * xs.strides[2] * es);
+        y = dk_tensor_nhwc(b, 0, e->dtype, 1, a.c, r1 - r0, a.w);
+        e->st = dk_convert(ctx, &xs, &y);
+        if (e->st == DK_OK)
+            e->st = dk_buffer_download(ctx, b, 0, (unsigned char *)e->act_host[a.id] + (uint64_t)r0 * row,
+                                       (uint64_t)(r1 - r0) * row);
+    }
+    if (e->st == DK_OK && bad) *bad = vaex_nonfinite_host(e->act_host[a.id], (int64_t)a.c * a.h * a.w, e->dtype);
+    vaex_prof_end(e, "input from the device tensor (bands)");
+}
+
 dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad) {
     dk__vae_act a = vaex_alloc(e, c, h, w);
     if (bad) *bad = 0;
-    if (e->st != DK_OK || e->dry) return a;
     if (e->banded) {
-        e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: a device-tensor input in a banded run");
+        vaex_input_dev_bands(e, x, a, bad);
         return a;
     }
+    if (e->st != DK_OK || e->dry) return a;
     {
         dk_tensor y = vaex_t(e, a);
         vaex_prof_begin(e);
@@ -524,21 +563,33 @@ static void vaex_group_norm(dk__vae_exec *e, dk__vae_act x, int32_t gamma, int32
     vaex_prof_end(e, "group_norm%s C%d %dx%d", act == DK_ACT_SILU ? "+silu" : "", (int)x.c, (int)x.h, (int)x.w);
 }
 
+/* pad_h: the rows of zero padding on both sides; for the encoder's downsampler
+ * (zero padding of 0 rows/columns on the top/left, 1 on the bottom/right, then
+ * a 3x3 stride-2 conv) the bottom padding, the top one being 0. */
 static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_tensor *x, const dk_tensor *r,
                           int32_t pad_h, const dk_tensor *y) {
     dk_conv2d_desc d;
     dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb;
+    int32_t st = a->down ? 2 : 1;
     if (a->b >= 0) tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
     dk_conv2d_desc_init(&d);
-    d.pad_h = pad_h;
-    d.pad_w = a->k / 2;
+    if (a->down) {
+        d.stride_h = d.stride_w = 2;
+        d.pad_h = d.pad_w = 0;
+        d.pad_top = d.pad_left = 0;
+        d.pad_bottom = pad_h;
+        d.pad_right = 1;
+    } else {
+        d.pad_h = pad_h;
+        d.pad_w = a->k / 2;
+    }
     d.upsample = a->upsample;
     d.output_scale = a->out_scale;
     vaex_prof_begin(e);
     if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
-    vaex_prof_end(e, "conv%dx%d%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
-                  (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample), (int)(a->in.w * a->upsample),
-                  r ? " +res" : "", e->banded ? " (bands, device)" : "");
+    vaex_prof_end(e, "conv%dx%d%s%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
+                  a->down ? " s2" : "", (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample / st),
+                  (int)(a->in.w * a->upsample / st), r ? " +res" : "", e->banded ? " (bands, device)" : "");
 }
 
 static void vaex_dev_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_act out) {
@@ -688,6 +739,12 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
         /* Input rows whose (upsampled) rows cover output rows [o0-p, o1+p). */
         int64_t i0 = vaex_floordiv(o0 - p, u), i1 = vaex_floordiv(o1 + p + u - 1, u);
         int64_t ob0 = u * i0 + p, ob1 = u * i1 - p; /* rows the band's conv produces */
+        if (a->down) { /* output row o reads input rows 2o .. 2o+2 (row x.h: the zero bottom padding) */
+            i0 = 2 * o0;
+            i1 = 2 * o1 + 1;
+            ob0 = o0;
+            ob1 = o1;
+        }
         uint64_t in_bytes = vaex_bytes(e, x.c, i1 - i0, x.w), out_bytes = (uint64_t)(ob1 - ob0) * orow;
         dk_buffer *bi = vaex_band(e, 0, in_bytes), *br = NULL, *bo;
         if (a->resid.id >= 0) br = vaex_band(e, 1, out_bytes);
@@ -731,47 +788,16 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
 static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t oid);
 static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x);
 
-static dk__vae_act vaex_conv_down(dk__vae_exec *e, const dk__vae_conv_args *a);
-
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
     const dk__vae_param *w = &e->vae->arch.p[a->w];
     int32_t room = vaex_room_of(e, a->in);
     dk__vae_act out;
-    if (a->down) return vaex_conv_down(e, a);
     if (room >= 0 && a->consume) return vaex_conv_shrink(e, a, room);
-    out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
+    if (a->down) out = vaex_alloc(e, (int32_t)w->shape[0], (a->in.h + 1 - 3) / 2 + 1, (a->in.w + 1 - 3) / 2 + 1);
+    else out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
     if (e->banded) vaex_band_conv(e, a, out);
     else vaex_dev_conv(e, a, out);
     if (a->consume) dk__vae_free_act(e, a->in);
-    return out;
-}
-
-/* The encoder's downsampler: zero padding of 0 rows/columns on the top/left and
- * 1 on the bottom/right, then a 3x3 stride-2 conv (no GroupNorm, no residual),
- * as one conv with per-side padding. */
-static dk__vae_act vaex_conv_down(dk__vae_exec *e, const dk__vae_conv_args *a) {
-    const dk__vae_param *w = &e->vae->arch.p[a->w];
-    dk__vae_act x = a->in, out;
-    if (e->banded) {
-        out.c = (int32_t)w->shape[0]; out.h = x.h / 2; out.w = x.w / 2; out.id = -1;
-        if (e->st == DK_OK) e->st = dk__fail(e->vae->ctx, DK_ERR_INTERNAL, "vae: a downsampler in a banded run");
-        return out;
-    }
-    out = vaex_alloc(e, (int32_t)w->shape[0], (x.h + 1 - 3) / 2 + 1, (x.w + 1 - 3) / 2 + 1);
-    if (e->st == DK_OK && !e->dry) {
-        dk_tensor tx = vaex_t(e, x), ty = vaex_t(e, out);
-        dk_conv2d_desc d;
-        dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
-        dk_conv2d_desc_init(&d);
-        d.stride_h = d.stride_w = 2;
-        d.pad_top = d.pad_left = 0;
-        d.pad_bottom = d.pad_right = 1;
-        d.output_scale = a->out_scale;
-        vaex_prof_begin(e);
-        if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, &tx, &tw, &tb, NULL, &ty);
-        vaex_prof_end(e, "conv3x3 s2 %d->%d %dx%d", (int)x.c, (int)out.c, (int)out.h, (int)out.w);
-    }
-    if (a->consume) dk__vae_free_act(e, x);
     return out;
 }
 

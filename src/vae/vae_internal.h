@@ -140,8 +140,9 @@ void dk__vae_weights_free(dk_context *ctx, dk__vae_weights *ws);
 dk_status dk__vae_rescale(dk_vae *vae, float act_scale);
 
 /* ------------------------------------------------ vae_exec.c: the executor
- * The decoder's forward pass (vae_decode.c) is written once against these
- * primitives; the executor runs them in one of three modes:
+ * The decoder's and the encoder's forward passes (vae_decode.c, vae_encode.c)
+ * are written once against these primitives; the executor runs them in one of
+ * three modes:
  *   PLAN:   nothing runs; allocations are recorded and assigned to reusable
  *           device buffers (the memory plan), or band buffer sizes are measured;
  *   DEVICE: every activation lives at a planned offset of one device buffer
@@ -221,7 +222,7 @@ typedef struct dk__vae_conv_args {
     int32_t w, b;              /* param indices; b -1: no bias */
     int32_t k, upsample;
     int32_t down;              /* 1: the encoder's downsampler (pad 0 top/left, 1
-                                  bottom/right, stride 2; untiled only) */
+                                  bottom/right, stride 2) */
     dk__vae_act resid;         /* id -1: none */
     float out_scale;
     int32_t consume;           /* the input dies here (its buffer may be reused in place) */
@@ -229,21 +230,32 @@ typedef struct dk__vae_conv_args {
 
 void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, int32_t dry,
                        int32_t banded, int32_t band_rows, int32_t lat_h);
-/* DEVICE after a PLAN run of the same sequence: run in arena, a buffer of at
- * least dk__vae_exec_plan_bytes (owned by the caller). */
-void dk__vae_exec_realize(dk__vae_exec *e, dk_buffer *arena);
+/* DEVICE after a PLAN run of the same sequence: run in vae->arena, kept
+ * between runs and made anew when smaller than the plan, or larger under
+ * max_device_bytes (a budget must not pay for an earlier, larger plan). */
+void dk__vae_exec_realize(dk__vae_exec *e);
 void dk__vae_exec_free(dk__vae_exec *e);
 uint64_t dk__vae_exec_plan_bytes(dk__vae_exec *e); /* arena, or bands + attention bytes */
 /* What a budget must hold besides the weights: the plan plus scratch_reserve. */
 uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e);
 /* x (NCHW floats) * mul + add as an activation. */
 dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul, float add);
-/* The device tensor x ([1, c, h, w], any dtype and strides) as an activation
- * (untiled only); *bad (when not NULL): whether it holds NaN/Inf (c <= 4). */
+/* The device tensor x ([1, c, h, w], any dtype and strides) as an activation;
+ * *bad (when not NULL): whether it holds NaN/Inf (c <= 4). */
 dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad);
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
+/* One forward pass (decode or encode of one sample): the progress callback's
+ * stage names and when the API call began. */
+typedef struct dk__vae_run {
+    dk_vae *vae;
+    double t0;
+    const char *const *stage_names; /* DK_VAE_NUM_STAGES of them */
+} dk__vae_run;
+/* Stage `stage` is done: with a progress callback (and not PLAN), sync and
+ * report it with the time since r->t0. */
+void dk__vae_stage(dk__vae_exec *e, const dk__vae_run *r, int32_t stage);
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *args);
 /* A conv whose output x leaves room for the conv that consumes it (GroupNorm+SiLU
  * in place, 3x3, stride 1, to next_c <= C channels, no residual): that conv
@@ -255,6 +267,22 @@ dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *args, i
 dk__vae_act dk__vae_attention(dk__vae_exec *e, dk__vae_act x, const dk__vae_attn *t);
 
 /* vae_decode.c: shared by vae_encode.c */
+/* Untiled or banded, and what the plan allocates. */
+typedef struct dk__vae_mode {
+    int32_t banded, band_rows; /* band_rows: latent rows per band (h when untiled) */
+    uint64_t plan_bytes;       /* what the plan allocates besides the weights */
+    uint64_t budget_bytes;     /* that plus room for backend scratch */
+} dk__vae_mode;
+/* A PLAN run of one h x w latent's forward pass (banded or not): the plan's
+ * bytes, and in *budget what a budget must hold besides the weights. */
+typedef uint64_t (*dk__vae_dry_fn)(dk_vae *vae, int32_t banded, int32_t band_rows, int32_t h, int32_t w,
+                                   uint64_t *budget);
+/* Untiled, or banded when options->tile_rows asks for it or the untiled plan
+ * exceeds options->max_device_bytes (the largest band that fits, halving from
+ * h); DK_ERR_OUT_OF_MEMORY naming the minimum when even bands of one latent row
+ * do not fit.  what: the work for the message ("a 64x64 latent"). */
+dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t h, int32_t w, dk__vae_dry_fn dry,
+                         dk__vae_mode *m);
 double dk__vae_now_ms(void);
 int dk__vae_finite(const float *p, int64_t n);
 int64_t dk__vae_first_nonfinite(const float *p, int64_t n);

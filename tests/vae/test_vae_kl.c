@@ -7,6 +7,11 @@
  *                  16-channel files and SDXL only (slow devices)
  *   banded         a 16-channel (FLUX.1) decoder, random weights: bands of one
  *                  latent row equal untiled; the 1024x1024 encode plan
+ *   banded_encode  a 4-channel (SDXL) encoder, random weights: bands of 1, 2
+ *                  (not dividing the height), 3, 5 and 7 (clamped) latent rows,
+ *                  bands chosen by max_device_bytes and a device-tensor encode
+ *                  in bands equal untiled; a budget below bands of one row;
+ *                  the 1024x1024 encode plans, untiled and banded
  *   errors DIR     wrong model for the weights, missing parts, bad arguments
  * Backend: CPU, or the one DIFKERN_BACKEND names.  Exits 1 on a failed check. */
 #include <difkern.h>
@@ -213,6 +218,105 @@ static void test_banded(void) {
     free(b);
 }
 
+/* The encode of img with tile_rows t (0: untiled) into a fresh buffer. */
+static float *encode_rows(dk_vae *vae, dk_vae_options *o, int32_t t, const float *img, int32_t hh, int32_t ww,
+                          dk_vae_info *info) {
+    float *z = poisoned((int64_t)dk_vae_latent_channels(vae) * (hh / 8) * (ww / 8));
+    o->tile_rows = t;
+    CHECK(dk_vae_set_options(vae, o) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_vae_encode_f32(vae, img, 1, hh, ww, z, info) == DK_OK, "tile_rows %d: %s", (int)t, dk_last_error(ctx));
+    return z;
+}
+
+static void check_same(const char *what, const float *got, const float *ref, int64_t n, double tol) {
+    double maxd, err = rel_err(got, ref, n, &maxd);
+    printf("  %-44s rel L2 %.3g, max |diff| %.3g (tol %.0e)\n", what, err, maxd, tol);
+    CHECK(err <= tol, "%s vs untiled: rel L2 %.3g > %.3g", what, err, tol);
+}
+
+static void test_banded_encode(void) {
+    /* 40x24: a 5x3 latent, so that bands of 2 and 3 latent rows leave a short last band */
+    const int32_t hh = 40, ww = 24, rows[5] = {1, 2, 3, 5, 7};
+    const int64_t ni = (int64_t)3 * hh * ww, nl = (int64_t)4 * (hh / 8) * (ww / 8);
+    float *img = (float *)malloc((size_t)ni * sizeof(float)), *ref, *got;
+    char what[96], msg[64];
+    dk_vae_options o;
+    dk_vae_info iu, ib, ip;
+    dk_vae *vae = NULL;
+    uint64_t s = 11, need;
+    int32_t i;
+    puts("banded_encode: SDXL (4 channels) encoder in bands vs untiled, random weights, f32");
+    fill(img, ni, &s);
+    dk_vae_options_init(&o);
+    o.model = DK_VAE_SDXL;
+    CHECK(dk_vae_create_random(ctx, 7, DK_F32, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    ref = encode_rows(vae, &o, 0, img, hh, ww, &iu);
+    CHECK(!iu.banded && iu.band_rows == hh / 8, "untiled encode: banded %d, band_rows %d", iu.banded, iu.band_rows);
+    for (i = 0; i < 5; i++) {
+        got = encode_rows(vae, &o, rows[i], img, hh, ww, &ib);
+        CHECK(ib.banded && ib.band_rows == (rows[i] < hh / 8 ? rows[i] : hh / 8), "tile_rows %d: banded %d, band_rows %d",
+              (int)rows[i], ib.banded, ib.band_rows);
+        snprintf(what, sizeof what, "tile_rows %d (bands of %d latent rows)", (int)rows[i], (int)ib.band_rows);
+        check_same(what, got, ref, nl, 1e-5);
+        free(got);
+    }
+    /* max_device_bytes one byte below the untiled plan: the largest bands that fit. */
+    o.tile_rows = 0;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_plan_encode(vae, hh, ww, &ip) == DK_OK, "%s",
+          dk_last_error(ctx));
+    o.max_device_bytes = ip.plan_device_bytes + ip.weight_device_bytes + ip.scratch_reserve_bytes - 1;
+    got = encode_rows(vae, &o, 0, img, hh, ww, &ib);
+    CHECK(ib.banded &&
+              ib.plan_device_bytes + ib.weight_device_bytes + ib.scratch_reserve_bytes <= o.max_device_bytes,
+          "max_device_bytes %llu: banded %d, band_rows %d", (unsigned long long)o.max_device_bytes, ib.banded,
+          ib.band_rows);
+    snprintf(what, sizeof what, "max_device_bytes: bands of %d latent rows", (int)ib.band_rows);
+    check_same(what, got, ref, nl, 1e-5);
+    free(got);
+    /* The device-tensor path in bands (f16 NHWC out, as the untiled one). */
+    o.max_device_bytes = 0;
+    free(ref);
+    ref = encode_on_device(vae, img, 1, hh, ww, 0, 0);
+    o.tile_rows = 2;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+    got = encode_on_device(vae, img, 1, hh, ww, 0, 0);
+    check_same("encode_tensor, tile_rows 2 (f16 NHWC out)", got, ref, nl, 1e-3);
+    free(got);
+    /* A budget below bands of one latent row: the error names that minimum. */
+    o.tile_rows = 1;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_plan_encode(vae, hh, ww, &ip) == DK_OK && ip.banded, "%s",
+          dk_last_error(ctx));
+    need = ip.plan_device_bytes + ip.weight_device_bytes + ip.scratch_reserve_bytes;
+    o.tile_rows = 0;
+    o.max_device_bytes = need - 1;
+    CHECK(dk_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+    snprintf(msg, sizeof msg, "%llu bytes", (unsigned long long)need);
+    CHECK(dk_vae_plan_encode(vae, hh, ww, &ip) == DK_ERR_OUT_OF_MEMORY && strstr(dk_last_error(ctx), msg),
+          "max_device_bytes %llu (bands of one row need %llu): %s", (unsigned long long)(need - 1),
+          (unsigned long long)need, dk_last_error(ctx));
+    printf("  %s\n", dk_last_error(ctx));
+    dk_vae_destroy(vae);
+    free(ref);
+    free(img);
+    /* The plans at 1024x1024 (f16, FLUX.1 weights): untiled and in bands. */
+    dk_vae_options_init(&o);
+    o.model = DK_VAE_FLUX1;
+    CHECK(dk_vae_create_random(ctx, 3, DK_F16, &o, &vae) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_vae_plan_encode(vae, 1024, 1024, &iu) == DK_OK && !iu.banded, "%s", dk_last_error(ctx));
+    printf("  f16 1024x1024 encode plan, untiled: %.1f MiB activations + %.1f MiB scratch reserve\n",
+           iu.plan_device_bytes / 1048576.0, iu.scratch_reserve_bytes / 1048576.0);
+    for (i = 0; i < 3; i++) {
+        o.tile_rows = i == 0 ? 1 : i == 1 ? 8 : 32;
+        CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_plan_encode(vae, 1024, 1024, &ib) == DK_OK && ib.banded &&
+                  ib.band_rows == o.tile_rows, "%s", dk_last_error(ctx));
+        printf("  f16 1024x1024 encode plan, bands of %2d latent rows: %.1f MiB activations + %.1f MiB scratch reserve\n",
+               (int)ib.band_rows, ib.plan_device_bytes / 1048576.0, ib.scratch_reserve_bytes / 1048576.0);
+        CHECK(ib.plan_device_bytes < iu.plan_device_bytes, "bands of %d rows plan %llu >= untiled %llu", (int)o.tile_rows,
+              (unsigned long long)ib.plan_device_bytes, (unsigned long long)iu.plan_device_bytes);
+    }
+    dk_vae_destroy(vae);
+}
+
 static void test_errors(const char *dir) {
     char path[1024];
     dk_vae_options o;
@@ -273,9 +377,10 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "oracle") && argc > 3)
         test_oracle(dir, !strcmp(argv[3], "f16") ? DK_F16 : DK_F32, argc > 4 && !strcmp(argv[4], "quick"));
     else if (!strcmp(mode, "banded")) test_banded();
+    else if (!strcmp(mode, "banded_encode")) test_banded_encode();
     else if (!strcmp(mode, "errors")) test_errors(dir);
     else {
-        printf("usage: test_vae_kl oracle DIR f32|f16 [quick] | banded | errors DIR\n");
+        printf("usage: test_vae_kl oracle DIR f32|f16 [quick] | banded | banded_encode | errors DIR\n");
         failures = 1;
     }
     dk_context_destroy(ctx);
