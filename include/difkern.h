@@ -486,6 +486,13 @@ DK_API dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc,
 DK_API dk_status dk_activation_forward(dk_context *ctx, dk_activation act,
                                        const dk_tensor *x, const dk_tensor *y);
 
+/* y = out_scale * act(in_scale * x), in fp32, rounded once to y's dtype; e.g.
+ * TAESD's clamp 3*tanh(x/3) is (1/3, DK_ACT_TANH, 3).  Same rules as
+ * dk_activation_forward (same shape and dtype, y may be x's very view); the
+ * scales must be finite (DK_ERR_INVALID_ARGUMENT otherwise). */
+DK_API dk_status dk_activation_scaled(dk_context *ctx, float in_scale, dk_activation act,
+                                      float out_scale, const dk_tensor *x, const dk_tensor *y);
+
 /* y = act(alpha * a + beta * b).  Same logical shapes; y may be the same view as a or b. */
 DK_API dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
                         const dk_tensor *b, dk_activation act, const dk_tensor *y);

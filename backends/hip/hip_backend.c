@@ -578,7 +578,6 @@ const dk_backend_ops dk__hip_backend = {
     dk__hip_group_norm,
     dk__hip_layer_norm,
     dk__hip_attention,
-    dk__hip_activation,
     dk__hip_add,
     dk__hip_upsample_nearest,
     dk__hip_convert,
