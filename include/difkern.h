@@ -94,7 +94,9 @@ typedef struct dk_context dk_context;
 #define DK_MAX_THREADS 1024
 
 typedef struct dk_context_options {
-    dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO */
+    dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO,
+                               * and so does DIFKERN_VULKAN_DEVICE / DIFKERN_HIP_DEVICE: set, AUTO takes
+                               * that backend and device or fails (docs/environment.md) */
     int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */
     int32_t num_threads;      /* CPU backend worker threads, 0..DK_MAX_THREADS; 0: all cores
                                  (or env DIFKERN_THREADS) */

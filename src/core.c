@@ -215,6 +215,16 @@ static const dk_backend_ops *core_find_backend(dk_backend_kind kind) {
     return NULL;
 }
 
+/* The variable that picks a backend's device (NULL: the backend has none). */
+static const char *core_device_env(dk_backend_kind kind) {
+    return kind == DK_BACKEND_VULKAN ? "DIFKERN_VULKAN_DEVICE" : kind == DK_BACKEND_HIP ? "DIFKERN_HIP_DEVICE" : NULL;
+}
+
+static int core_env_set(const char *name) {
+    const char *v = name ? getenv(name) : NULL;
+    return v && v[0];
+}
+
 int dk_backend_compiled(dk_backend_kind kind) {
     return kind == DK_BACKEND_AUTO || core_find_backend(kind) != NULL;
 }
@@ -265,7 +275,7 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
     dk_context_options o;
     dk_backend_kind kind;
     const char *env;
-    dk_status st;
+    dk_status st = DK_ERR_BACKEND_UNAVAILABLE;
     size_t i;
 
     dk__clear_error(NULL);
@@ -301,6 +311,31 @@ dk_status dk_context_create(const dk_context_options *options, dk_context **out)
                             dk_backend_name(kind));
         o.backend = kind; /* tells the backend it was asked for by name (not AUTO) */
         return core_try_backend(ops, &o, out);
+    }
+
+    /* AUTO with DIFKERN_VULKAN_DEVICE or DIFKERN_HIP_DEVICE set: a device was
+     * chosen, so only the backends whose device is named are tried (HIP first),
+     * each as if asked for by name, and their failure is the answer: falling
+     * back to the CPU in silence hid a misspelt device name. */
+    if (core_env_set("DIFKERN_VULKAN_DEVICE") || core_env_set("DIFKERN_HIP_DEVICE")) {
+        static const dk_backend_kind named[2] = {DK_BACKEND_HIP, DK_BACKEND_VULKAN};
+        char why[1024] = "";
+        for (i = 0; i < 2; i++) {
+            const char *var = core_device_env(named[i]);
+            const dk_backend_ops *ops = core_find_backend(named[i]);
+            if (!core_env_set(var)) continue;
+            if (!ops)
+                return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE,
+                                "dk_context_create: %s='%s' is set but the %s backend is not compiled into this "
+                                "build (unset it for AUTO to pick a backend)", var, getenv(var),
+                                dk_backend_name(named[i]));
+            o.backend = named[i];
+            st = core_try_backend(ops, &o, out);
+            if (st == DK_OK) return DK_OK;
+            snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s='%s' (AUTO takes the %s backend): %s",
+                     why[0] ? "; " : "", var, getenv(var), dk_backend_name(named[i]), core_thread_error);
+        }
+        return dk__fail(NULL, st, "dk_context_create: %s", why);
     }
 
     /* AUTO: the first backend that comes up; remember why the others did not. */

@@ -221,8 +221,17 @@ static dk_status hipbk_open_device(dk_context *ctx, dk_hip_state *st, const dk_c
         if (rc || count <= 0)
             return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "hip backend: no %s device (%s)",
                             A->is_cuda ? "CUDA" : "HIP", rc ? dk__hip_api_error(A, rc) : "count is 0");
-        if (index < 0) index = env && env[0] ? atoi(env) : 0;
-        if (index < 0 || index >= count)
+        if (index < 0 && env && env[0]) {
+            char *end;
+            long v = strtol(env, &end, 10);
+            if (*end || v < 0 || v >= count)
+                return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                "hip backend: DIFKERN_HIP_DEVICE='%s' must be a device index in 0..%d (%d %s devices)",
+                                env, count - 1, count, A->is_cuda ? "CUDA" : "HIP");
+            index = (int)v;
+        }
+        if (index < 0) index = 0;
+        if (index >= count)
             return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "hip backend: device index %d must be in 0..%d", index,
                             count - 1);
         rc = A->device_get(&st->device, index);
