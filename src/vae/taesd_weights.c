@@ -64,7 +64,7 @@ static int32_t taew_add(dk__taesd_net *n, int32_t layer, const char *suffix, int
 /* A 3x3 conv's weight (+ bias) under "<pre>weight" / "<pre>bias". */
 static int32_t taew_conv3(dk__taesd_net *n, int32_t layer, const char *pre, int32_t cout, int32_t cin, int bias,
                           int32_t wflags, int32_t *b) {
-    char s[DK__TAESD_SUFFIX];
+    char s[2 * DK__TAESD_SUFFIX]; /* room for any pre, so that GCC's truncation check stays quiet */
     int32_t w;
     snprintf(s, sizeof s, "%sweight", pre);
     w = taew_add(n, layer, s, wflags, 4, cout, cin, 3, 3);
