@@ -63,10 +63,11 @@ typedef struct dk_backend_ops {
                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
     dk_status (*attention)(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
                            const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
-    dk_status (*activation)(dk_context *ctx, dk_activation act, const dk_tensor *x,
-                            const dk_tensor *y);
+    /* y = out_scale * act(alpha * a + beta * b); b may be NULL (beta is then
+     * unused): y = out_scale * act(alpha * a).  dk_add, dk_activation_forward and
+     * dk_activation_scaled all come here, so the elementwise family is one entry. */
     dk_status (*add)(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
-                     const dk_tensor *b, dk_activation act, const dk_tensor *y);
+                     const dk_tensor *b, dk_activation act, float out_scale, const dk_tensor *y);
     dk_status (*upsample_nearest)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
     dk_status (*convert)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 

@@ -94,7 +94,9 @@ typedef struct dk_context dk_context;
 #define DK_MAX_THREADS 1024
 
 typedef struct dk_context_options {
-    dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO */
+    dk_backend_kind backend;  /* AUTO by default; env DIFKERN_BACKEND=cpu|vulkan|hip overrides AUTO,
+                               * and so does DIFKERN_VULKAN_DEVICE / DIFKERN_HIP_DEVICE: set, AUTO takes
+                               * that backend and device or fails (docs/environment.md) */
     int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */
     int32_t num_threads;      /* CPU backend worker threads, 0..DK_MAX_THREADS; 0: all cores
                                  (or env DIFKERN_THREADS) */
@@ -493,6 +495,13 @@ DK_API dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc,
 /* y = act(x).  x and y: same logical shape; may be the same view. */
 DK_API dk_status dk_activation_forward(dk_context *ctx, dk_activation act,
                                        const dk_tensor *x, const dk_tensor *y);
+
+/* y = out_scale * act(in_scale * x), in fp32, rounded once to y's dtype; e.g.
+ * TAESD's clamp 3*tanh(x/3) is (1/3, DK_ACT_TANH, 3).  Same rules as
+ * dk_activation_forward (same shape and dtype, y may be x's very view); the
+ * scales must be finite (DK_ERR_INVALID_ARGUMENT otherwise). */
+DK_API dk_status dk_activation_scaled(dk_context *ctx, float in_scale, dk_activation act,
+                                      float out_scale, const dk_tensor *x, const dk_tensor *y);
 
 /* y = act(alpha * a + beta * b).  Same logical shapes; y may be the same view as a or b. */
 DK_API dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta,

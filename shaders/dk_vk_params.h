@@ -79,6 +79,7 @@
 #define DK_VKP_EW_SRCW 22
 #define DK_VKP_EW_TOTAL 23
 #define DK_VKP_EW_FLAT 24  /* every operand dense in the walk order (dk__elt_order), 16-byte aligned starts; upsample: the vector path */
+#define DK_VKP_EW_OSCALE 25 /* activation, add: y = oscale * act(...) */
 
 /* group_norm: statistics, finalize, normalize */
 #define DK_VKP_GN_N 0

@@ -2,8 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // Elementwise over y's 4-D shape (any strides), grid-stride loop; shape and
 // strides come permuted into y's memory order (dk__elt_order), the last fastest.
-// MODE 0: y = act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
-// MODE 1: y = act(alpha * a + beta * b)
+// MODE 0: y = oscale * act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
+// MODE 1: y = oscale * act(alpha * a + beta * b)
 // MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]; with FLAT set,
 //   integer factors in 16-byte vectors (up_vec_main)
 // (MODE 0 with a layout change, a's unit-stride dim not y's: transpose.comp, so
@@ -36,11 +36,17 @@ void ew_get8(int dt, uvec4 u0, uvec4 u1, out float v[8]) {
     }
 }
 
+// The output scale (1 skips the multiply: exact either way).
+float ew_out(float v) {
+    float oscale = PF(DK_VKP_EW_OSCALE);
+    return oscale != 1.0 ? v * oscale : v;
+}
+
 float ew_apply(float v, float w) {
     float alpha = PF(DK_VKP_EW_ALPHA);
     if (alpha != 1.0) v *= alpha;
     if (OP == 1) v += PF(DK_VKP_EW_BETA) * w;
-    return dk_act(v);
+    return ew_out(dk_act(v));
 }
 
 // FLAT: every operand dense in the walk order (element i at offset i) with 16-byte
@@ -168,6 +174,6 @@ void main() {
             v += PF(DK_VKP_EW_BETA) * B_ld(PU(DK_VKP_EW_BS + 4) + i0 * PU(DK_VKP_EW_BS) + i1 * PU(DK_VKP_EW_BS + 1) +
                                            i2 * PU(DK_VKP_EW_BS + 2) + i3 * PU(DK_VKP_EW_BS + 3));
         Y_st(PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS) + i1 * PU(DK_VKP_EW_YS + 1) + i2 * PU(DK_VKP_EW_YS + 2) +
-                 i3 * PU(DK_VKP_EW_YS + 3), dk_act(v));
+                 i3 * PU(DK_VKP_EW_YS + 3), ew_out(dk_act(v)));
     }
 }

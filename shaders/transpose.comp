@@ -11,7 +11,7 @@
 // allocated in every elementwise pipeline.
 // MODE bit 0: 16-bit copies in one dtype in 16-byte vectors (vec_main); bit 1:
 // copies between any dtypes in 16-byte vectors through floats (cvt_main); both
-// chosen by vkop_transpose16.  Else y = act(alpha * a) through a 32 x 32 tile
+// chosen by vkop_transpose16.  Else y = oscale * act(alpha * a) through a 32 x 32 tile
 // of floats (element_main).  MODE bits 2-3: KPOS.
 #include "dk_common.glsl"
 
@@ -37,7 +37,7 @@ void element_main() {
     uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
     uint t3 = (s3 + 31u) / 32u, tk = (sk + 31u) / 32u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
     uint ak = PU(DK_VKP_EW_AS + KPOS), a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS), y3 = PU(DK_VKP_EW_YS + 3);
-    float alpha = PF(DK_VKP_EW_ALPHA);
+    float alpha = PF(DK_VKP_EW_ALPHA), oscale = PF(DK_VKP_EW_OSCALE);
     for (uint t = group_x(); t < tiles; t += gl_NumWorkGroups.x) {
         uint r = t;
         uint b3 = (r % t3) * 32u;
@@ -57,7 +57,9 @@ void element_main() {
             uint i = tx * 33u + rr;
             float v = uintBitsToFloat(tr_tile[i >> 2][i & 3u]);
             if (alpha != 1.0) v *= alpha;
-            if (b3 + tx < s3 && bk + rr < sk) Y_st(by + (bk + rr) * yk + (b3 + tx) * y3, dk_act(v));
+            v = dk_act(v);
+            if (oscale != 1.0) v *= oscale;
+            if (b3 + tx < s3 && bk + rr < sk) Y_st(by + (bk + rr) * yk + (b3 + tx) * y3, v);
         }
         barrier();
     }

@@ -215,6 +215,7 @@ static const dk_backend_ops *core_find_backend(dk_backend_kind kind) {
     return NULL;
 }
 
+/* The variable that picks a backend's device (NULL: the backend has none). */
 int dk_backend_compiled(dk_backend_kind kind) {
     return kind == DK_BACKEND_AUTO || core_find_backend(kind) != NULL;
 }
@@ -315,6 +316,37 @@ static dk_status core_create(dk_context_options *o, dk_backend_kind kind, const 
                             dk_backend_name(kind));
         o->backend = kind; /* tells the backend it was asked for by name (not AUTO) */
         return core_try_backend(ops, o, knobs, out);
+    }
+
+    /* AUTO with DIFKERN_VULKAN_DEVICE or DIFKERN_HIP_DEVICE set: a device was
+     * chosen, so only the backends whose device is named are tried (HIP first),
+     * each as if asked for by name, and their failure is the answer: falling
+     * back to the CPU in silence hid a misspelt device name. */
+    if (knobs->vulkan_device[0] || knobs->hip_device >= 0) {
+        static const dk_backend_kind named[2] = {DK_BACKEND_HIP, DK_BACKEND_VULKAN};
+        char why[1024] = "";
+        st = DK_ERR_BACKEND_UNAVAILABLE;
+        for (i = 0; i < 2; i++) {
+            const dk_backend_ops *ops = core_find_backend(named[i]);
+            char var[64 + DK_KNOB_STRING_MAX];
+            if (named[i] == DK_BACKEND_HIP) {
+                if (knobs->hip_device < 0) continue;
+                snprintf(var, sizeof var, "DIFKERN_HIP_DEVICE=%d", (int)knobs->hip_device);
+            } else {
+                if (!knobs->vulkan_device[0]) continue;
+                snprintf(var, sizeof var, "DIFKERN_VULKAN_DEVICE='%s'", knobs->vulkan_device);
+            }
+            if (!ops)
+                return dk__fail(NULL, DK_ERR_BACKEND_UNAVAILABLE,
+                                "dk_context_create: %s is set but the %s backend is not compiled into this "
+                                "build (unset it for AUTO to pick a backend)", var, dk_backend_name(named[i]));
+            o->backend = named[i];
+            st = core_try_backend(ops, o, knobs, out);
+            if (st == DK_OK) return DK_OK;
+            snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s (AUTO takes the %s backend): %s",
+                     why[0] ? "; " : "", var, dk_backend_name(named[i]), core_thread_error);
+        }
+        return dk__fail(NULL, st, "dk_context_create: %s", why);
     }
 
     /* AUTO: the first backend that comes up; remember why the others did not. */

@@ -32,15 +32,17 @@
     X(io_stream_limit, IO_STREAM_LIMIT, INT, DK_KNOB_GIB4, 1, INT64_C(1) << 60, NULL, "io", USER, "4 GiB", \
       "the most bytes read from a pipe or device (inputs of unknown size); regular files are read whole") \
     X(vulkan_device, VULKAN_DEVICE, STRING, 0, 0, 0, NULL, "vulkan", USER, "best usable device, discrete first", \
-      "Vulkan device (index or name substring) when `options.device_index` is -1") \
+      "Vulkan device when `options.device_index` is -1: a decimal index, or text found (any case) in the device " \
+      "or driver name (`lavapipe`: Mesa's CPU driver); set, AUTO takes the Vulkan backend") \
     X(vulkan_portable, VULKAN_PORTABLE, BOOL, 0, 0, 1, NULL, "vulkan", USER, "0", \
       "1: no tensor-core (cooperative-matrix) shaders, the portable family only") \
     X(vulkan_coopmat, VULKAN_COOPMAT, ENUM, -1, 0, 0, "nv|khr", "vulkan", USER, "either, KHR preferred", \
       "restrict the tensor-core family to one extension spelling; `nv` also drops bf16 tensor cores") \
     X(hip_runtime, HIP_RUNTIME, ENUM, -1, 0, 0, "hip|cuda", "hip", USER, "HIP, then CUDA", \
       "the runtime the HIP backend loads") \
-    X(hip_device, HIP_DEVICE, INT, 0, 0, 1023, NULL, "hip", USER, "0", \
-      "HIP device when `options.device_index` is -1 and no external stream is given") \
+    X(hip_device, HIP_DEVICE, INT, -1, 0, 1023, NULL, "hip", USER, "0", \
+      "HIP device when `options.device_index` is -1 and no external stream is given; set, AUTO takes the HIP " \
+      "backend") \
     X(vulkan_validation, VULKAN_VALIDATION, BOOL, 0, 0, 1, NULL, "vulkan", DIAGNOSTIC, "0", \
       "1: the Khronos validation layer where installed; `dk_sync` reports its warnings and errors as failures") \
     X(vulkan_checked_buffers, VULKAN_CHECKED_BUFFERS, BOOL, 0, 0, 1, NULL, "vulkan", DIAGNOSTIC, "0", \

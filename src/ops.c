@@ -174,13 +174,22 @@ dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_
 
 dk_status dk_activation_forward(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
     OPS_BEGIN("dk_activation_forward");
-    OPS_CALL(dk__validate_activation(ctx, act, x, y), y, ctx->ops->activation(ctx, act, x, y));
+    OPS_CALL(dk__validate_activation(ctx, "dk_activation_forward", 1.0f, act, 1.0f, x, y), y,
+             ctx->ops->add(ctx, 1.0f, x, 0.0f, NULL, act, 1.0f, y));
+}
+
+dk_status dk_activation_scaled(dk_context *ctx, float in_scale, dk_activation act, float out_scale,
+                               const dk_tensor *x, const dk_tensor *y) {
+    OPS_BEGIN("dk_activation_scaled");
+    OPS_CALL(dk__validate_activation(ctx, "dk_activation_scaled", in_scale, act, out_scale, x, y), y,
+             ctx->ops->add(ctx, in_scale, x, 0.0f, NULL, act, out_scale, y));
 }
 
 dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
                  dk_activation act, const dk_tensor *y) {
     OPS_BEGIN("dk_add");
-    OPS_CALL(dk__validate_add(ctx, alpha, a, beta, b, act, y), y, ctx->ops->add(ctx, alpha, a, beta, b, act, y));
+    OPS_CALL(dk__validate_add(ctx, alpha, a, beta, b, act, y), y,
+             ctx->ops->add(ctx, alpha, a, beta, b, act, 1.0f, y));
 }
 
 dk_status dk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {

@@ -708,10 +708,12 @@ dk_status dk__validate_attention(dk_context *ctx, const dk_attention_desc *d, co
 
 /* -------------------------------------------------------------- elementwise */
 
-dk_status dk__validate_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
-    static const char op[] = "dk_activation_forward";
+dk_status dk__validate_activation(dk_context *ctx, const char *op, float in_scale, dk_activation act,
+                                  float out_scale, const dk_tensor *x, const dk_tensor *y) {
     VAL_TRY(val_need(ctx, op, "x", x));
     VAL_TRY(val_need(ctx, op, "y", y));
+    VAL_TRY(val_finite(ctx, op, "in_scale", in_scale));
+    VAL_TRY(val_finite(ctx, op, "out_scale", out_scale));
     VAL_TRY(val_act(ctx, op, "act", act));
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
     VAL_TRY(dk__validate_tensor(ctx, op, "y", y));

@@ -40,8 +40,9 @@ dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *des
 dk_status dk__validate_attention(dk_context *ctx, const dk_attention_desc *desc,
                                  const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                  const dk_tensor *out);
-dk_status dk__validate_activation(dk_context *ctx, dk_activation act, const dk_tensor *x,
-                                  const dk_tensor *y);
+/* op: "dk_activation_forward" (scales 1) or "dk_activation_scaled". */
+dk_status dk__validate_activation(dk_context *ctx, const char *op, float in_scale, dk_activation act,
+                                  float out_scale, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__validate_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
                            const dk_tensor *b, dk_activation act, const dk_tensor *y);
 dk_status dk__validate_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);

@@ -140,7 +140,6 @@ const dk_backend_ops dk__cpu_backend = {
     dk__cpu_group_norm,
     dk__cpu_layer_norm,
     dk__cpu_attention,
-    dk__cpu_activation,
     dk__cpu_add,
     dk__cpu_upsample_nearest,
     dk__cpu_convert,

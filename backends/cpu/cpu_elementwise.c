@@ -1,4 +1,4 @@
-/* CPU backend: activation, add, nearest upsample and dtype/layout conversion.
+/* CPU backend: add and (scaled) activation, nearest upsample and dtype/layout conversion.
  * Every tensor is seen as 4-D (missing leading dims have size 1) and walked in
  * y's memory order (dk__elt_order), with the inner dims merged where every
  * operand steps through them as one run; a task is a chunk of the innermost
@@ -20,7 +20,7 @@ typedef struct cpuew_job {
     int tpos;                    /* >= 0: the walk dim where x is unit-stride (not 3): tiled transpose */
     int64_t tk, t3;              /* tiled transpose: tiles along dims tpos and 3 */
     dk_activation act;
-    float alpha, beta;
+    float alpha, beta, oscale; /* ACT, ADD: y = oscale * act(alpha * x [+ beta * b]) */
 } cpuew_job;
 
 static void cpuew_view(const dk_tensor *t, int64_t shape[4], int64_t strides[4]) {
@@ -69,6 +69,24 @@ static void cpuew_gather(const void *base, dk_dtype t, int64_t off, const int64_
     }
 }
 
+/* v[j] = oscale * act(v[j]) in place (ADD, and ACT after its input scale); a
+ * unit scale skips its multiply (a multiply by 1 is exact: no result changes). */
+static void cpuew_act_out(const cpuew_job *jb, float *v, int64_t n) {
+    int64_t j;
+    if (jb->act != DK_ACT_NONE)
+        for (j = 0; j < n; j++) v[j] = dk__act_f32(jb->act, v[j]);
+    if (jb->oscale != 1.0f)
+        for (j = 0; j < n; j++) v[j] *= jb->oscale;
+}
+
+/* ACT: v[j] = oscale * act(alpha * v[j]) in place. */
+static void cpuew_scale_act(const cpuew_job *jb, float *v, int64_t n) {
+    int64_t j;
+    if (jb->alpha != 1.0f)
+        for (j = 0; j < n; j++) v[j] *= jb->alpha;
+    cpuew_act_out(jb, v, n);
+}
+
 /* ACT / CONVERT where x's unit-stride dim is not y's (a layout change, e.g.
  * NCHW -> NHWC): reading x along y's order would stride through memory (by
  * H*W floats: every load in one cache set).  A task reads a tile of
@@ -93,8 +111,7 @@ static void cpuew_transpose_task(void *arg, int64_t task) {
         dk__cpu_load_strided(dk__cpu_base(jb->x), jb->x->dtype, xo + c * jb->xs[3], jb->xs[k], nk, tile + c * CPUEW_TK);
     for (kk = 0; kk < nk; kk++) {
         for (c = 0; c < nc; c++) v[c] = tile[c * CPUEW_TK + kk];
-        if (jb->act != DK_ACT_NONE)
-            for (c = 0; c < nc; c++) v[c] = dk__act_f32(jb->act, v[c]);
+        if (jb->kind == CPUEW_ACT) cpuew_scale_act(jb, v, nc);
         dk__cpu_store_strided(dk__cpu_base(jb->y), jb->y->dtype, yo + kk * jb->ys[k], jb->ys[3], nc, v);
     }
 }
@@ -139,16 +156,18 @@ static void cpuew_task(void *arg, int64_t task) {
             dk__cpu_load_strided(dk__cpu_base(jb->b), jb->b->dtype,
                                  i0 * jb->bs[0] + i1 * jb->bs[1] + i2 * jb->bs[2] + j0 * jb->bs[3], jb->bs[3], n, w);
             for (j = 0; j < n; j++) v[j] = jb->alpha * v[j] + jb->beta * w[j];
+            cpuew_act_out(jb, v, n);
+        } else if (jb->kind == CPUEW_ACT) {
+            cpuew_scale_act(jb, v, n);
         }
-        if (jb->act != DK_ACT_NONE)
-            for (j = 0; j < n; j++) v[j] = dk__act_f32(jb->act, v[j]);
     }
     dk__cpu_store_strided(dk__cpu_base(jb->y), jb->y->dtype, yo, jb->ys[3], n, v);
 }
 
 /* Every entry point: fill the job, order and merge the walk, split it, run. */
 static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation act, float alpha,
-                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
+                              const dk_tensor *a, float beta, const dk_tensor *b, float oscale,
+                              const dk_tensor *y) {
     cpuew_job job;
     int64_t bshape[4];
     int32_t ord[4];
@@ -157,6 +176,7 @@ static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation ac
     job.act = act;
     job.alpha = alpha;
     job.beta = beta;
+    job.oscale = oscale;
     job.x = a;
     job.b = b;
     job.y = y;
@@ -186,21 +206,17 @@ static dk_status cpuew_launch(dk_context *ctx, cpuew_kind kind, dk_activation ac
     return DK_OK;
 }
 
-dk_status dk__cpu_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
-    return cpuew_launch(ctx, CPUEW_ACT, act, 1.0f, x, 0.0f, NULL, y);
-}
-
 dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, const dk_tensor *y) {
-    return cpuew_launch(ctx, CPUEW_ADD, act, alpha, a, beta, b, y);
+                      dk_activation act, float out_scale, const dk_tensor *y) {
+    return cpuew_launch(ctx, b ? CPUEW_ADD : CPUEW_ACT, act, alpha, a, beta, b, out_scale, y);
 }
 
 dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return cpuew_launch(ctx, CPUEW_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return cpuew_launch(ctx, CPUEW_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }
 
 dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return cpuew_launch(ctx, CPUEW_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return cpuew_launch(ctx, CPUEW_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }
 
 #undef CPUEW_CHUNK

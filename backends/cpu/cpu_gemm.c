@@ -43,6 +43,12 @@ typedef float cpugemm_v16 __attribute__((vector_size(64)));
 #else
 #define CPUGEMM_CONTRACT
 #endif
+/* The loops over the MR rows must be unrolled whole so that the accumulators
+ * live in registers: GCC does that by itself at -O3 (the library's build) but
+ * not at -O2, where the rolled loop kept them in memory (2 FMAs per AVX-512 loop
+ * body instead of 12) and made an -O2 build's 3x3 conv 1.27x slower
+ * (docs/cpu-backend.md). */
+#define CPUGEMM_ROWS _Pragma("GCC unroll 6")
 #if defined(__x86_64__) && !defined(DIFKERN_NO_TARGET_CLONES)
 #define CPUGEMM_HAVE_WIDE 1
 #define CPUGEMM_WIDE_TARGET __attribute__((target("arch=x86-64-v4")))
@@ -61,6 +67,7 @@ static void cpugemm_kernel_narrow(int64_t kc, const float *restrict a, const flo
         cpugemm_v16 acc[CPUGEMM_MR];
         int64_t kk;
         int i;
+        CPUGEMM_ROWS
         for (i = 0; i < CPUGEMM_MR; i++) {
             if (accumulate) memcpy(&acc[i], c + i * ldc + half, sizeof acc[i]);
             else memset(&acc[i], 0, sizeof acc[i]);
@@ -69,8 +76,10 @@ static void cpugemm_kernel_narrow(int64_t kc, const float *restrict a, const flo
             cpugemm_v16 bk;
             const float *ak = a + kk * CPUGEMM_MR;
             memcpy(&bk, b + kk * CPUGEMM_NR + half, sizeof bk);
+            CPUGEMM_ROWS
             for (i = 0; i < CPUGEMM_MR; i++) acc[i] += ak[i] * bk;
         }
+        CPUGEMM_ROWS
         for (i = 0; i < CPUGEMM_MR; i++) memcpy(c + i * ldc + half, &acc[i], sizeof acc[i]);
     }
 }
@@ -83,6 +92,7 @@ static void cpugemm_kernel_wide(int64_t kc, const float *restrict a, const float
     cpugemm_v16 lo[CPUGEMM_MR], hi[CPUGEMM_MR];
     int64_t kk;
     int i;
+    CPUGEMM_ROWS
     for (i = 0; i < CPUGEMM_MR; i++) {
         if (accumulate) {
             memcpy(&lo[i], c + i * ldc, sizeof lo[i]);
@@ -97,11 +107,13 @@ static void cpugemm_kernel_wide(int64_t kc, const float *restrict a, const float
         const float *ak = a + kk * CPUGEMM_MR;
         memcpy(&b0, b + kk * CPUGEMM_NR, sizeof b0);
         memcpy(&b1, b + kk * CPUGEMM_NR + 16, sizeof b1);
+        CPUGEMM_ROWS
         for (i = 0; i < CPUGEMM_MR; i++) {
             lo[i] += ak[i] * b0;
             hi[i] += ak[i] * b1;
         }
     }
+    CPUGEMM_ROWS
     for (i = 0; i < CPUGEMM_MR; i++) {
         memcpy(c + i * ldc, &lo[i], sizeof lo[i]);
         memcpy(c + i * ldc + 16, &hi[i], sizeof hi[i]);
@@ -123,6 +135,7 @@ static cpugemm_kernel_fn cpugemm_pick_kernel(void) {
     return cpugemm_kernel_narrow;
 }
 #undef CPUGEMM_CONTRACT
+#undef CPUGEMM_ROWS
 #undef CPUGEMM_HAVE_WIDE
 #undef CPUGEMM_WIDE_TARGET
 #undef CPUGEMM_NARROW_TARGET

@@ -152,9 +152,8 @@ dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, in
 dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 /* cpu_elementwise.c */
-dk_status dk__cpu_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, const dk_tensor *y);
+                      dk_activation act, float out_scale, const dk_tensor *y);
 dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 

@@ -202,8 +202,15 @@ static dk_status hipbk_open_device(dk_context *ctx, dk_hip_state *st, const dk_c
         if (rc || count <= 0)
             return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "hip backend: no %s device (%s)",
                             A->is_cuda ? "CUDA" : "HIP", rc ? dk__hip_api_error(A, rc) : "count is 0");
-        if (index < 0) index = (int)ctx->knobs.hip_device;
-        if (index < 0 || index >= count)
+        if (index < 0 && ctx->knobs.hip_device >= 0) {
+            if (ctx->knobs.hip_device >= count)
+                return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                                "hip backend: DIFKERN_HIP_DEVICE=%d must be a device index in 0..%d (%d %s devices)",
+                                (int)ctx->knobs.hip_device, count - 1, count, A->is_cuda ? "CUDA" : "HIP");
+            index = (int)ctx->knobs.hip_device;
+        }
+        if (index < 0) index = 0;
+        if (index >= count)
             return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "hip backend: device index %d must be in 0..%d", index,
                             count - 1);
         rc = A->device_get(&st->device, index);
@@ -556,7 +563,6 @@ const dk_backend_ops dk__hip_backend = {
     dk__hip_group_norm,
     dk__hip_layer_norm,
     dk__hip_attention,
-    dk__hip_activation,
     dk__hip_add,
     dk__hip_upsample_nearest,
     dk__hip_convert,

@@ -181,6 +181,8 @@ typedef struct dkh_elt_args {
     int upv;              /* UPSAMPLE by the integer factors fac[] (y's size over a's per walk dim) in 16-byte vectors: dkk_upsample_vec */
     int fac[4];
     float alpha, beta;
+    float oscale;         /* ACT, ADD: y = oscale * act(alpha * a [+ beta * b]) */
+    int pad0;
 } dkh_elt_args;
 
 /* Group norm in three kernels (dk_group_norm.hip): partial statistics per chunk

@@ -203,7 +203,8 @@ static int hipops_transpose16(const dkh_elt_args *e) {
 }
 
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
-                                    const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
+                                    const dk_tensor *a, float beta, const dk_tensor *b, float oscale,
+                                    const dk_tensor *y);
 
 /* Whether the fast kernel can read x: f16/bf16, channels-last (channel stride 1),
  * 16-byte aligned pixels (every stride of a dimension > 1 a multiple of 8),
@@ -304,7 +305,7 @@ static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const 
     dst.buffer = &pk->buf;
     dst.offset = 0;
     for (i = 0; i < 4; i++) dst.strides[i] = pk->s[i];
-    st = hipops_elementwise(ctx, "dk_prepare_weight", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, &dst);
+    st = hipops_elementwise(ctx, "dk_prepare_weight", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, 1.0f, &dst);
     if (st != DK_OK) {
         hipops_packed_free(ctx, pk);
         return st;
@@ -1118,7 +1119,8 @@ static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
 }
 
 static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,
-                                    const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
+                                    const dk_tensor *a, float beta, const dk_tensor *b, float oscale,
+                                    const dk_tensor *y) {
     dkh_elt_args e;
     int64_t shp[4];
     memset(&e, 0, sizeof e);
@@ -1126,6 +1128,7 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
     e.act = (int)act;
     e.alpha = alpha;
     e.beta = beta;
+    e.oscale = oscale;
     e.a = hipops_addr(a);
     e.y = hipops_addr(y);
     e.dt_a = (int)a->dtype;
@@ -1178,19 +1181,16 @@ static dk_status hipops_elementwise(dk_context *ctx, const char *op, int kind, d
                           (uint64_t)e.nblocks, 1, 1, &e);
 }
 
-dk_status dk__hip_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
-    return hipops_elementwise(ctx, "dk_activation_forward", DKH_ELT_ACT, act, 1.0f, x, 0.0f, NULL, y);
-}
-
 dk_status dk__hip_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, const dk_tensor *y) {
-    return hipops_elementwise(ctx, "dk_add", DKH_ELT_ADD, act, alpha, a, beta, b, y);
+                      dk_activation act, float out_scale, const dk_tensor *y) {
+    return hipops_elementwise(ctx, b ? "dk_add" : "dk_activation_forward or dk_activation_scaled",
+                              b ? DKH_ELT_ADD : DKH_ELT_ACT, act, alpha, a, beta, b, out_scale, y);
 }
 
 dk_status dk__hip_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return hipops_elementwise(ctx, "dk_upsample_nearest", DKH_ELT_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return hipops_elementwise(ctx, "dk_upsample_nearest", DKH_ELT_UPSAMPLE, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }
 
 dk_status dk__hip_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return hipops_elementwise(ctx, "dk_convert", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return hipops_elementwise(ctx, "dk_convert", DKH_ELT_CONVERT, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }

@@ -4,6 +4,7 @@
 
 #include <threads.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -251,15 +252,42 @@ static int vkdev_type_rank(VkPhysicalDeviceType t) {
     }
 }
 
-/* options->device_index, else DIFKERN_VULKAN_DEVICE (index or name substring),
- * else the best usable device (discrete first). */
+/* Whether hay contains needle, ignoring ASCII case. */
+static int vkdev_contains(const char *hay, const char *needle) {
+    size_t n = strlen(needle), i, j;
+    for (i = 0; hay[i]; i++) {
+        for (j = 0; j < n && hay[i + j]; j++)
+            if (tolower((unsigned char)hay[i + j]) != tolower((unsigned char)needle[j])) break;
+        if (j == n) return 1;
+    }
+    return 0;
+}
+
+/* Whether DIFKERN_VULKAN_DEVICE's text names device pd: a substring (any case) of
+ * its device name or driver name, or "lavapipe" for Mesa's CPU driver, whose
+ * device and driver call themselves llvmpipe (users know it as lavapipe). */
+static int vkdev_name_matches(VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p, const char *want) {
+    VkPhysicalDeviceDriverProperties drv;
+    VkPhysicalDeviceProperties2 p2;
+    if (vkdev_contains(p->deviceName, want)) return 1;
+    if (p->apiVersion < VK_API_VERSION_1_2) return 0;
+    vkdev_struct(&drv, sizeof drv, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
+    vkdev_struct(&p2, sizeof p2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+    p2.pNext = &drv;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    if (vkdev_contains(drv.driverName, want)) return 1;
+    return drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE && vkdev_contains("lavapipe", want);
+}
+
+/* options->device_index, else DIFKERN_VULKAN_DEVICE (a decimal index, or text
+ * that vkdev_name_matches), else the best usable device (discrete first). */
 static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_index, int automatic,
                               VkPhysicalDevice *out) {
     VkPhysicalDevice devs[16];
     uint32_t n = 16, i;
     const char *env = ctx->knobs.vulkan_device;
     char seen[512] = "";
-    int best = -1, best_rank = -1;
+    int best = -1, best_rank = -1, options_index = want_index >= 0;
     VkResult r = vkEnumeratePhysicalDevices(inst, &n, devs);
     if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0)
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no Vulkan device (driver) found");
@@ -285,13 +313,13 @@ static dk_status vkdev_select(dk_context *ctx, VkInstance inst, int32_t want_ind
             return DK_OK;
         }
         if (why) continue;
-        if (env && env[0] && !strstr(p.deviceName, env)) continue;
+        if (env && env[0] && !vkdev_name_matches(devs[i], &p, env)) continue;
         rank = vkdev_type_rank(p.deviceType);
         if (rank > best_rank) best = (int)i, best_rank = rank;
     }
     if (want_index >= 0)
-        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: device index %d out of range (devices: %s)",
-                        (int)want_index, seen);
+        return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: device index %d%s out of range (devices: %s)",
+                        (int)want_index, options_index ? "" : " (DIFKERN_VULKAN_DEVICE)", seen);
     if (best < 0)
         return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "vulkan backend: no usable Vulkan device%s%s%s (devices: %s)",
                         env && env[0] ? " matching DIFKERN_VULKAN_DEVICE='" : "", env && env[0] ? env : "",
@@ -665,7 +693,6 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_group_norm,
     dk__vk_layer_norm,
     dk__vk_attention,
-    dk__vk_activation,
     dk__vk_add,
     dk__vk_upsample_nearest,
     dk__vk_convert,

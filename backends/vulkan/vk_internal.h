@@ -285,9 +285,8 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, con
                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
                            const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
-dk_status dk__vk_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                     dk_activation act, const dk_tensor *y);
+                     dk_activation act, float out_scale, const dk_tensor *y);
 dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 dk_status dk__vk_release_scratch(dk_context *ctx);

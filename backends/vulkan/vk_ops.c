@@ -121,7 +121,7 @@ static void vkop_packed_free(dk_context *ctx, void *data) {
 }
 
 static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
-                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y);
+                              const dk_tensor *a, float beta, const dk_tensor *b, float oscale, const dk_tensor *y);
 
 /* w: conv2d [Cout, Cin, KH, KW] or conv_transpose2d [Cin, Cout, KH, KW].
  * pad16: Cout padded to 16 with zeros (the tensor-core conv's narrow tile,
@@ -177,7 +177,7 @@ static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const
     dst.strides[1] = transposed ? pk->s_co : pk->s_ci;
     dst.strides[2] = pk->s_kh;
     dst.strides[3] = pk->s_kw;
-    st = vkop_eltwise(ctx, "dk_prepare_weight", 0, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, &dst);
+    st = vkop_eltwise(ctx, "dk_prepare_weight", 0, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, 1.0f, &dst);
     if (st != DK_OK) {
         vkop_packed_free(ctx, pk);
         return st;
@@ -942,17 +942,17 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
 }
 
 /* Whether a layout change (walk position k of a's unit stride) takes transpose.comp's
- * vector tiles: a copy (alpha 1, no activation), a's dim k and y's dim 3
+ * vector tiles: a copy (scales 1, no activation), a's dim k and y's dim 3
  * unit-stride and whole 16-byte vectors of their dtypes, every other stride a
  * whole number of vectors (where its size is not 1), 16-byte aligned starts.
  * Returns the MODE bits: 1 for one 16-bit dtype (raw bits), 2 for any other
  * pair (through floats), 0 for neither.  DIFKERN_VULKAN_TRANSPOSE16=0 keeps
  * the element tile (A/B timing). */
 static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, const dk_vk_binding *by, dk_dtype at,
-                            dk_dtype yt, dk_activation act, float alpha) {
+                            dk_dtype yt, dk_activation act, float alpha, float oscale) {
     const int32_t va = at == DK_F32 ? 4 : 8, vy = yt == DK_F32 ? 4 : 8;
     int i;
-    if (act != DK_ACT_NONE || alpha != 1.0f) return 0;
+    if (act != DK_ACT_NONE || alpha != 1.0f || oscale != 1.0f) return 0;
     if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % vy != 0 || p[DK_VKP_EW_SHAPE + k] % va != 0) return 0;
     for (i = 0; i < 4; i++) {
         if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % va != 0) return 0;
@@ -987,8 +987,10 @@ static int vkop_upsample_vec(const int32_t *p, const int32_t ord[4], const dk_vk
            ((uint64_t)p[DK_VKP_EW_YS + 4] * dk_dtype_size(dt)) % 16 == 0;
 }
 
+/* mode 0: y = oscale * act(alpha * a) (b NULL; also dk_convert), 1: y = oscale *
+ * act(alpha * a + beta * b), 2: nearest resize (see eltwise.comp). */
 static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_activation act, float alpha,
-                              const dk_tensor *a, float beta, const dk_tensor *b, const dk_tensor *y) {
+                              const dk_tensor *a, float beta, const dk_tensor *b, float oscale, const dk_tensor *y) {
     dk_vk_binding bind[DK_VK_BINDINGS];
     int32_t p[DK_VKP_SLOT_INTS];
     uint32_t spec[DK_VK_SPEC];
@@ -1013,6 +1015,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
     if (st != DK_OK) return st;
     p[DK_VKP_EW_ALPHA] = vkop_fbits(alpha);
     p[DK_VKP_EW_BETA] = vkop_fbits(beta);
+    p[DK_VKP_EW_OSCALE] = vkop_fbits(oscale);
     p[DK_VKP_EW_SRCH] = (int32_t)ashape[2];
     p[DK_VKP_EW_SRCW] = (int32_t)ashape[3];
     p[DK_VKP_EW_TOTAL] = (int32_t)(uint32_t)total;
@@ -1034,7 +1037,7 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
         for (i = 0; mode == 0 && p[DK_VKP_EW_SHAPE + 3] >= 32 && p[DK_VKP_EW_AS + 3] != 1 && i < 3; i++)
             if (p[DK_VKP_EW_SHAPE + i] >= 32 && p[DK_VKP_EW_AS + i] == 1) {
                 const int vec = ctx->knobs.vulkan_transpose16 ? vkop_transpose16(p, i, &bind[0], &bind[4], a->dtype,
-                                                                                 y->dtype, act, alpha) : 0;
+                                                                                 y->dtype, act, alpha, oscale) : 0;
                 /* vec: transpose.comp's MODE bit 0 or 1 */
                 const int32_t tw = vec ? 64 : 32;
                 shader = DK_VK_SH_TRANSPOSE;
@@ -1064,21 +1067,17 @@ static dk_status vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk
                            1, 1);
 }
 
-dk_status dk__vk_activation(dk_context *ctx, dk_activation act, const dk_tensor *x, const dk_tensor *y) {
-    return vkop_eltwise(ctx, "dk_activation_forward", 0, act, 1.0f, x, 0.0f, NULL, y);
-}
-
 dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                     dk_activation act, const dk_tensor *y) {
-    return vkop_eltwise(ctx, "dk_add", 1, act, alpha, a, beta, b, y);
+                     dk_activation act, float out_scale, const dk_tensor *y) {
+    return vkop_eltwise(ctx, b ? "dk_add" : "dk_activation_forward or dk_activation_scaled", b ? 1u : 0u, act, alpha, a, beta, b, out_scale, y);
 }
 
 dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return vkop_eltwise(ctx, "dk_upsample_nearest", 2, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return vkop_eltwise(ctx, "dk_upsample_nearest", 2, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }
 
 dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y) {
-    return vkop_eltwise(ctx, "dk_convert", 0, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, y);
+    return vkop_eltwise(ctx, "dk_convert", 0, DK_ACT_NONE, 1.0f, x, 0.0f, NULL, 1.0f, y);
 }
 
 /* ----------------------------------------------------------- group_norm */

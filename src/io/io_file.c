@@ -16,8 +16,18 @@
 #include <unistd.h>
 #define IOFILE_HAVE_MMAP 1
 #if !defined(__APPLE__)
-/* POSIX.1-2008; strict C11 builds hide its declaration (a compatible redeclaration). */
+/* POSIX.1-2008; strict C11 builds hide its declaration (a compatible redeclaration).
+ * Outside the header-only build's -O3 region (tools/amalgamate.py): where the
+ * includer's _FORTIFY_SOURCE defined realpath inline, GCC rejects a redeclaration
+ * under other optimization options. */
+#ifdef DK__IMPL_O3
+#pragma GCC pop_options
+#endif
 char *realpath(const char *path, char *resolved);
+#ifdef DK__IMPL_O3
+#pragma GCC push_options
+#pragma GCC optimize("O3")
+#endif
 #endif
 #endif
 

@@ -13,10 +13,8 @@ dk_status dk__taesd_decode_run(dk_taesd *t, const dk_tensor *x, const dk_tensor 
     in = dk__taesd_slot(t, 1, n, t->latent_channels, h, w);
     st = dk_convert(t->ctx, x, &in);
     if (st != DK_OK) return dk__taesd_where(t, st, DK__TAESD_DEC, 0, "latents to NHWC");
-    /* The clamp 3 * tanh(x / 3): x/6 + x/6 is exactly x * (1/3) in float and
-     * stays +-Inf for +-Inf (tanh then gives +-1); the factor 3 is folded into
-     * the next conv's weights (DK__TAESD_P_SCALE3). */
-    st = dk_add(t->ctx, 1.0f / 6.0f, &in, 1.0f / 6.0f, &in, DK_ACT_TANH, &in);
+    /* The clamp 3 * tanh(x / 3), in place (+-Inf gives +-3). */
+    st = dk_activation_scaled(t->ctx, 1.0f / 3.0f, DK_ACT_TANH, 3.0f, &in, &in);
     if (st != DK_OK) return dk__taesd_where(t, st, DK__TAESD_DEC, 0, "clamp");
     st = dk__taesd_forward(t, DK__TAESD_DEC, n, h, w, &out, &oh, &ow);
     if (st != DK_OK) return st;

@@ -18,7 +18,6 @@
 enum { DK__TAESD_ENC = 0, DK__TAESD_DEC = 1 };
 
 /* Parameter flags. */
-#define DK__TAESD_P_SCALE3 1    /* multiplied by 3 on upload: the clamp's factor */
 #define DK__TAESD_P_RESID_OUT 2 /* random init: a residual branch's last conv (smaller) */
 #define DK__TAESD_P_GAMMA 4     /* random init: GroupNorm gamma (around 1) */
 

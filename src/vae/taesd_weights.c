@@ -64,7 +64,7 @@ static int32_t taew_add(dk__taesd_net *n, int32_t layer, const char *suffix, int
 /* A 3x3 conv's weight (+ bias) under "<pre>weight" / "<pre>bias". */
 static int32_t taew_conv3(dk__taesd_net *n, int32_t layer, const char *pre, int32_t cout, int32_t cin, int bias,
                           int32_t wflags, int32_t *b) {
-    char s[DK__TAESD_SUFFIX];
+    char s[2 * DK__TAESD_SUFFIX]; /* room for any pre, so that GCC's truncation check stays quiet */
     int32_t w;
     snprintf(s, sizeof s, "%sweight", pre);
     w = taew_add(n, layer, s, wflags, 4, cout, cin, 3, 3);
@@ -134,7 +134,7 @@ void dk__taesd_net_build(dk__taesd_net *net, int32_t dir, int32_t c, int32_t poo
         taew_layer_conv(net, 14, DK__TAESD_CH, c, 1, 1, 1, 0, 0);
     } else {
         /* 0 clamp, 1 conv, 2 ReLU, then [3 Blocks, upsample, conv] at 3, 8, 13, then 18 Block, 19 conv. */
-        taew_layer_conv(net, 1, c, DK__TAESD_CH, 1, 1, 1, 1, DK__TAESD_P_SCALE3);
+        taew_layer_conv(net, 1, c, DK__TAESD_CH, 1, 1, 1, 1, 0);
         for (s = 0; s < 3; s++) {
             for (j = 0; j < 3; j++) taew_layer_block(net, 3 + 5 * s + j, pool && s == 0);
             taew_layer_conv(net, 7 + 5 * s, DK__TAESD_CH, DK__TAESD_CH, 1, 2, 0, 0, 0);
@@ -345,8 +345,7 @@ static dk_status taew_load_dir(dk_taesd *t, int32_t dir, dk_safetensors *f, cons
         if (st != DK_OK)
             return dk__fail(t->ctx, st, "taesd: %s: tensor '%s': %s", label, key, dk_last_error(NULL));
         for (k = 0; k < p->numel; k++)
-            taew_store(t->opt.dtype, host, p->elem_offset + k,
-                       (p->flags & DK__TAESD_P_SCALE3) ? 3.0f * vals[k] : vals[k]);
+            taew_store(t->opt.dtype, host, p->elem_offset + k, vals[k]);
     }
     return DK_OK;
 }
@@ -527,16 +526,15 @@ dk_status dk_taesd_create_random(dk_context *ctx, uint64_t seed, const dk_taesd_
             const dk__taesd_param *p = &t->net[d].p[i];
             /* one stream per tensor */
             uint64_t rs = seed * 0x100000001b3ull + (uint64_t)(d * DK__TAESD_MAX_PARAMS + i) * 0x9e3779b97f4a7c15ull;
-            float b = 0.05f, base = (p->flags & DK__TAESD_P_GAMMA) ? 1.0f : 0.0f, scale3 = 1.0f;
+            float b = 0.05f, base = (p->flags & DK__TAESD_P_GAMMA) ? 1.0f : 0.0f;
             int64_t k;
             if (p->ndim == 4) {
                 /* He: variance 2 / fan_in; uniform(-b, b) has variance b^2 / 3. */
                 b = (float)sqrt(6.0 / (double)(p->numel / p->shape[0]));
                 if (p->flags & DK__TAESD_P_RESID_OUT) b *= 0.25f;
             }
-            if (p->flags & DK__TAESD_P_SCALE3) scale3 = 3.0f;
             for (k = 0; k < p->numel; k++)
-                taew_store(t->opt.dtype, host, p->elem_offset + k, scale3 * (base + b * taew_uniform(&rs)));
+                taew_store(t->opt.dtype, host, p->elem_offset + k, base + b * taew_uniform(&rs));
         }
     }
     if (st == DK_OK) st = taew_upload(t, host);

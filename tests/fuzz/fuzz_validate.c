@@ -493,7 +493,8 @@ static dk_status fz_run(fz_call *c) {
         return dk_group_norm(ctx, c->desc_null ? NULL : &c->gn, a0, a1, a2, a3);
     case FZ_LN: return dk_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
     case FZ_ATTN: return dk_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
-    case FZ_ACT: return dk_activation_forward(ctx, c->act, a0, a1);
+    case FZ_ACT: /* the scaled form (alpha, beta as the scales) covers the plain one's checks too */
+        return dk_activation_scaled(ctx, c->alpha, c->act, c->beta, a0, a1);
     case FZ_ADD: return dk_add(ctx, c->alpha, a0, c->beta, a1, c->act, a2);
     case FZ_UPS: return dk_upsample_nearest(ctx, a0, a1);
     case FZ_CONVERT: return dk_convert(ctx, a0, a1);
@@ -528,7 +529,7 @@ static dk_status fz_validate_only(fz_call *c) {
     }
     case FZ_LN: return dk__validate_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
     case FZ_ATTN: return dk__validate_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
-    case FZ_ACT: return dk__validate_activation(ctx, c->act, a0, a1);
+    case FZ_ACT: return dk__validate_activation(ctx, "dk_activation_scaled", c->alpha, c->act, c->beta, a0, a1);
     case FZ_ADD: return dk__validate_add(ctx, c->alpha, a0, c->beta, a1, c->act, a2);
     case FZ_UPS: return dk__validate_upsample_nearest(ctx, a0, a1);
     case FZ_CONVERT: return dk__validate_convert(ctx, a0, a1);

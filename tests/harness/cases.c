@@ -368,6 +368,31 @@ static const hcb_ew hcb_activation[] = {
     {"misaligned_y_silu", 0, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .misalign = 1}},
 };
 
+/* Every activation with scales other than 1 (TAESD's clamp 3*tanh(x/3) among them),
+ * a negative and a tiny output scale, in place, strided views, a misaligned output
+ * and layout changes (x NCHW, y NHWC and back): c32_w33 takes the backends'
+ * tiled-transpose paths (both transposed dims >= 32 on the GPUs, >= 8 on the
+ * CPU), the other the strided walk on the GPUs. */
+static const hcb_ew hcb_activation_scaled[] = {
+    {"none_2_-0.5", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_NONE, .in_scale = 2.0f, .out_scale = -0.5f}},
+    {"relu_-1.5_0.25", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_RELU, .in_scale = -1.5f, .out_scale = 0.25f}},
+    {"silu_0.5_3", Q, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_SILU, .in_scale = 0.5f, .out_scale = 3.0f}},
+    {"gelu_1.7_-2", 0, {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_GELU, .in_scale = 1.7f, .out_scale = -2.0f}},
+    {"gelu_tanh_0.3_1e-3", 0,
+     {.n = 2, .c = 13, .h = 5, .w = 3, .act = DK_ACT_GELU_TANH, .in_scale = 0.3f, .out_scale = 1e-3f}},
+    {"tanh_clamp3", Q | G | I, {.n = 1, .c = 7, .h = 6, .w = 5, .act = DK_ACT_TANH, .in_scale = 1.0f / 3.0f, .out_scale = 3.0f}},
+    {"inplace_tanh_clamp3", Q,
+     {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_TANH, .in_scale = 1.0f / 3.0f, .out_scale = 3.0f, .inplace = 1}},
+    {"inplace_gelu_2_0.5", 0,
+     {.n = 2, .c = 5, .h = 3, .w = 7, .act = DK_ACT_GELU, .in_scale = 2.0f, .out_scale = 0.5f, .inplace = 1}},
+    {"misaligned_y_silu_-1_2", 0,
+     {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .in_scale = -1.0f, .out_scale = 2.0f, .misalign = 1}},
+    {"layout_change_tanh_clamp3_c32_w33", 0,
+     {.n = 1, .c = 32, .h = 3, .w = 33, .act = DK_ACT_TANH, .in_scale = 1.0f / 3.0f, .out_scale = 3.0f, .other_layout = 1}},
+    {"layout_change_relu_0.5_-3", 0,
+     {.n = 2, .c = 36, .h = 4, .w = 9, .act = DK_ACT_RELU, .in_scale = 0.5f, .out_scale = -3.0f, .other_layout = 1}},
+};
+
 static const hcb_ew hcb_upsample[] = {
     {"2x_c4_8x8", Q, {.n = 2, .c = 4, .h = 8, .w = 8, .oh = 16, .ow = 16}},
     {"2x_odd_7x5", G | I, {.n = 1, .c = 3, .h = 7, .w = 5, .oh = 14, .ow = 10}},
@@ -398,6 +423,7 @@ const char *hc_op_name(hc_op op) {
     case HC_ATTENTION: return "attention";
     case HC_ADD: return "add";
     case HC_ACTIVATION: return "activation";
+    case HC_ACTIVATION_SCALED: return "activation_scaled";
     case HC_UPSAMPLE_NEAREST: return "upsample_nearest";
     case HC_CONVERT: return "convert";
     case HC_OP_COUNT: break;
@@ -591,6 +617,7 @@ static int hc_build(void) {
     hc_expand_attn(hcb_attention, HC_COUNT(hcb_attention));
     hc_expand_ew(HC_ADD, hcb_add, HC_COUNT(hcb_add));
     hc_expand_ew(HC_ACTIVATION, hcb_activation, HC_COUNT(hcb_activation));
+    hc_expand_ew(HC_ACTIVATION_SCALED, hcb_activation_scaled, HC_COUNT(hcb_activation_scaled));
     hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
     hc_expand_convert();
     if (hc_count >= HC_MAX_CASES) {

@@ -21,6 +21,7 @@ typedef enum hc_op {
     HC_ATTENTION,
     HC_ADD,
     HC_ACTIVATION,
+    HC_ACTIVATION_SCALED,
     HC_UPSAMPLE_NEAREST,
     HC_CONVERT,
     HC_OP_COUNT
@@ -92,13 +93,15 @@ typedef struct hc_attention {
     hc_attn_storage storage;
 } hc_attention;
 
-/* add, activation, upsample_nearest, convert on [n, c, h, w] images. */
+/* add, activation, activation_scaled, upsample_nearest, convert on [n, c, h, w] images. */
 typedef struct hc_elementwise {
     int64_t n, c, h, w;
     int64_t oh, ow;        /* upsample_nearest output size */
     dk_activation act;
     float alpha, beta;     /* add */
-    int inplace;           /* add: 1 y is a, 2 y is b; activation: 1 y is x */
+    float in_scale, out_scale; /* activation_scaled: y = out_scale * act(in_scale * x) */
+    int inplace;           /* add: 1 y is a, 2 y is b; activation(_scaled): 1 y is x */
+    int other_layout;      /* activation_scaled: x in the other image layout (a layout change) */
     int misalign;          /* add: b, activation and upsample: y starts one element past a 16-byte
                             * boundary (dense, but off the backends' vector paths) */
     dk_dtype src_dtype;    /* convert: the input's dtype (output: the case dtype) */

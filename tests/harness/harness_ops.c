@@ -217,7 +217,9 @@ static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
         else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
         break;
     case HC_ACTIVATION:
-        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
+    case HC_ACTIVATION_SCALED:
+        ho_image(s, HO_A, c->dtype, q->other_layout ? HC_NCHW + HC_NHWC - c->layout : c->layout, q->n, q->c, q->h,
+                 q->w, ig, 0, 3.0, 0.0);
         if (q->inplace) ho_alias(s, HO_EY, HO_A);
         else ho_image_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, q->misalign, 1, 0, 0);
         break;
@@ -387,6 +389,9 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         return dk_add(ctx, c->ew.alpha, ho_opt(p, HO_A), c->ew.beta, ho_opt(p, HO_B), c->ew.act, ho_opt(p, HO_EY));
     case HC_ACTIVATION:
         return dk_activation_forward(ctx, c->ew.act, ho_opt(p, HO_A), ho_opt(p, HO_EY));
+    case HC_ACTIVATION_SCALED:
+        return dk_activation_scaled(ctx, c->ew.in_scale, c->ew.act, c->ew.out_scale, ho_opt(p, HO_A),
+                                    ho_opt(p, HO_EY));
     case HC_UPSAMPLE_NEAREST:
         return dk_upsample_nearest(ctx, ho_opt(p, HO_A), ho_opt(p, HO_EY));
     case HC_CONVERT:
@@ -434,6 +439,10 @@ int ho_reference(const hc_case *c, ho_plan *p) {
         break;
     case HC_ACTIVATION:
         hr_activation(n, c->ew.act, ho_val(p, HO_A), p->ref);
+        break;
+    case HC_ACTIVATION_SCALED:
+        for (i = 0; i < n; i++)
+            p->ref[i] = (double)c->ew.out_scale * hr_act(c->ew.act, (double)c->ew.in_scale * ho_val(p, HO_A)[i]);
         break;
     case HC_UPSAMPLE_NEAREST:
         hr_upsample_nearest(&c->ew, ho_val(p, HO_A), p->ref);

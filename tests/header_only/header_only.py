@@ -10,6 +10,7 @@
    include dir alone with -std=c11 -Wall -Wextra -Werror -pedantic (plus the
    project's -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla), with cc and,
    if present, clang; then run (conv2d and group_norm against naive loops).
+   Once more as GNU C with _FORTIFY_SOURCE and <stdlib.h> first (compile only).
    Once more with every optional backend the build has (-DDIFKERN_VULKAN
    -DDIFKERN_HIP).  If the amalgamation does not compile because two files
    define one name, the names and files are listed.
@@ -212,6 +213,12 @@ def main():
                         ["-o", exe, "-lm", "-pthread"], what=f"header-only build ({comp})", marks=marks)
             if ok:
                 run([exe], what=f"header-only run ({comp})")
+        # GNU C with _FORTIFY_SOURCE (Ubuntu's defaults) and <stdlib.h> included first:
+        # glibc then defines realpath inline, and its redeclaration inside the
+        # implementation's -O3 region (amalgamate.py) is an error unless it steps out
+        run([cc, "-std=gnu17", "-O2", "-D_FORTIFY_SOURCE=2", "-include", "stdlib.h"] + WARN + PROJECT_WARN +
+            ["-DCONSUMER_HEADER_ONLY", "-I", incdir, "-c", src[0], "-o", os.path.join(tmp, "fortify.o")],
+            what=f"header-only build, gnu17 + _FORTIFY_SOURCE ({cc})", marks=marks)
 
         # the same with every optional backend the build has compiled in: amalgamate.py
         # wraps each guarded backend file in "#ifdef MACRO" + its "/* ---- path ---- */" line

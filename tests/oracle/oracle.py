@@ -658,6 +658,37 @@ def activation_cases(gen):
     return cases
 
 
+def activation_scaled_cases(gen):
+    """y = out_scale * act(in_scale * x): every activation, TAESD's clamp 3*tanh(x/3) on
+    saturating inputs, in place, and x in the other layout (a layout change)."""
+    specs = [
+        # name, act, in_scale, out_scale, std, mode
+        ("none", "none", -2.0, 0.75, 3.0, "out"),
+        ("relu", "relu", 0.5, -3.0, 3.0, "out"),
+        ("silu", "silu", 1.5, 0.5, 3.0, "out"),
+        ("gelu", "gelu", -0.7, 2.0, 3.0, "out"),
+        ("gelu_tanh", "gelu_tanh", 0.25, 4.0, 3.0, "out"),
+        ("tanh_clamp3", "tanh", 1.0 / 3.0, 3.0, 3.0, "out"),
+        ("wide_tanh_clamp3", "tanh", 1.0 / 3.0, 3.0, 30.0, "out"),
+        ("inplace_tanh_clamp3", "tanh", 1.0 / 3.0, 3.0, 3.0, "alias"),
+        ("mixed_layout_silu", "silu", -1.25, 1.5, 3.0, "mixed"),
+    ]
+    cases = []
+    for name, act, s_in, s_out, std, mode in specs:
+        for dt in DTYPES:
+            for lay in IMG_LAYOUTS:
+                c = Case("activation_scaled", name, dt, lay, dict(act=ACT[act], in_scale=s_in, out_scale=s_out))
+                x = gen.randn([2, 5, 7, 6], dt, std)
+                c.input("x", x, ("nhwc" if lay == "nchw" else "nchw") if mode == "mixed" else None)
+                if mode == "alias":
+                    c.alias = ("y", "x")
+                else:
+                    c.output("y", x.shape)
+                c.ref = f32(s_out) * act_ref(act, f32(s_in) * x)
+                cases.append(c)
+    return cases
+
+
 def add_cases(gen):
     specs = [
         # name, alpha, beta, act, mode
@@ -832,7 +863,7 @@ def convert_cases(gen):
 
 
 ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, attention_cases,
-           linear_cases, matmul_cases, activation_cases, add_cases, upsample_cases, convert_cases]
+           linear_cases, matmul_cases, activation_cases, activation_scaled_cases, add_cases, upsample_cases, convert_cases]
 
 
 # -------------------------------------------------------------- run & compare

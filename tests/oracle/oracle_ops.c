@@ -5,7 +5,7 @@
  * MANIFEST is text, one case per block (tokens separated by blanks):
  *   case NAME OP                      OP: conv2d conv_transpose2d matmul linear group_norm
  *                                         group_norm_stats group_norm_apply layer_norm attention
- *                                         activation add upsample convert
+ *                                         activation activation_scaled add upsample convert
  *   p KEY VALUE                       a numeric parameter (stride_h, act, eps, ...)
  *   t ROLE DTYPE NDIM SHAPE.. STRIDES.. OFFSET BUFELEMS BLOBOFF
  *                                     an input: a buffer of BUFELEMS elements whose bytes are
@@ -238,6 +238,9 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         return dk_attention(ctx, &d, orc_find(c, "q"), orc_find(c, "k"), orc_find(c, "v"), y);
     }
     if (strcmp(op, "activation") == 0) return dk_activation_forward(ctx, orc_act(c), orc_find(c, "x"), y);
+    if (strcmp(op, "activation_scaled") == 0)
+        return dk_activation_scaled(ctx, (float)orc_param(c, "in_scale", 1.0), orc_act(c),
+                                    (float)orc_param(c, "out_scale", 1.0), orc_find(c, "x"), y);
     if (strcmp(op, "add") == 0)
         return dk_add(ctx, (float)orc_param(c, "alpha", 1.0), orc_find(c, "a"), (float)orc_param(c, "beta", 1.0),
                       orc_find(c, "b"), orc_act(c), y);

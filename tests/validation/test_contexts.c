@@ -9,8 +9,12 @@
  *     buffer (the conv result of each context is its own);
  *   - dk_timer_end without dk_timer_begin; options->num_threads above DK_MAX_THREADS;
  *   - the inline tensor helpers with sizes whose product overflows int64 give
- *     a view every op rejects (UBSan would stop on the overflow itself).
+ *     a view every op rejects (UBSan would stop on the overflow itself);
+ *   - AUTO with DIFKERN_VULKAN_DEVICE / DIFKERN_HIP_DEVICE set takes that backend
+ *     and device, or fails naming the variable (and the devices present), never
+ *     the CPU backend in silence.
  * Exit 77 (skipped) when the backend is not on this machine. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "backend_test.h"
 
 #include <stdint.h>
@@ -215,6 +219,64 @@ static void tc_helpers(dk_context *ctx) {
     dk_buffer_destroy(ctx, buf);
 }
 
+/* AUTO context with variable var set to value (then unset); *out NULL on failure. */
+static dk_status tc_auto_with(const char *var, const char *value, dk_context **out) {
+    dk_context_options o;
+    dk_status st;
+    dk_context_options_init(&o);
+    *out = NULL;
+    setenv(var, value, 1);
+    st = dk_context_create(&o, out);
+    unsetenv(var);
+    return st;
+}
+
+static void tc_device_env(void) {
+    dk_context_options o;
+    dk_context *v = NULL, *c = NULL;
+    dk_status st;
+    const char *env_backend = getenv("DIFKERN_BACKEND");
+    if (env_backend && env_backend[0] && strcmp(env_backend, "auto") != 0) return; /* AUTO not in play */
+    /* a name no device has: an error that names the variable and lists the devices */
+    st = tc_auto_with("DIFKERN_VULKAN_DEVICE", "no-such-gpu-xyz", &c);
+    BT_CHECK(st != DK_OK && !c && strstr(dk_last_error(NULL), "DIFKERN_VULKAN_DEVICE") &&
+                 strstr(dk_last_error(NULL), "no-such-gpu-xyz"),
+             "AUTO, DIFKERN_VULKAN_DEVICE naming no device: %s '%s' (backend %s)", dk_status_name(st),
+             dk_last_error(NULL), c ? dk_backend_name(dk_context_backend(c)) : "none");
+    if (dk_backend_compiled(DK_BACKEND_VULKAN) && st != DK_OK)
+        BT_CHECK(strstr(dk_last_error(NULL), "devices:") || strstr(dk_last_error(NULL), "no Vulkan device"),
+                 "AUTO, DIFKERN_VULKAN_DEVICE naming no device: no device list in '%s'", dk_last_error(NULL));
+    dk_context_destroy(c);
+    st = tc_auto_with("DIFKERN_HIP_DEVICE", "not-an-index", &c);
+    BT_CHECK(st != DK_OK && !c && strstr(dk_last_error(NULL), "DIFKERN_HIP_DEVICE"),
+             "AUTO, DIFKERN_HIP_DEVICE='not-an-index': %s '%s'", dk_status_name(st), dk_last_error(NULL));
+    dk_context_destroy(c);
+    /* the Vulkan device this machine has, named: AUTO gives the vulkan backend on it */
+    dk_context_options_init(&o);
+    o.backend = DK_BACKEND_VULKAN;
+    if (dk_context_create(&o, &v) != DK_OK) return;
+    {
+        /* lavapipe calls itself llvmpipe; its usual name must select it too */
+        const char *name = strstr(dk_context_device_name(v), "llvmpipe") ? "lavapipe" : dk_context_device_name(v);
+        st = tc_auto_with("DIFKERN_VULKAN_DEVICE", name, &c);
+        BT_CHECK(st == DK_OK && c && dk_context_backend(c) == DK_BACKEND_VULKAN &&
+                     strcmp(dk_context_device_name(c), dk_context_device_name(v)) == 0,
+                 "AUTO, DIFKERN_VULKAN_DEVICE='%s': %s '%s' (backend %s)", name, dk_status_name(st),
+                 dk_last_error(NULL), c ? dk_backend_name(dk_context_backend(c)) : "none");
+        dk_context_destroy(c);
+        st = tc_auto_with("DIFKERN_VULKAN_DEVICE", "0", &c);
+        BT_CHECK(st == DK_OK && c && dk_context_backend(c) == DK_BACKEND_VULKAN,
+                 "AUTO, DIFKERN_VULKAN_DEVICE='0': %s '%s'", dk_status_name(st), dk_last_error(NULL));
+        dk_context_destroy(c);
+        st = tc_auto_with("DIFKERN_VULKAN_DEVICE", "99", &c);
+        BT_CHECK(st != DK_OK && !c && strstr(dk_last_error(NULL), "device index 99") &&
+                     strstr(dk_last_error(NULL), "devices:"),
+                 "AUTO, DIFKERN_VULKAN_DEVICE='99': %s '%s'", dk_status_name(st), dk_last_error(NULL));
+        dk_context_destroy(c);
+    }
+    dk_context_destroy(v);
+}
+
 int main(int argc, char **argv) {
     dk_context_options opt;
     dk_context *a = NULL, *b = NULL;
@@ -233,6 +295,7 @@ int main(int argc, char **argv) {
     tc_timer(b, "cpu");
     tc_threads_option();
     tc_helpers(a);
+    tc_device_env();
     dk_context_destroy(b);
     dk_context_destroy(a);
     if (bt_failures) {

@@ -17,7 +17,8 @@
 
 typedef enum tv_op {
     TV_CONV2D, TV_CONVT, TV_MATMUL, TV_LINEAR, TV_GN, TV_LN, TV_ATTN,
-    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY
+    TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY,
+    TV_ACTS /* dk_activation_scaled: alpha, beta are in_scale, out_scale */
 } tv_op;
 
 /* Argument slots per op (the order of the op's tensor arguments). */
@@ -189,6 +190,7 @@ static void tv_base(tv_call *c, dk_context *ctx, tv_op op) {
         c->out = O;
         break;
     case TV_ACT:
+    case TV_ACTS:
         tv_tensor(c, X, DK_F32, 3, 2, 3, 4, 1);
         tv_tensor(c, AY, DK_F32, 3, 2, 3, 4, 1);
         c->out = AY;
@@ -237,6 +239,7 @@ static dk_status tv_run(const tv_call *c, dk_context *ctx) {
     case TV_LN: return dk_layer_norm(ctx, c->desc_null ? NULL : &c->ln, t0, t1, t2, t3);
     case TV_ATTN: return dk_attention(ctx, c->desc_null ? NULL : &c->attn, t0, t1, t2, t3);
     case TV_ACT: return dk_activation_forward(ctx, c->act, t0, t1);
+    case TV_ACTS: return dk_activation_scaled(ctx, c->alpha, c->act, c->beta, t0, t1);
     case TV_ADD: return dk_add(ctx, c->alpha, t0, c->beta, t1, c->act, t2);
     case TV_UPS: return dk_upsample_nearest(ctx, t0, t1);
     case TV_CONVERT: return dk_convert(ctx, t0, t1);
@@ -251,7 +254,7 @@ static const char *tv_op_name(tv_op op) {
     static const char *names[] = {"dk_conv2d", "dk_conv_transpose2d", "dk_matmul", "dk_linear",
                                   "dk_group_norm", "dk_layer_norm", "dk_attention", "dk_activation_forward",
                                   "dk_add", "dk_upsample_nearest", "dk_convert", "dk_prepare_weight",
-                                  "dk_group_norm_stats", "dk_group_norm_apply"};
+                                  "dk_group_norm_stats", "dk_group_norm_apply", "dk_activation_scaled"};
     return names[op];
 }
 
@@ -535,6 +538,7 @@ MUT(m_ac_bf16, c->t[X].dtype = DK_BF16; c->t[AY].dtype = DK_BF16)
 /* add */
 MUT(m_ad_alpha, c->alpha = NAN)
 MUT(m_ad_beta, c->beta = INFINITY)
+MUT(m_as_out_ninf, c->beta = -INFINITY)
 MUT(m_ad_act, c->act = (dk_activation)100)
 MUT(m_ad_b_shape, c->t[B].shape[2] = 3)
 MUT(m_ad_y_shape, c->t[DY].shape[0] = 1)
@@ -915,6 +919,21 @@ static const tv_case tv_cases[] = {
     {TV_ACT, m_ac_transposed, INV, "dk_activation_forward: y (bytes 0..95) overlaps x (bytes 0..95)"},
     {TV_ACT, m_ac_y_self, INV, "dk_activation_forward: y overlaps itself: strides[2] (=0) must be > 0"},
 
+    /* activation_scaled: the scales, then the rules it shares with activation */
+    {TV_ACTS, m_none, OK, ""},
+    {TV_ACTS, m_ac_inplace, OK, ""},
+    {TV_ACTS, m_ac_bf16, OK, ""},
+    {TV_ACTS, m_ad_alpha, INV, "dk_activation_scaled: in_scale (=nan) must be finite"},
+    {TV_ACTS, m_ad_beta, INV, "dk_activation_scaled: out_scale (=inf) must be finite"},
+    {TV_ACTS, m_as_out_ninf, INV, "dk_activation_scaled: out_scale (=-inf) must be finite"},
+    {TV_ACTS, m_x_null, INV, "dk_activation_scaled: x must not be NULL"},
+    {TV_ACTS, m_slot1_null, INV, "dk_activation_scaled: y must not be NULL"},
+    {TV_ACTS, m_ac_act, INV, "dk_activation_scaled: act (=6) must be a dk_activation (0..5)"},
+    {TV_ACTS, m_ac_y_shape, INV, "dk_activation_scaled: y.shape (=[2, 4, 4]) must equal x.shape (=[2, 3, 4])"},
+    {TV_ACTS, m_ac_y_dtype, INV, "dk_activation_scaled: y.dtype (=f16) must equal x.dtype (=f32)"},
+    {TV_ACTS, m_ac_partial, INV, "dk_activation_scaled: y (bytes 4..99) overlaps x (bytes 0..95) in the same buffer; it must be either the exact same view (in place) or disjoint"},
+    {TV_ACTS, m_ac_y_self, INV, "dk_activation_scaled: y overlaps itself: strides[2] (=0) must be > 0"},
+
     /* add */
     {TV_ADD, m_ad_alpha, INV, "dk_add: alpha (=nan) must be finite"},
     {TV_ADD, m_ad_beta, INV, "dk_add: beta (=inf) must be finite"},
@@ -997,7 +1016,7 @@ static void tv_run_case(dk_context *ctx, size_t idx) {
 /* A NULL ctx: INVALID_ARGUMENT and the message in the thread's slot. */
 static void tv_null_ctx(dk_context *ctx) {
     int op;
-    for (op = TV_CONV2D; op <= TV_GN_APPLY; op++) {
+    for (op = TV_CONV2D; op <= TV_ACTS; op++) {
         tv_call c;
         char want[96];
         dk_status st;

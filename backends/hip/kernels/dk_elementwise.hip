@@ -74,9 +74,11 @@ DKP_DEV void dke_store8(dkp_u64 base, int dt, dkh_i64 i, const float *v) {
     }
 }
 
+/* ADD: oscale * act(alpha * v + beta * w); ACT: oscale * act(alpha * v) (a
+ * multiply by 1 is exact, so the unit scales of plain calls change nothing). */
 DKP_DEV float dke_apply(const dkh_elt_args &p, float v, float w) {
-    if (p.op == DKH_ELT_ADD) return dkp_act(p.act, p.alpha * v + p.beta * w);
-    if (p.op == DKH_ELT_ACT) return dkp_act(p.act, v);
+    if (p.op == DKH_ELT_ADD) return p.oscale * dkp_act(p.act, p.alpha * v + p.beta * w);
+    if (p.op == DKH_ELT_ACT) return p.oscale * dkp_act(p.act, p.alpha * v);
     return v;
 }
 
