@@ -114,6 +114,9 @@ static int kl_load(kl_run *k, dk_vae_options *o) {
     o->max_device_bytes = a->max_bytes;
     o->progress = kl_progress;
     o->allow_nonfinite = a->allow_nonfinite;
+    /* upload only the direction used: a full VAE file's other half would cost device memory */
+    o->parts = !strcmp(a->cmd, "decode") ? DK_VAE_PARTS_DECODER
+               : !strcmp(a->cmd, "encode") ? DK_VAE_PARTS_ENCODER : DK_VAE_PARTS_ALL;
     if (a->vae ? dk_vae_create_from_file(k->ctx, a->vae, k->dtype, o, &k->vae) != DK_OK
                : dk_vae_create_random(k->ctx, a->seed, k->dtype, o, &k->vae) != DK_OK) {
         sdxl_err("%s\n", dk_last_error(k->ctx));

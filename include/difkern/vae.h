@@ -97,6 +97,13 @@ DK_API const char *dk_vae_model_name(dk_vae_model model);
 #define DK_VAE_NUM_STAGES 7
 typedef void (*dk_vae_progress_fn)(void *user, int32_t stage, const char *stage_name, double elapsed_ms);
 
+/* Which parts of the weights a dk_vae_create_* call uploads. */
+typedef enum dk_vae_parts {
+    DK_VAE_PARTS_ALL = 0,     /* what the weights hold: decoder, encoder or both */
+    DK_VAE_PARTS_DECODER = 1, /* the decoder only: no device memory for the encoder */
+    DK_VAE_PARTS_ENCODER = 2  /* the encoder only */
+} dk_vae_parts;
+
 typedef struct dk_vae_options {
     dk_vae_model model;            /* init DK_VAE_AUTO */
     float scaling_factor;          /* init NAN: the model's (table above) */
@@ -113,6 +120,11 @@ typedef struct dk_vae_options {
     void *progress_user;
     int32_t allow_nonfinite;       /* 1: NaN/Inf inputs are processed and a NaN/Inf result
                                       is DK_OK (the caller checks); init 0: DK_ERR_NON_FINITE */
+    dk_vae_parts parts;            /* creation only (dk_vae_set_options ignores it): the parts
+                                      to upload, init DK_VAE_PARTS_ALL.  A runtime that only
+                                      decodes saves the encoder's weights (66 MiB in f16) and
+                                      the reverse (94 MiB); weights without the asked part are
+                                      DK_ERR_FORMAT, the other direction DK_ERR_UNSUPPORTED */
 } dk_vae_options;
 
 DK_API void dk_vae_options_init(dk_vae_options *options);
@@ -123,7 +135,7 @@ typedef struct dk_vae_info {
     int32_t band_rows;            /* latent rows per band when banded, else h */
     int32_t fp16_fallback;        /* 1: an fp16 result had NaN/Inf and was redone in fp32 */
     uint64_t plan_device_bytes;   /* activation + band buffers the plan allocated */
-    uint64_t weight_device_bytes; /* device bytes of the uploaded weights (both directions) */
+    uint64_t weight_device_bytes; /* device bytes of the uploaded weights (the parts loaded) */
     uint64_t scratch_reserve_bytes; /* kept for backend scratch when max_device_bytes decides */
     uint64_t peak_device_bytes;   /* dk_memory_usage peak of ctx during the call (the call
                                      resets ctx's peak when it starts) */

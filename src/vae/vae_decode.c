@@ -63,7 +63,18 @@ static dk_status vaed_check_options(dk_context *ctx, const char *fn, const dk_va
         return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
                         "%s: options->fp16_activation_scale is %g; it must be a power of two in (0, 1]", fn,
                         (double)o->fp16_activation_scale);
+    if ((int)o->parts < (int)DK_VAE_PARTS_ALL || (int)o->parts > (int)DK_VAE_PARTS_ENCODER)
+        return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT,
+                        "%s: options->parts is %d; it must be a dk_vae_parts (0 all, 1 decoder, 2 encoder)", fn,
+                        (int)o->parts);
     return DK_OK;
+}
+
+/* The dk__vae_load part mask options->parts asks for (NULL: all). */
+static int32_t vaed_wanted(const dk_vae_options *o) {
+    if (o && o->parts == DK_VAE_PARTS_DECODER) return DK__VAE_DEC;
+    if (o && o->parts == DK_VAE_PARTS_ENCODER) return DK__VAE_ENC;
+    return DK__VAE_DEC | DK__VAE_ENC;
 }
 
 /* ------------------------------------------------------------ creation */
@@ -157,7 +168,7 @@ dk_status dk_vae_create_from_file(dk_context *ctx, const char *path, dk_dtype dt
     static const char fn[] = "dk_vae_create_from_file";
     if (out) *out = NULL;
     if (ctx && !path) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: path must not be NULL", fn);
-    return dk__vae_create(ctx, fn, path, NULL, 0, dtype, options, DK__VAE_DEC | DK__VAE_ENC, 0, out);
+    return dk__vae_create(ctx, fn, path, NULL, 0, dtype, options, vaed_wanted(options), 0, out);
 }
 
 dk_status dk_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t size, dk_dtype dtype,
@@ -165,12 +176,12 @@ dk_status dk_vae_create_from_memory(dk_context *ctx, const void *data, uint64_t 
     static const char fn[] = "dk_vae_create_from_memory";
     if (out) *out = NULL;
     if (ctx && !data) return dk__fail(ctx, DK_ERR_INVALID_ARGUMENT, "%s: data must not be NULL", fn);
-    return dk__vae_create(ctx, fn, NULL, data, size, dtype, options, DK__VAE_DEC | DK__VAE_ENC, 0, out);
+    return dk__vae_create(ctx, fn, NULL, data, size, dtype, options, vaed_wanted(options), 0, out);
 }
 
 dk_status dk_vae_create_random(dk_context *ctx, uint64_t seed, dk_dtype dtype, const dk_vae_options *options,
                                dk_vae **out) {
-    return dk__vae_create_random(ctx, "dk_vae_create_random", seed, dtype, options, DK__VAE_DEC | DK__VAE_ENC, out);
+    return dk__vae_create_random(ctx, "dk_vae_create_random", seed, dtype, options, vaed_wanted(options), out);
 }
 
 void dk_vae_destroy(dk_vae *vae) {

@@ -401,6 +401,12 @@ dk_status dk__vae_load(dk_vae *vae, dk__vae_lookup_fn lookup, void *user, int32_
         if ((wanted & DK__VAE_ENC) && lookup(user, probe, &s) != 0) parts |= DK__VAE_ENC;
         if (parts) kind = i;
     }
+    if (kind < 0 && wanted != (DK__VAE_DEC | DK__VAE_ENC) && !sdxl)
+        return dk__fail(vae->ctx, DK_ERR_FORMAT,
+                        "vae: options->parts asks for the %s only, and the file holds no %s: none of '%s' (diffusers) "
+                        "or '%s' (original naming, with or without 'first_stage_model.')",
+                        wanted == DK__VAE_DEC ? "decoder" : "encoder", wanted == DK__VAE_DEC ? "decoder" : "encoder",
+                        wanted == DK__VAE_DEC ? dprobe[0] : eprobe[0], wanted == DK__VAE_DEC ? dprobe[1] : eprobe[1]);
     if (kind < 0) {
         if (sdxl)
             return dk__fail(vae->ctx, DK_ERR_FORMAT,

@@ -144,11 +144,12 @@ def main(run, check, png, work, kl, sdxl_decode):
         check(a.shape == (32, 24, 3) and np.abs(a - b).max() <= 1 and a.std() > 5,
               "roundtrip == encode + decode (max diff %d)" % np.abs(a - b).max())
 
-    # bad inputs: the wrong model names the tensor; a decoder-only file cannot encode; an image
+    # bad inputs: the wrong model names the tensor (encode loads only the encoder, so the
+    # encoder's); a decoder-only file cannot encode; an image
     # not a multiple of 8 and the encode memory limit are refused with the reason, nothing written
     r = run("encode", "--vae", f("kl4_diffusers.safetensors"), "--image", image, "-o", "bad1.npy", "--model", "sd3",
             *CPU)
-    check(r[0] == 1 and "not those of model sd3" in r[2] and "decoder.conv_in.weight is [512, 4, 3, 3]" in r[2] and
+    check(r[0] == 1 and "not those of model sd3" in r[2] and "encoder.conv_out.weight is [8, 512, 3, 3]" in r[2] and
           not os.path.exists(w("bad1.npy")), "--model sd3 on 4-channel weights", r)
     r = run("encode", "--vae", f("kl16_dec.safetensors"), "--image", image, "-o", "bad2.npy", *CPU)
     check(r[0] == 1 and "holds no encoder" in r[2] and not os.path.exists(w("bad2.npy")), "decoder-only file", r)

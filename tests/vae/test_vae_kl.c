@@ -360,6 +360,46 @@ static void test_errors(const char *dir) {
     CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_scaling_factor(vae) == 0.5f && dk_vae_shift_factor(vae) == 0.25f,
           "scaling/shift override: %s", dk_last_error(ctx));
     dk_vae_destroy(vae);
+    /* options->parts: one direction of a full file; the asked part missing; a bad value. */
+    {
+        dk_vae *all = NULL, *dec = NULL, *enc = NULL;
+        dk_vae_info ia, id, ie;
+        dk_vae_options_init(&o);
+        snprintf(path, sizeof path, "%s/kl4_diffusers.safetensors", dir);
+        CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &all) == DK_OK, "%s", dk_last_error(ctx));
+        o.parts = DK_VAE_PARTS_DECODER;
+        CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &dec) == DK_OK, "%s", dk_last_error(ctx));
+        o.parts = DK_VAE_PARTS_ENCODER;
+        CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &enc) == DK_OK, "%s", dk_last_error(ctx));
+        if (all && dec && enc) {
+            CHECK(dk_vae_has_decoder(all) && dk_vae_has_encoder(all) && dk_vae_has_decoder(dec) &&
+                      !dk_vae_has_encoder(dec) && !dk_vae_has_decoder(enc) && dk_vae_has_encoder(enc),
+                  "parts: all %d/%d, decoder %d/%d, encoder %d/%d", dk_vae_has_decoder(all), dk_vae_has_encoder(all),
+                  dk_vae_has_decoder(dec), dk_vae_has_encoder(dec), dk_vae_has_decoder(enc), dk_vae_has_encoder(enc));
+            CHECK(dk_vae_plan(all, 4, 4, &ia) == DK_OK && dk_vae_plan(dec, 4, 4, &id) == DK_OK &&
+                      dk_vae_plan_encode(enc, 32, 32, &ie) == DK_OK, "%s", dk_last_error(ctx));
+            printf("  parts: weights all %.1f MiB = decoder %.1f + encoder %.1f\n", ia.weight_device_bytes / 1048576.0,
+                   id.weight_device_bytes / 1048576.0, ie.weight_device_bytes / 1048576.0);
+            CHECK(id.weight_device_bytes + ie.weight_device_bytes == ia.weight_device_bytes &&
+                      id.weight_device_bytes < ia.weight_device_bytes && ie.weight_device_bytes < ia.weight_device_bytes,
+                  "parts: weight bytes %llu + %llu != %llu", (unsigned long long)id.weight_device_bytes,
+                  (unsigned long long)ie.weight_device_bytes, (unsigned long long)ia.weight_device_bytes);
+            memset(img, 0, sizeof img);
+            CHECK(dk_vae_encode_f32(dec, img, 1, 8, 8, lat, NULL) == DK_ERR_UNSUPPORTED &&
+                      strstr(dk_last_error(ctx), "no encoder"), "encode with the decoder only: %s", dk_last_error(ctx));
+        }
+        dk_vae_destroy(all);
+        dk_vae_destroy(dec);
+        dk_vae_destroy(enc);
+        snprintf(path, sizeof path, "%s/kl16_dec.safetensors", dir);
+        CHECK(dk_vae_create_from_file(ctx, path, DK_F32, &o, &vae) == DK_ERR_FORMAT && !vae &&
+                  strstr(dk_last_error(ctx), "holds no encoder"), "encoder of a decoder-only file: %s",
+              dk_last_error(ctx));
+        printf("  %s\n", dk_last_error(ctx));
+        o.parts = (dk_vae_parts)3;
+        CHECK(dk_vae_create_random(ctx, 1, DK_F32, &o, &vae) == DK_ERR_INVALID_ARGUMENT &&
+                  strstr(dk_last_error(ctx), "parts"), "bad parts: %s", dk_last_error(ctx));
+    }
 }
 
 int main(int argc, char **argv) {
