@@ -224,8 +224,9 @@ static int vkdev_coopmat_khr(VkPhysicalDevice pd) {
 }
 
 /* Which tensor-core family the device gets: s->coopmat (f16), coopmat_khr
- * (the KHR spelling, preferred: the standard one, and 12% faster than the NV
- * one on the H100), coopmat_bf16 and cm_wave32.  DIFKERN_VULKAN_COOPMAT=nv or
+ * (the KHR spelling, preferred: the standard one, the one AMD drivers offer,
+ * and faster than the NV one where both exist; docs/vulkan-backend.md),
+ * coopmat_bf16 and cm_wave32.  DIFKERN_VULKAN_COOPMAT=nv or
  * =khr restricts the choice to one spelling (=nv also drops bf16, which needs
  * KHR). */
 static void vkdev_pick_coopmat(dk_context *ctx, dk_vk_state *s) {

@@ -625,9 +625,10 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
 /* Cin not a multiple of 32 (a network's first conv: 3 or 4 channels) on the
  * tensor cores, with the channels zero-padded to the next multiple of 32: x
  * copied into a zeroed channels-last staging buffer (s->stage[0]) and the
- * weights packed with zero rows, instead of the portable conv (SDXL VAE
- * conv_in 4 -> 512 @128: ~8x the products, on hardware ~10x faster per
- * product and without the portable path's per-element loads).  One group, no
+ * weights packed with zero rows, instead of the portable conv: the padding
+ * multiplies the products by 32/Cin at most, and the tensor cores are more
+ * than that faster per product, without the portable path's per-element
+ * loads.  One group, no
  * fused upsample (its phase weights are packed apart).
  * DIFKERN_VULKAN_CM_PADCIN=0: off, for benchmarks. */
 static int vkop_padcin_ok(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y,
@@ -834,8 +835,8 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
  * one image per batch: f16/bf16 where the device has the tensor cores, b shared
  * by the batches, K % 32 == 0, N % 8 == 0 and N > 8, a's k contiguous and its
  * rows 16-byte aligned (the conv's conditions, shaders/conv2d_nhwc_cm.comp).
- * The portable matmul reached 20 TFLOP/s on the SDXL VAE's 512 -> 512
- * projections of 16384 tokens on the H100.  Sets *taken. */
+ * The portable matmul is an order of magnitude slower on such shapes (the
+ * VAE's attention projections).  Sets *taken. */
 static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const dk_tensor *a, const dk_tensor *b,
                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int *taken) {
     dk__matmul_conv c;
@@ -1328,12 +1329,10 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         }
         if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
             /* MODE bit 5 (cg 8): 64 query rows per workgroup, keys 64 at a time (1.5x fewer
-             * bytes per product; attention_cm.comp) where that grid still fills a large GPU:
-             * on the H100 (132 SMs) D 512 n 4608 .. 16384 (72 .. 256 workgroups) 10-24% faster
-             * (n 4608 0.611 -> 0.525 ms, 7680 1.005 -> 0.906, 16384 5.19 -> 3.99), b 2 h 4 n 4096
-             * D 256 1.57 -> 1.38; but with 64 workgroups n 4096 0.28 -> 0.47 (half the SMs
-             * idle, where cg 8's 128 still fill them).  DIFKERN_VULKAN_ATTN_R64=0|1 forces it,
-             * for benchmarks and tests. */
+             * bytes per product; attention_cm.comp) where that grid still fills a large GPU
+             * (72 workgroups and more: with fewer, half the SMs idle where cg 8's 128-row
+             * grid still fills them; the measurements are in docs/attention.md).
+             * DIFKERN_VULKAN_ATTN_R64=0|1 forces it, for benchmarks and tests. */
             const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
             const int r64 = cg == 8 && (ctx->knobs.vulkan_attn_r64 >= 0 ? ctx->knobs.vulkan_attn_r64 == 1 : groups64 >= 72);
             /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */

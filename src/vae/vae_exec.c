@@ -327,7 +327,7 @@ static dk_context *vaex_host_ctx(dk__vae_exec *e) {
 
 /* out (float, NCHW) = the host tensor src (a's shape, NHWC, the decode dtype),
  * through dk_convert on the host CPU context: threaded and vectorized, where a
- * per-element loop took 5-10 ms for a 1024x1024 image on 2 cores. */
+ * per-element loop is a visible part of a decode. */
 static void vaex_host_to_nchw_f32(dk__vae_exec *e, dk__vae_act a, const void *src, float *out) {
     dk_context *hc = vaex_host_ctx(e);
     dk_external_memory m;
@@ -393,7 +393,7 @@ static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
  * or an infinity, tested on the device: its per-channel GroupNorm statistics
  * are finite for finite 16-bit values and NaN or infinite as soon as one value
  * is (the Welford and Chan steps propagate them), so 24 bytes come back instead
- * of the image (that read-back took ~1.6 ms at 1024x1024 on the H100).  In
+ * of the image (whose read-back is a visible part of a decode).  In
  * fp32, huge finite values (beyond ~1e19) can overflow the statistics too, so
  * a non-finite result there is confirmed by reading the tensor back. */
 static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
@@ -509,8 +509,8 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
     } else if (!e->banded) {
         /* On the device: NHWC in the decode dtype -> NCHW float in a planned
          * buffer (as many 16-bit channels as the floats need), one download
-         * straight into out (the host conversion took 2.2 ms at 1024x1024 on
-         * the H100's host, the download of the 16-bit tensor 0.56 ms). */
+         * straight into out (converting on the host after downloading the
+         * 16-bit tensor took several times the download; vae-memory-plan.md). */
         dk__vae_act f = vaex_alloc(e, a.c * (int32_t)(sizeof(float) / dk_dtype_size(e->dtype)), a.h, a.w);
         if (e->st == DK_OK && !e->dry) {
             int64_t shape[4];
@@ -518,8 +518,8 @@ void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out) {
             shape[0] = 1; shape[1] = a.c; shape[2] = a.h; shape[3] = a.w;
             y = dk_tensor_contiguous(e->arena, e->act_off[f.id], DK_F32, 4, shape);
             vaex_prof_begin(e);
-            /* (24 bytes back instead of scanning the downloaded floats: ~1 ms of
-             * one host core; after the conversion, so that one wait covers both) */
+            /* (24 bytes back instead of scanning the downloaded floats on one
+             * host core; after the conversion, so that one wait covers both) */
             if (e->st == DK_OK) e->st = dk_convert(e->vae->ctx, &x, &y);
             if (e->st == DK_OK && e->check_out) e->out_bad = vaex_nonfinite_dev(e, &x);
             vaex_prof_end(e, "output to float NCHW");
