@@ -98,7 +98,7 @@ static dk_status knobs_parse(const dk_knob_info *in, dk_knobs *k, const char *te
             v = 0;
         }
         for (i = 0; i < len; i++) {
-            if (text[i] < '0' || text[i] > '9' || v > (INT64_C(1) << 60))
+            if (text[i] < '0' || text[i] > '9' || v > (INT64_MAX - 9) / 10) /* no overflow below */
                 return knobs_bad(in, text, len, source, err, cap);
             v = v * 10 + (text[i] - '0');
         }

@@ -89,21 +89,45 @@ static char *kd_read(const char *path) {
     return t.p;
 }
 
-int main(int argc, char **argv) {
-    kd_text table = {0};
-    char *doc, *begin, *end;
-    kd_put(&table, "");
-    kd_table(&table);
+/* Writes doc with the table between the markers to path through a temporary
+ * file in the same directory and a rename, so that a failed write leaves the
+ * old file whole. */
+static int kd_write(const char *path, const char *doc, const char *begin, const kd_text *table, const char *end) {
+    char tmp[4096];
+    FILE *f;
+    int ok;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        fprintf(stderr, "knobs_doc: path too long: %s\n", path);
+        return 2;
+    }
+    f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(stderr, "knobs_doc: cannot write %s\n", tmp);
+        return 2;
+    }
+    ok = fwrite(doc, 1, (size_t)(begin - doc), f) == (size_t)(begin - doc) && fputs(table->p, f) >= 0 &&
+         fputs(end, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        fprintf(stderr, "knobs_doc: writing %s failed\n", path);
+        remove(tmp);
+        return 2;
+    }
+    return 0;
+}
+
+static int kd_run(int argc, char **argv, kd_text *table, char **doc) {
+    char *begin, *end;
     if (argc == 1) {
-        fputs(table.p, stdout);
+        fputs(table->p, stdout);
         return 0;
     }
     if (argc != 3 || (strcmp(argv[1], "--check") && strcmp(argv[1], "--update"))) {
         fprintf(stderr, "usage: knobs_doc [--check FILE | --update FILE]\n");
         return 2;
     }
-    doc = kd_read(argv[2]);
-    begin = strstr(doc, BEGIN_MARK);
+    *doc = kd_read(argv[2]);
+    begin = strstr(*doc, BEGIN_MARK);
     end = begin ? strstr(begin, END_MARK) : NULL;
     if (!begin || !end) {
         fprintf(stderr, "knobs_doc: %s lacks the marker lines\n%s...\n%s", argv[2], BEGIN_MARK, END_MARK);
@@ -111,26 +135,27 @@ int main(int argc, char **argv) {
     }
     begin += strlen(BEGIN_MARK);
     if (!strcmp(argv[1], "--check")) {
-        if ((size_t)(end - begin) == table.n && !memcmp(begin, table.p, table.n)) {
+        if ((size_t)(end - begin) == table->n && !memcmp(begin, table->p, table->n)) {
             printf("knobs_doc: %s matches src/knobs.h (%d settings)\n", argv[2], DK_KNOB_COUNT);
             return 0;
         }
         fprintf(stderr,
                 "knobs_doc: the table in %s differs from src/knobs.h; regenerate it with\n"
                 "  build/knobs_doc --update %s\nExpected:\n%s",
-                argv[2], argv[2], table.p);
+                argv[2], argv[2], table->p);
         return 1;
     }
-    {
-        FILE *f = fopen(argv[2], "wb");
-        if (!f) {
-            fprintf(stderr, "knobs_doc: cannot write %s\n", argv[2]);
-            return 2;
-        }
-        fwrite(doc, 1, (size_t)(begin - doc), f);
-        fputs(table.p, f);
-        fputs(end, f);
-        fclose(f);
-    }
-    return 0;
+    return kd_write(argv[2], *doc, begin, table, end);
+}
+
+int main(int argc, char **argv) {
+    kd_text table = {0};
+    char *doc = NULL;
+    int rc;
+    kd_put(&table, "");
+    kd_table(&table);
+    rc = kd_run(argc, argv, &table, &doc);
+    free(doc);
+    free(table.p);
+    return rc;
 }
