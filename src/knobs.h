@@ -107,6 +107,9 @@
       "0: Hopper TMA loads in the wgmma conv off (cp.async instead)") \
     X(hip_stage_nhwc, HIP_STAGE_NHWC, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: f16/bf16 conv operands that are not channels-last are not copied to channels-last scratch") \
+    X(hip_cinpad, HIP_CINPAD, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
+      "0: f16/bf16 convs with few input channels (e.g. 3) take the generic kernel instead of the fast GEMM on " \
+      "channels zero-padded to its reduction slice") \
     X(hip_up2, HIP_UP2, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: fused 2x upsample convs upsample in the input indexing instead of four phase convs") \
     X(hip_transpose16, HIP_TRANSPOSE16, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \

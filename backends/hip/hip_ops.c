@@ -264,7 +264,9 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
  * (conv2d w [Cout, Cin/g, KH, KW] -> [Cout][KH][KW][Cin/g]; conv_transpose2d
  * w [Cin, Cout/g, KH, KW] -> [Cout/g][KH][KW][Cin]).  A permutation of w that does
  * not depend on groups, made once on the device by a strided copy and kept in
- * the context's weight cache (keyed by the weight's buffer, generation, view). */
+ * the context's weight cache (keyed by the weight's buffer, generation, view).
+ * A conv2d on zero-padded input channels (hipops_cinpad) packs with cpad
+ * channels, the ones past w's zero, as a separate cache entry. */
 typedef struct hipops_packed {
     dk_buffer buf;
     int64_t s[4]; /* element strides of w's own dimensions in the packed copy */
@@ -276,14 +278,15 @@ static void hipops_packed_free(dk_context *ctx, void *data) {
     free(pk);
 }
 
-static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, hipops_packed **out) {
+static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w, int64_t cpad,
+                                      hipops_packed **out) {
     dk_weight_key key;
     hipops_packed *pk;
     dk_tensor dst;
     int tr = use == DK_WEIGHT_CONV_TRANSPOSE2D, i;
-    int64_t cin = tr ? w->shape[0] : w->shape[1], kh = w->shape[2], kw = w->shape[3];
+    int64_t cin = cpad ? cpad : tr ? w->shape[0] : w->shape[1], kh = w->shape[2], kw = w->shape[3];
     dk_status st;
-    dk__weight_key(&key, w, (int32_t)use, 1);
+    dk__weight_key(&key, w, (int32_t)use, (int32_t)(1 | cpad << 8));
     pk = (hipops_packed *)dk__weight_find(ctx, &key);
     if (pk) {
         *out = pk;
@@ -291,10 +294,17 @@ static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const 
     }
     pk = (hipops_packed *)calloc(1, sizeof *pk);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_prepare_weight (hip): out of host memory");
-    pk->buf.size = (uint64_t)dk_tensor_numel(w) * dk_dtype_size(w->dtype);
+    pk->buf.size = (uint64_t)(dk_tensor_numel(w) / (tr ? w->shape[0] : w->shape[1]) * cin) * dk_dtype_size(w->dtype);
     st = ctx->ops->buffer_create(ctx, &pk->buf);
     if (st != DK_OK) {
         free(pk);
+        return st;
+    }
+    /* the padded channels must read as zeros: x's padding is zero too, but
+     * uninitialised memory may hold NaN, and 0 * NaN is NaN */
+    if (cpad) st = ctx->ops->buffer_fill(ctx, &pk->buf, 0, pk->buf.size, 0);
+    if (st != DK_OK) {
+        hipops_packed_free(ctx, pk);
         return st;
     }
     pk->s[tr ? 0 : 1] = 1;            /* cin */
@@ -322,14 +332,16 @@ dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_te
      * be a multiple of the slice are used by the fast kernel */
     if (use == DK_WEIGHT_MATMUL_B || w->dtype == DK_F32) return DK_OK;
     if ((use == DK_WEIGHT_CONV2D ? w->shape[1] : w->shape[0]) % DKH_GEMMF_BK != 0) return DK_OK;
-    return hipops_packed_weight(ctx, use, w, &pk);
+    return hipops_packed_weight(ctx, use, w, 0, &pk);
 }
 
-/* Points p at the packed weight: a_s = strides of (cout, cin, kh, kw). */
-static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dkh_gemm_args *p) {
+/* Points p at the packed weight (cpad: with that many input channels, 0: w's
+ * own): a_s = strides of (cout, cin, kh, kw). */
+static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, int64_t cpad,
+                                   dkh_gemm_args *p) {
     hipops_packed *pk;
     int tr = use == DK_WEIGHT_CONV_TRANSPOSE2D;
-    dk_status st = hipops_packed_weight(ctx, use, w, &pk);
+    dk_status st = hipops_packed_weight(ctx, use, w, cpad, &pk);
     if (st != DK_OK) return st;
     p->a = dk__hip_ptr(&pk->buf);
     p->a_s[0] = pk->s[tr ? 1 : 0];
@@ -384,16 +396,19 @@ static int hipops_cl16(const dk_tensor *t) {
  * the status of the copies in and sg's tensors to run the conv on.  narrow: the
  * conv takes the narrow kernel, which loads 16-byte vectors of input channels
  * from a channels-last x (any dtype) and stores y by element: only x is copied
- * (NCHW 128 -> 3 @1024 f16 on the H100: 2.89 ms by element, 0.57 from NHWC). */
+ * (NCHW 128 -> 3 @1024 f16 on the H100: 2.89 ms by element, 0.57 from NHWC).
+ * cpad > 0: x is copied, whatever its layout, to channels-last scratch of cpad
+ * channels, those past its own zero (hipops_cinpad); cin_g is then cpad. */
 static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
-                           int64_t cin_g, int64_t ups, int64_t pixels, int narrow, hipops_stage *sg, dk_status *st) {
+                           int64_t cin_g, int64_t ups, int64_t pixels, int narrow, int64_t cpad, hipops_stage *sg,
+                           dk_status *st) {
     const dk_tensor *src[3];
     uint64_t off[3], total = 0, ptr;
     int i, any = 0;
     src[0] = x;
     src[1] = y;
     src[2] = residual;
-    if (!ctx->knobs.hip_stage_nhwc || x->ndim != 4 || y->ndim != 4) return 0;
+    if ((!ctx->knobs.hip_stage_nhwc && !cpad) || x->ndim != 4 || y->ndim != 4) return 0;
     if ((!narrow && x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype) return 0;
     if (residual && (residual->ndim != 4 || residual->dtype != x->dtype)) return 0;
     memset(sg, 0, sizeof *sg);
@@ -404,16 +419,19 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
         off[i] = total;
         if (!t) continue;
         sg->t[i] = *t;
-        if (hipops_cl16(t) || (narrow && i > 0)) continue;
-        sg->t[i] = dk_tensor_nhwc(&sg->buf, off[i], t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
-        if (!hipops_cl16(&sg->t[i])) { /* channels not in whole vectors: a copy gains nothing */
-            sg->t[i] = *t;
-            continue;
+        if (i == 0 && cpad) {
+            sg->t[0] = dk_tensor_nhwc(&sg->buf, 0, t->dtype, t->shape[0], cpad, t->shape[2], t->shape[3]);
+        } else {
+            if (hipops_cl16(t) || (narrow && i > 0) || !ctx->knobs.hip_stage_nhwc) continue;
+            sg->t[i] = dk_tensor_nhwc(&sg->buf, off[i], t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
+            if (!hipops_cl16(&sg->t[i])) { /* channels not in whole vectors: a copy gains nothing */
+                sg->t[i] = *t;
+                continue;
+            }
         }
         any = 1;
         sg->staged[i] = 1;
-        total += ((uint64_t)(t->shape[0] * t->shape[1] * t->shape[2] * t->shape[3]) * dk_dtype_size(t->dtype) + 255u) &
-                 ~(uint64_t)255u;
+        total += ((uint64_t)dk_tensor_numel(&sg->t[i]) * dk_dtype_size(t->dtype) + 255u) & ~(uint64_t)255u;
     }
     if (!any) return 0;
     if (narrow ? cin_g % (16 / (int64_t)dk_dtype_size(x->dtype)) != 0 : !hipops_fast_ok(ctx, &sg->t[0], cin_g, ups, pixels))
@@ -425,7 +443,17 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
     sg->buf.size = total;
     sg->buf.impl = (void *)(uintptr_t)ptr;
     *st = DK_OK;
-    if (sg->staged[0]) *st = dk__hip_convert(ctx, x, &sg->t[0]);
+    if (sg->staged[0] && cpad) {
+        /* zeros over the whole copy (one memset; the real channels are then
+         * written twice, cin/cpad of it), then x into its first channels */
+        const uint64_t bytes = (uint64_t)dk_tensor_numel(&sg->t[0]) * dk_dtype_size(x->dtype);
+        dk_tensor v = sg->t[0];
+        v.shape[1] = x->shape[1];
+        *st = ctx->ops->buffer_fill(ctx, &sg->buf, 0, bytes, 0);
+        if (*st == DK_OK) *st = dk__hip_convert(ctx, x, &v);
+    } else if (sg->staged[0]) {
+        *st = dk__hip_convert(ctx, x, &sg->t[0]);
+    }
     if (*st == DK_OK && sg->staged[2]) *st = dk__hip_convert(ctx, residual, &sg->t[2]);
     return 1;
 }
@@ -436,8 +464,34 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
     return dk__hip_convert(ctx, &sg->t[1], y);
 }
 
-dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+/* Input channels zero-padded to a multiple of the fast kernel's reduction slice
+ * (x copied by hipops_stage_in, w packed with the same channels) for a conv
+ * that would otherwise take the generic kernel, as the first conv of an image
+ * encoder (3 -> 128).  The padded channel count, or 0 where it does not pay.
+ * The rule: the padded reduction (cpad * taps) at most 16x the real one, at
+ * least 16 output channels and 1024 output pixels per image.  The generic
+ * kernel does scalar FMAs with little operand reuse, far more than 16x below
+ * the matrix-instruction rate of the fast kernels, so even 16x the FLOPs on
+ * them cost less; the copy moves cin + 2 cpad elements per input pixel (read,
+ * zero fill, write), small against the conv's 2 * Cout * cin * taps FLOPs per
+ * pixel from 16 output channels up (fewer take the narrow kernel); on small
+ * images the two extra launches (fill, copy) would weigh more than the work
+ * they save.  groups 1 and no fused upsample only: the grouped and
+ * phase-weight packs keep w's channels.  DIFKERN_HIP_CINPAD=0 turns it off
+ * (A/B timing). */
+static int64_t hipops_cinpad(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                             const dk_tensor *y, int64_t pixels) {
+    const int64_t cin = w->shape[1], cpad = (cin + DKH_GEMMF_BK - 1) / DKH_GEMMF_BK * DKH_GEMMF_BK;
+    if (!ctx->knobs.hip_cinpad || !ctx->knobs.hip_fast || d->groups != 1 || d->upsample != 1) return 0;
+    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype || x->ndim != 4) return 0;
+    if (cin % DKH_GEMMF_BK == 0 || cin >= (1 << 16) || cpad > 16 * cin) return 0;
+    return w->shape[0] >= 16 && pixels >= 1024 ? cpad : 0;
+}
+
+/* The conv on x as given, or (cpad > 0) on x the zero-padded copy of the
+ * input hipops_stage_in made, with cpad channels of which w has the first. */
+static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                               const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int64_t cpad) {
     dkh_gemm_args p;
     int fast, narrow;
     hipops_conv_common(&p, x, w, bias, residual, y, d->groups, d->activation, d->post_activation,
@@ -450,14 +504,18 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     p.w.out_count = y->shape[3]; p.w.out_step = 1; p.w.in_step = d->stride_w; p.w.off0 = -d->pad_w;
     p.w.off_step = d->dilation_w; p.w.taps = w->shape[3]; p.w.k_step = 1; p.w.in_size = x->shape[3] * d->upsample;
     p.N = p.h.out_count * p.w.out_count;
+    /* on the padded copy the fast kernel reduces over all cpad channels; the
+     * generic one (should the fast not take it) reads x's first cin_g */
+    fast = hipops_fast_ok(ctx, x, cpad ? cpad : p.cin_g, d->upsample, p.N);
+    if (fast && cpad) p.cin_g = cpad;
     p.K = p.cin_g * p.h.taps * p.w.taps;
-    fast = hipops_fast_ok(ctx, x, p.cin_g, d->upsample, p.N);
-    narrow = hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast);
-    {
+    narrow = !cpad && hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast);
+    if (!cpad) {
         hipops_stage sg;
         dk_status s;
-        if (hipops_stage_in(ctx, x, residual, y, p.cin_g, d->upsample, p.N, narrow, &sg, &s)) {
-            if (s == DK_OK) s = dk__hip_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
+        const int64_t pad = fast || narrow ? 0 : hipops_cinpad(ctx, d, x, w, y, p.N);
+        if (hipops_stage_in(ctx, x, residual, y, pad ? pad : p.cin_g, d->upsample, p.N, narrow, pad, &sg, &s)) {
+            if (s == DK_OK) s = hipops_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], pad);
             return hipops_stage_out(ctx, &sg, y, s);
         }
     }
@@ -465,11 +523,16 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     if (fast && hipops_up2_ok(ctx, d, x))
         return hipops_conv2d_up2(ctx, d, x, w, &p, y);
     if (fast) {
-        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, &p);
+        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, cpad, &p);
         if (s != DK_OK) return s;
         return hipops_gemmf_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
     }
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
+}
+
+dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    return hipops_conv2d(ctx, d, x, w, bias, residual, y, 0);
 }
 
 /* The phase in p.h, p.w, p.N, p.K joins the pending launch (p.ph_*, p.nph),
@@ -612,7 +675,7 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     {
         hipops_stage sg;
         dk_status s;
-        if (hipops_stage_in(ctx, x, residual, y, p.cin_g, 1, y->shape[2] * y->shape[3], narrow, &sg, &s)) {
+        if (hipops_stage_in(ctx, x, residual, y, p.cin_g, 1, y->shape[2] * y->shape[3], narrow, 0, &sg, &s)) {
             if (s == DK_OK)
                 s = dk__hip_conv_transpose2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1]);
             return hipops_stage_out(ctx, &sg, y, s);
@@ -620,7 +683,7 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
     }
     fast = fast && !narrow;
     if (fast) {
-        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &p);
+        dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, 0, &p);
         if (s != DK_OK) return s;
     }
     for (rh = 0; rh < d->stride_h; rh++)

@@ -126,6 +126,14 @@ static const hcb_conv hcb_conv2d[] = {
     {"padcin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"padcin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     {"padcin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
+    /* HIP: Cin % 32 != 0 on the fast GEMM from 1024 output pixels and 16 output channels on
+     * (hipops_cinpad): the input copied to channels-last scratch with its channels zero-padded
+     * to 32 (40: 64, wgmma and TMA rows of 64 on Hopper), the weight packed the same way; the
+     * epilogue's bias, residual (in place too), activations and scales unchanged */
+    {"cinpad_c3to128_40x40", Q, {.cin = 3, .h = 40, .w = 40, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"cinpad_c4to32_res_silu_40x40", I, {.cin = 4, .h = 40, .w = 40, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"cinpad_b2_c3to64_post_relu_res_inplace_32x36", G, {.n = 2, .cin = 3, .h = 32, .w = 36, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU}},
+    {"cinpad_c40to48_32x64", 0, {.cin = 40, .h = 32, .w = 64, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     /* padding per side (the VAE encoder's downsampler: 0 top/left, 1 bottom/right, 3x3 stride 2):
      * portable paths, top > bottom with a 4-wide kernel, pad_h given equal to pad_top, the GPU fast
      * paths (tensor cores / MFMA / wgmma with Cin % 64 == 0, TMA rows of 32, Vulkan halo rows of
