@@ -334,6 +334,10 @@ uint64_t dk__vae_weight_bytes(const dk_vae *vae) {
     return (uint64_t)vae->arch.total_elems * dk_dtype_size(vae->dtype);
 }
 
+/* a + b, saturating: a failed dry run reports its budget as UINT64_MAX, which
+ * must not wrap round to a small total that seems to fit. */
+static uint64_t vaed_sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t h, int32_t w, dk__vae_dry_fn dry,
                          dk__vae_mode *m) {
     const dk_vae_options *o = &vae->opt;
@@ -348,10 +352,10 @@ dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t 
         m->plan_bytes = dry(vae, 1, m->band_rows, h, w, &m->budget_bytes);
         return DK_OK;
     }
-    if (o->max_device_bytes == 0 || m->budget_bytes + wb <= o->max_device_bytes) return DK_OK;
+    if (o->max_device_bytes == 0 || vaed_sat_add(m->budget_bytes, wb) <= o->max_device_bytes) return DK_OK;
     for (t = h;; t = (t + 1) / 2) { /* halve the band until it fits */
         uint64_t budget, n = dry(vae, 1, t, h, w, &budget);
-        if (budget + wb <= o->max_device_bytes) {
+        if (vaed_sat_add(budget, wb) <= o->max_device_bytes) {
             m->banded = 1;
             m->band_rows = t;
             m->plan_bytes = n;
@@ -366,7 +370,7 @@ dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t 
         return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY,
                         "%s: options->max_device_bytes %llu is below what %s needs even in bands of one latent row: "
                         "%llu bytes (%llu of weights + %llu, backend scratch included)",
-                        fn, (unsigned long long)o->max_device_bytes, what, (unsigned long long)(wb + budget),
+                        fn, (unsigned long long)o->max_device_bytes, what, (unsigned long long)vaed_sat_add(wb, budget),
                         (unsigned long long)wb, (unsigned long long)budget);
     }
 }
