@@ -11,17 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                        \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-            failures++;                                         \
-        }                                                       \
-    } while (0)
+#include "../check.h"
 
 static dk_context *ctx;
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
+#include "../check.h"
 
 extern char **environ; /* POSIX */
 
@@ -45,15 +45,6 @@ static void tk_clear_env(void) {
     }
 }
 
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 /* dk_context_create on the CPU backend with settings (NULL: none); the
  * context's description in desc ("" on failure). */

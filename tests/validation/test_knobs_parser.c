@@ -10,23 +10,12 @@
  *   - settings win over the environment; benchmark settings per build. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 
+#include "../check.h"
 #include "../../src/knobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 static int64_t tp_num(const dk_knobs *k, dk_knob_id id) {
     return *(const int64_t *)(const void *)((const char *)k + dk__knob_info((int)id)->offset);
