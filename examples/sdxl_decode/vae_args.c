@@ -9,6 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 and *out when v is a whole decimal number in lo..hi. */
+static int arg_long(const char *v, long lo, long hi, long *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) return 0;
+    *out = x;
+    return 1;
+}
+
 static int parse_backend(const char *s, dk_backend_kind *k) {
     if (!strcmp(s, "auto")) *k = DK_BACKEND_AUTO;
     else if (!strcmp(s, "cpu")) *k = DK_BACKEND_CPU;
@@ -89,15 +98,15 @@ int sdxl_parse_args(int argc, char **argv, int first, int family, void (*help)(F
             }
             a->dtype_set = 1;
         } else if (!strcmp(s, "--repeat")) {
-            long r = strtol(v, &end, 10);
-            if (*end || r < 1 || r > 1000) {
+            long r;
+            if (!arg_long(v, 1, 1000, &r)) {
                 sdxl_err("--repeat %s: expected 1..1000\n", v);
                 return 0;
             }
             a->repeat = (int32_t)r;
         } else if (!strcmp(s, "--tile")) {
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 1 << 20) {
+            long t;
+            if (!arg_long(v, 1, 1 << 20, &t)) {
                 sdxl_err("--tile %s: expected a positive number of latent rows\n", v);
                 return 0;
             }
@@ -127,8 +136,8 @@ int sdxl_parse_args(int argc, char **argv, int first, int family, void (*help)(F
                 return 0;
             }
         } else if (!strcmp(s, "--size")) {
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 512) {
+            long t;
+            if (!arg_long(v, 1, 512, &t)) {
                 sdxl_err("--size %s: expected 1..512\n", v);
                 return 0;
             }
@@ -141,8 +150,8 @@ int sdxl_parse_args(int argc, char **argv, int first, int family, void (*help)(F
             }
             a->seed_set = 1;
         } else if (!strcmp(s, "--plan")) {
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 4096) {
+            long t;
+            if (!arg_long(v, 1, 4096, &t)) {
                 sdxl_err("--plan %s: expected a latent side 1..4096\n", v);
                 return 0;
             }
