@@ -123,7 +123,7 @@ void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
 }
 
 // Halo staging (MODE bit 3; the host's conditions: vkop_conv_cm_run in
-// vk_ops.c): the tile's 128 rows are consecutive pixels of one sub-grid row,
+// vk_conv.c): the tile's 128 rows are consecutive pixels of one sub-grid row,
 // input step 1 along w, 2-3 taps each way and at least 6 in all (2x2 taps
 // measured slower: every step then refills).  Each channel slice's input rows
 // (one per tap row, 127 + TW pixels) are staged once for all its taps, not

@@ -199,7 +199,7 @@ typedef struct dk_vk_state {
     int validation_errors;
 
     dk_vk_buf scratch;            /* group_norm statistics */
-    dk_vk_buf stage[3];           /* channels-last copies of conv operands (vk_ops.c) */
+    dk_vk_buf stage[3];           /* channels-last copies of conv operands (vk_conv.c) */
     int force_portable;
     int coopmat;                  /* f16 tensor cores: a 16x16x16 f16 -> f32 cooperative matrix */
     int coopmat_khr;              /* ... through VK_KHR_cooperative_matrix (else the NV extension) */
@@ -269,7 +269,7 @@ dk_status dk__vk_pipelines_create(dk_context *ctx, const char *cache_path);
 void dk__vk_pipelines_destroy(dk_vk_state *s);
 dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out);
 
-/* vk_ops.c */
+/* vk_conv.c, vk_elementwise.c, vk_norm.c, vk_attention.c */
 dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
