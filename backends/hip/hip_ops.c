@@ -96,9 +96,7 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
  * cp.async kernels) where the problem does not fit: groups, fused upsample,
  * batched weights, steps along w, output rows not a multiple of 16 long, or
  * strides the driver refuses.  Boxes of 8 pixels measured slower than cp.async
- * (H100 f16 3x3 512 -> 512 at 104x152: 0.217 vs 0.174 ms; 16: 256 -> 256 at
- * 256x272 0.232 vs 0.250, 32: at 416x608 0.64 vs 0.78).  DIFKERN_HIP_TMA=0
- * turns it off. */
+ * (docs/conv.md, "HIP thresholds").  DIFKERN_HIP_TMA=0 turns it off. */
 static int hipops_tmaps(dk_context *ctx, dkh_gemm_args *p, int64_t batch, dkh_tmaps *t) {
     dk_hip_api *api = &dk__hip_state(ctx)->api;
     int i, n = p->nph > 0 ? p->nph : 1, bw;
@@ -144,10 +142,9 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
     uint64_t pix = hipops_blocks(p->N, DKH_GEMMF_BM), ch = hipops_blocks(p->M, DKH_GEMMF_BN);
     /* channel tiles on x (fastest) where the pixel tiles fit grid y */
     void *f4 = st->k.gemmf4[dt];
-    /* The 4-warp variant where it wins on the H100: K >= 2048 (512->512 3x3
-     * 4.63 -> 4.27 ms, 512->256 2.48 -> 2.16); below, the 8-warp kernel (128->128
-     * 3x3 1.53 vs 1.63 ms, conv_transpose phases 0.215 vs 0.225).
-     * DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
+    /* The 4-warp variant where it wins: K >= 2048 (deep reductions keep its
+     * fewer warps busy); below, the 8-warp kernel (docs/conv.md, "HIP
+     * thresholds").  DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
     const int64_t force4 = ctx->knobs.hip_gemmf4, forcew = ctx->knobs.hip_wgmma; /* -1: by shape */
     int use4 = f4 && (force4 >= 0 ? force4 == 1 : p->K >= 2048);
     const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && forcew != 0;
@@ -225,8 +222,8 @@ static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, in
  * 64 or 128 channels wide would waste 15/16 of its work or more.  Coordinates
  * must fit int.  Where the fast GEMM kernel can run (fast) and the weights do
  * not fit one staging (more than 128 channels per group or 9 taps: restaged
- * per 64-pixel tile), the GEMM is faster (H100, f16 512 -> 8 at 128x128:
- * 0.092 ms against 0.116).  DIFKERN_HIP_NARROW=0 (or DIFKERN_HIP_FAST=0)
+ * per 64-pixel tile), the GEMM is faster (docs/conv.md, "HIP thresholds").
+ * DIFKERN_HIP_NARROW=0 (or DIFKERN_HIP_FAST=0)
  * turns it off. */
 static int hipops_narrow_ok(dk_context *ctx, const dk_tensor *x, int64_t coutg, int64_t cin_g, int64_t taps,
                             int64_t ups, int64_t pixels, int fast) {
@@ -367,8 +364,8 @@ static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, con
 
 /* Channels-last copies of a conv's operands.  An f16/bf16 input that is not
  * channels-last (NCHW) still gets the fast kernels: copied to channels-last
- * scratch first by the layout-changing convert (a tiled transpose); the
- * generic kernel ran NCHW 3x3 convs at ~6 TFLOP/s on the H100.  An output (and
+ * scratch first by the layout-changing convert (a tiled transpose), since the
+ * generic kernel is an order of magnitude slower on such convs.  An output (and
  * residual) that is not channels-last is staged the same way, so that the
  * epilogue stores 16-byte vectors (element stores to NCHW cost 2-5x on the
  * H100), and y is copied out after the conv.  One scratch region holds the
@@ -396,7 +393,7 @@ static int hipops_cl16(const dk_tensor *t) {
  * the status of the copies in and sg's tensors to run the conv on.  narrow: the
  * conv takes the narrow kernel, which loads 16-byte vectors of input channels
  * from a channels-last x (any dtype) and stores y by element: only x is copied
- * (NCHW 128 -> 3 @1024 f16 on the H100: 2.89 ms by element, 0.57 from NHWC).
+ * (reading NCHW input by element was several times slower than the copy).
  * cpad > 0: x is copied, whatever its layout, to channels-last scratch of cpad
  * channels, those past its own zero (hipops_cinpad); cin_g is then cpad. */
 static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
@@ -794,9 +791,7 @@ unsigned dk__hip_attnf_smem(int64_t d) {
  * to fewer splits), if that saves at least 10% over no split: the partials
  * cost scratch (s x Nq x Dv floats: at n 65536, d 512, five splits for a 2.5%
  * better wave count took 640 MB, the 2048x2048 VAE decode's largest buffer).
- * Measured on the H100 (f16, 1 head, d 512): n 4096 (64 blocks) 0.500 ->
- * 0.289 ms with 2 splits (5 splits, 3 waves: 0.375 ms), n 1024 0.135 ->
- * 0.056 ms.  DIFKERN_HIP_ATTN_SPLIT=0 turns it off. */
+ * Measurements: docs/attention.md.  DIFKERN_HIP_ATTN_SPLIT=0 turns it off. */
 static int hipops_attn_splits(dk_context *ctx, uint64_t blocks, int64_t nkv) {
     const dk_hip_state *st = dk__hip_state(ctx);
     const uint64_t sm = (uint64_t)st->sm_count;
@@ -912,7 +907,7 @@ static int hipops_attn_wgmma_on(const dk_context *ctx, const dk_tensor *q) {
  * multiprocessors badly (partials after V^T in the scratch, then the merge).
  * tm (the small-head kernel's tensor maps; V^T's is added here) also limits
  * the split to what fills one wave: at D 64 the partials cost as much as the
- * blocks (H100, b2 h10 n1024 f16: 4 splits 0.064 ms, none ~0.03). */
+ * blocks (docs/attention.md). */
 static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_tensor *q, void *fn, int64_t bq,
                                    int64_t vt_round, unsigned threads, unsigned smem, dkh_attn_tmaps *tm) {
     dk_hip_state *st = dk__hip_state(ctx);
@@ -1089,9 +1084,9 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
     p.act = (int)d->activation;
     p.dt = (int)x->dtype;
     /* NCHW apply by planes, 8 vectors per thread, where that still gives 8 blocks
-     * per multiprocessor and the grid's rows fit (H100, f16: 512 ch @ 512 0.41 ->
-     * 0.36 ms, 256 ch @ 1024 0.75 -> 0.67; 512 ch @ 128, in the L2, lost 0.035 ->
-     * 0.038-0.050 at 8, 2 or 1 per thread).  DIFKERN_HIP_GN_PLANES: 0 off, 8 on. */
+     * per multiprocessor and the grid's rows fit: large planes gain, small
+     * tensors that sit in the L2 lose (docs/group-norm.md).
+     * DIFKERN_HIP_GN_PLANES: 0 off, 8 on. */
     {
         const int64_t slots = (int64_t)(st->sm_count > 0 ? st->sm_count : 64) * 8 * DKH_THREADS;
         const int64_t force = ctx->knobs.hip_gn_planes; /* -1: by size */
