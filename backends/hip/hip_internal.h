@@ -1,5 +1,6 @@
 /* HIP backend internals: the run-time loaded driver API (HIP or CUDA) behind one
- * function table, the backend state, and the op entry points (hip_ops.c). */
+ * function table, the backend state, and the op entry points (hip_conv.c,
+ * hip_attention.c, hip_norm.c, hip_elementwise.c). */
 #ifndef DK_HIP_INTERNAL_H
 #define DK_HIP_INTERNAL_H
 

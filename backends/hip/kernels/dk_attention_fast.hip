@@ -1,6 +1,6 @@
 /* Fast flash attention for f16 / bf16 with D == Dv in {64, 128, 256, 512}, on the
  * tile abstraction's register fragments.  Taken when q, k, v have a contiguous
- * last dimension and 16-byte aligned rows (hip_ops.c); everything else runs
+ * last dimension and 16-byte aligned rows (hip_attention.c); everything else runs
  * dkk_attention_* (dk_attention.hip).
  *
  * Block: BQ query rows of one (batch, head), 256 threads.  The Q tile stays in

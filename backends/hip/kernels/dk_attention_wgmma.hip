@@ -1,6 +1,6 @@
 /* Hopper (sm_90a) flash attention on wgmma for D == Dv == 512 (the SDXL VAE's
  * mid-block: one head, n = H*W tokens), f16 / bf16.  Only in the sm_90a code
- * object; hip_ops.c takes it where the query blocks fill the multiprocessors
+ * object; hip_attention.c takes it where the query blocks fill the multiprocessors
  * (else the split-KV mma.sync kernel, dk_attention_fast.hip, is faster).
  *
  * Block: 64 query rows, two warpgroups (256 threads).  Warpgroup w owns the

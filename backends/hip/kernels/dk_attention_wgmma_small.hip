@@ -2,14 +2,14 @@
  * a multiple of 8 (the UNets' attention: SD 1.x's 40 / 80, SDXL's 64), f16 /
  * bf16, computed at D 64 or 128: the tensor maps fill Q and K's missing
  * columns with zeros, V^T's missing rows are zero (dkk_attn_vt), and only Dv
- * output columns are stored.  Only in the sm_90a code object; hip_ops.c takes
+ * output columns are stored.  Only in the sm_90a code object; hip_attention.c takes
  * it for those shapes (else the mma.sync small-head kernel,
  * dk_attention_rows.hip).
  *
  * Block: 128 query rows; two consumer warpgroups of 64 rows each and one
  * producer warp.  The producer loads Q once and the K and V^T tiles of BKV
  * keys (128 at D 64, 64 at D 128: DKH_ATTNS_BKV) into an ST-stage ring with the Tensor Memory Accelerator (tensor maps:
- * hip_ops.c), handing stages over through mbarriers (full: the bytes landed;
+ * hip_attention.c), handing stages over through mbarriers (full: the bytes landed;
  * empty: all 8 consumer warps are done with it), as dkgwt_gemm does.  Per
  * tile, each consumer warpgroup:
  *   S = Q K^T   m64nBKVk16 over D, Q and K from shared memory (K-major);

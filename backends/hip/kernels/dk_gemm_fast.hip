@@ -19,7 +19,7 @@
  *           40 elements (80 bytes), so 32-bit fragment loads of 8 rows x 4 words
  *           hit 32 different banks.
  * The epilogue is applied on the accumulators before the only store of y.
- * Prepacked weights: hip_ops.c (hipops_packed_weight). */
+ * Prepacked weights: hip_conv.c (hipops_packed_weight). */
 #include "dk_tile.h"
 #include "../hip_kargs.h"
 
@@ -434,7 +434,7 @@ DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF1
 /* NVIDIA: the same tile with 4 warps of 64x64 (2 blocks per multiprocessor,
  * <= 255 registers): 8 ldmatrix per 32 mma.sync instead of 6 per 16, so
  * shared-memory reads per FLOP drop by a third.  Launched with
- * DKH_GEMMF4_THREADS threads where the code object has it (hip_ops.c). */
+ * DKH_GEMMF4_THREADS threads where the code object has it (hip_conv.c). */
 #if defined(DKP_NVIDIA)
 extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_f16(dkh_gemm_args p) {
     DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMMF4_THREADS>(q, z)));

@@ -8,7 +8,7 @@
  *
  * Block: 64 * WGS output pixels x 128 output channels, WGS warpgroups of 128
  * threads, each 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per
- * thread); WGS 2 (dkk_gemmw_*) or 4 (dkk_gemmw4_*, for K >= 2048: hip_ops.c).
+ * thread); WGS 2 (dkk_gemmw_*) or 4 (dkk_gemmw4_*, for K >= 2048: hip_conv.c).
  * The reduction runs in slices of 64 channels of one tap: a row of a slice is
  * 128 contiguous bytes, stored with 16-byte chunk c of row r at chunk c ^ (r % 8)
  * (the 128-byte swizzle the wgmma descriptors name; stages 1024-byte aligned).
@@ -177,7 +177,7 @@ DKP_DEV void dkgw_bar_expect(unsigned bar, unsigned bytes) {
     asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
                  : "memory");
 }
-/* TMA tile loads (tensor maps: hip_ops.c), completing on bar */
+/* TMA tile loads (tensor maps: hip_conv.c), completing on bar */
 DKP_DEV void dkgw_tma4(unsigned dst, const void *map, int c0, int c1, int c2, int c3, unsigned bar) {
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
                  "%4, %5}], [%6];" ::"r"(dst),
@@ -200,7 +200,7 @@ DKP_DEV void dkgw_tma2(unsigned dst, const void *map, int c0, int c1, unsigned b
  * of 8 rows or more starts on a 1024-byte boundary, so the swizzle phase holds).  Stage s is handed over through two mbarriers: full[s]
  * (the producer's byte count) and empty[s] (one arrival per consumer warp once
  * its MMAs on s completed), so no block-wide barrier runs in the loop.  Host
- * conditions (hip_ops.c): one group, no fused upsample, input steps of 1 along
+ * conditions (hip_conv.c): one group, no fused upsample, input steps of 1 along
  * w, rows of output pixels a multiple of 16 long. */
 template <int DT, int CWG, int ST, int INF>
 DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {

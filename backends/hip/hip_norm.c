@@ -1,0 +1,128 @@
+/* HIP GroupNorm (whole, or split into stats / merge / apply) and LayerNorm. */
+#include "hip_ops_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ norms */
+
+/* Group-norm vector mode (dkh_gn_args): 1 dense NCHW, 2 dense NHWC, else 0, for
+ * a tensor at addr with 4-D shape/strides, in 16-byte vectors of vw elements. */
+static int hipops_gn_mode(uint64_t addr, const int64_t *shape, const int64_t *strides, int64_t vw) {
+    int64_t c = shape[1], h = shape[2], w = shape[3];
+    const int64_t nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
+    int nchw_ok = (h * w) % vw == 0, nhwc_ok = c % vw == 0 && c / vw <= DKH_THREADS, i;
+    if (addr % 16 != 0) return 0;
+    for (i = 0; i < 4; i++) {
+        if (shape[i] == 1) continue;
+        nchw_ok = nchw_ok && strides[i] == nchw[i];
+        nhwc_ok = nhwc_ok && strides[i] == nhwc[i];
+    }
+    return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+}
+
+dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,
+                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
+                             const dk_tensor *y) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dkh_gn_args p;
+    uint64_t scratch, rows;
+    int64_t n = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
+    int64_t ng = n * d->groups, len = c / d->groups * hw, total = n * c * hw;
+    int i;
+    dk_status s;
+    memset(&p, 0, sizeof p);
+    if (!y) y = x; /* statistics only: the walk of x alone decides the mode */
+    p.x = hipops_addr(x);
+    p.y = hipops_addr(y);
+    for (i = 0; i < 4; i++) {
+        p.shape[i] = x->shape[i];
+        p.x_s[i] = x->strides[i];
+        p.y_s[i] = y->strides[i];
+    }
+    p.mode = hipops_gn_mode(p.x, x->shape, x->strides, vw);
+    if (p.mode != hipops_gn_mode(p.y, y->shape, y->strides, vw)) p.mode = 0;
+    p.stats_mode = gn_mode;
+    if (stats) p.stats = hipops_addr(stats);
+    /* Chunks of about 8 K elements per partial block (32 per thread), at most 4096
+     * per group (mode 2: per image and all groups at once, in whole pixels, of
+     * 32 K elements: a block's merge and coefficient loads are paid per chunk). */
+    if (p.mode == 2) {
+        rows = (uint64_t)(DKH_THREADS / (c / vw));
+        p.chunks = (hw * c + 32767) / 32768;
+        if (p.chunks > 4096) p.chunks = 4096;
+        p.chunk = (int64_t)(((uint64_t)((hw + p.chunks - 1) / p.chunks) + rows - 1) / rows * rows);
+        p.chunks = (hw + p.chunk - 1) / p.chunk;
+    } else {
+        int64_t units = p.mode == 1 ? len / vw : len;
+        p.chunks = (len + 8191) / 8192;
+        if (p.chunks > 4096) p.chunks = 4096;
+        p.chunk = (units + p.chunks - 1) / p.chunks;
+        p.chunks = (units + p.chunk - 1) / p.chunk;
+    }
+    p.coef = (ng * p.chunks * 3 + 3) / 4 * 4;
+    s = dk__hip_scratch(ctx, (uint64_t)(p.coef + n * c * 4) * 4u, &scratch);
+    if (s != DK_OK) return s;
+    p.scratch = scratch;
+    if (gamma) p.gamma = hipops_addr(gamma), p.gamma_s = gamma->strides[0], p.has_gamma = 1;
+    if (beta) p.beta = hipops_addr(beta), p.beta_s = beta->strides[0], p.has_beta = 1;
+    p.affine_dt = gamma ? (int)gamma->dtype : beta ? (int)beta->dtype : (int)x->dtype;
+    p.groups = d->groups;
+    p.eps = d->eps;
+    p.act = (int)d->activation;
+    p.dt = (int)x->dtype;
+    /* NCHW apply by planes, 8 vectors per thread, where that still gives 8 blocks
+     * per multiprocessor and the grid's rows fit: large planes gain, small
+     * tensors that sit in the L2 lose (docs/group-norm.md).
+     * DIFKERN_HIP_GN_PLANES: 0 off, 8 on. */
+    {
+        const int64_t slots = (int64_t)(st->sm_count > 0 ? st->sm_count : 64) * 8 * DKH_THREADS;
+        const int64_t force = ctx->knobs.hip_gn_planes; /* -1: by size */
+        if (p.mode == 1 && n * c <= 65535 && (force == 8 || (force != 0 && total / vw >= 8 * slots)))
+            p.plane_vecs = 8 * DKH_THREADS;
+    }
+    p.total = p.mode == 0 ? total : total / vw;
+    p.nblocks = (int64_t)hipops_blocks(p.total, DKH_THREADS);
+    if (p.nblocks > (1 << 16)) p.nblocks = 1 << 16;
+    s = DK_OK;
+    if (gn_mode != DK__GN_APPLY)
+        s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_partial, (uint64_t)p.chunks, (uint64_t)(p.mode == 2 ? n : ng),
+                           1, &p);
+    if (s == DK_OK) s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_final, (uint64_t)ng, 1, 1, &p);
+    if (s == DK_OK && gn_mode != DK__GN_STATS)
+        s = p.mode == 2 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.chunks, (uint64_t)n, 1, &p)
+            : p.plane_vecs
+                ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)((hw / vw + p.plane_vecs - 1) / p.plane_vecs),
+                                 (uint64_t)(n * c), 1, &p)
+                : dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.nblocks, 1, 1, &p);
+    return s;
+}
+
+dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dkh_norm_args n;
+    memset(&n, 0, sizeof n);
+    n.x = hipops_addr(x);
+    n.y = hipops_addr(y);
+    hipops_pad4(x, n.shape, n.x_s);
+    {
+        int64_t shp[4];
+        hipops_pad4(y, shp, n.y_s);
+    }
+    if (gamma) {
+        n.gamma = hipops_addr(gamma);
+        n.gamma_s = gamma->strides[0];
+        n.has_gamma = 1;
+    }
+    if (beta) {
+        n.beta = hipops_addr(beta);
+        n.beta_s = beta->strides[0];
+        n.has_beta = 1;
+    }
+    n.eps = d->eps;
+    n.act = (int)d->activation;
+    n.dt = (int)x->dtype;
+    return dk__hip_launch(ctx, "dk_layer_norm", st->k.layer_norm, (uint64_t)(n.shape[0] * n.shape[1] * n.shape[2]), 1,
+                          1, &n);
+}
