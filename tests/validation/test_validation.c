@@ -56,16 +56,7 @@ static float tv_randf(void) {
     return (float)((tv_rng >> 11) & 0xffffff) / 8388608.0f - 1.0f;
 }
 
-static int tv_fail_count = 0;
-#define TV_CHECK(cond, ...)                          \
-    do {                                             \
-        if (!(cond)) {                               \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);                     \
-            printf("\n");                            \
-            tv_fail_count++;                         \
-        }                                            \
-    } while (0)
+#include "../check.h"
 
 /* A fresh buffer of random values holding a contiguous tensor of slot i. */
 static void tv_tensor(tv_call *c, int i, dk_dtype dt, int32_t ndim, int64_t s0, int64_t s1, int64_t s2,
@@ -998,16 +989,16 @@ static void tv_run_case(dk_context *ctx, size_t idx) {
     st = tv_run(&c, ctx);
     err = dk_last_error(ctx);
     if (tc->status == DK_OK) {
-        TV_CHECK(st == DK_OK || st == DK_ERR_UNSUPPORTED,
+        CHECK(st == DK_OK || st == DK_ERR_UNSUPPORTED,
                  "case %zu (%s): a valid call failed validation: %s: %s", idx, tv_op_name(tc->op),
                  dk_status_name(st), err);
-        if (st == DK_OK) TV_CHECK(err[0] == '\0', "case %zu: DK_OK but error text '%s'", idx, err);
+        if (st == DK_OK) CHECK(err[0] == '\0', "case %zu: DK_OK but error text '%s'", idx, err);
     } else {
-        TV_CHECK(st == tc->status, "case %zu (%s): status %s, expected %s (message: %s)", idx,
+        CHECK(st == tc->status, "case %zu (%s): status %s, expected %s (message: %s)", idx,
                  tv_op_name(tc->op), dk_status_name(st), dk_status_name(tc->status), err);
-        TV_CHECK(strstr(err, tc->msg) != NULL, "case %zu: message\n    '%s'\n  does not contain\n    '%s'", idx,
+        CHECK(strstr(err, tc->msg) != NULL, "case %zu: message\n    '%s'\n  does not contain\n    '%s'", idx,
                  err, tc->msg);
-        TV_CHECK(tv_output_poisoned(ctx, outbuf), "case %zu (%s): the output was written by a rejected call",
+        CHECK(tv_output_poisoned(ctx, outbuf), "case %zu (%s): the output was written by a rejected call",
                  idx, tc->msg);
     }
     tv_free(&c);
@@ -1023,9 +1014,9 @@ static void tv_null_ctx(dk_context *ctx) {
         tv_base(&c, ctx, (tv_op)op);
         st = tv_run(&c, NULL);
         snprintf(want, sizeof want, "%s: ctx must not be NULL", tv_op_name((tv_op)op));
-        TV_CHECK(st == DK_ERR_INVALID_ARGUMENT, "NULL ctx for %s: status %s", tv_op_name((tv_op)op),
+        CHECK(st == DK_ERR_INVALID_ARGUMENT, "NULL ctx for %s: status %s", tv_op_name((tv_op)op),
                  dk_status_name(st));
-        TV_CHECK(strstr(dk_last_error(NULL), want) != NULL, "NULL ctx: thread error '%s', expected '%s'",
+        CHECK(strstr(dk_last_error(NULL), want) != NULL, "NULL ctx: thread error '%s', expected '%s'",
                  dk_last_error(NULL), want);
         tv_free(&c);
     }
@@ -1043,15 +1034,15 @@ static void tv_valid_after_failure(dk_context *ctx) {
     dk_buffer_fill(ctx, c.t[DY].buffer, 0, TV_BUF_BYTES, TV_POISON);
     c.t[B].dtype = DK_F16; /* broken */
     st = tv_run(&c, ctx);
-    TV_CHECK(st == DK_ERR_INVALID_ARGUMENT, "broken dk_add: status %s", dk_status_name(st));
+    CHECK(st == DK_ERR_INVALID_ARGUMENT, "broken dk_add: status %s", dk_status_name(st));
     c.t[B].dtype = DK_F32; /* fixed */
     st = tv_run(&c, ctx);
-    TV_CHECK(st == DK_OK || st == DK_ERR_UNSUPPORTED, "valid dk_add after a failed one: %s: %s",
+    CHECK(st == DK_OK || st == DK_ERR_UNSUPPORTED, "valid dk_add after a failed one: %s: %s",
              dk_status_name(st), dk_last_error(ctx));
     if (st == DK_OK) {
-        TV_CHECK(dk_last_error(ctx)[0] == '\0', "the old error text survived a valid call: '%s'",
+        CHECK(dk_last_error(ctx)[0] == '\0', "the old error text survived a valid call: '%s'",
                  dk_last_error(ctx));
-        TV_CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
+        CHECK(dk_sync(ctx) == DK_OK, "dk_sync: %s", dk_last_error(ctx));
         dk_buffer_download(ctx, c.t[A].buffer, 0, a, sizeof a);
         dk_buffer_download(ctx, c.t[B].buffer, 0, b, sizeof b);
         dk_buffer_download(ctx, c.t[DY].buffer, 0, y, sizeof y);
@@ -1059,7 +1050,7 @@ static void tv_valid_after_failure(dk_context *ctx) {
             float want = c.alpha * a[i] + c.beta * b[i];
             if (!(fabsf(y[i] - want) <= 1e-5f * (1.0f + fabsf(want)))) bad++;
         }
-        TV_CHECK(bad == 0, "valid dk_add after a failed one: %d of 24 values wrong", bad);
+        CHECK(bad == 0, "valid dk_add after a failed one: %d of 24 values wrong", bad);
     } else {
         printf("note: the backend does not run dk_add yet (%s); values not checked\n", dk_last_error(ctx));
     }
@@ -1081,6 +1072,6 @@ int main(void) {
     tv_null_ctx(ctx);
     tv_valid_after_failure(ctx);
     dk_context_destroy(ctx);
-    printf("%zu validation cases, %d failures\n", n, tv_fail_count);
-    return tv_fail_count ? 1 : 0;
+    printf("%zu validation cases, %d failures\n", n, failures);
+    return failures ? 1 : 0;
 }

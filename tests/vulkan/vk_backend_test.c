@@ -19,17 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int vt_failures;
-
-#define VT_CHECK(cond, ...)                                     \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-            vt_failures++;                                      \
-        }                                                       \
-    } while (0)
+#include "../check.h"
 
 #define VT_OK(call, ctx)                                                                                   \
     do {                                                                                                   \
@@ -37,7 +27,7 @@ static int vt_failures;
         if (vt_st != DK_OK) {                                                                              \
             printf("FAIL %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, dk_status_name(vt_st),         \
                    dk_last_error(ctx));                                                                    \
-            vt_failures++;                                                                                 \
+            failures++;                                                                                 \
             return;                                                                                        \
         }                                                                                                  \
     } while (0)
@@ -65,33 +55,33 @@ static int vt_expect_unavailable(void) {
     dk_context *ctx = NULL;
     dk_context_options o;
     dk_status st = vt_vulkan(&ctx, NULL);
-    VT_CHECK(st == DK_ERR_BACKEND_UNAVAILABLE, "vulkan without a driver: got %s (%s)", dk_status_name(st),
+    CHECK(st == DK_ERR_BACKEND_UNAVAILABLE, "vulkan without a driver: got %s (%s)", dk_status_name(st),
              dk_last_error(NULL));
-    VT_CHECK(strstr(dk_last_error(NULL), "vulkan") != NULL, "message should name vulkan: '%s'", dk_last_error(NULL));
+    CHECK(strstr(dk_last_error(NULL), "vulkan") != NULL, "message should name vulkan: '%s'", dk_last_error(NULL));
     printf("vulkan unavailable as expected: %s\n", dk_last_error(NULL));
     dk_context_destroy(ctx);
     dk_context_options_init(&o);
     st = dk_context_create(&o, &ctx);
-    VT_CHECK(st == DK_OK && dk_context_backend(ctx) == DK_BACKEND_CPU, "AUTO should fall back to the CPU: %s",
+    CHECK(st == DK_OK && dk_context_backend(ctx) == DK_BACKEND_CPU, "AUTO should fall back to the CPU: %s",
              dk_status_name(st));
     dk_context_destroy(ctx);
-    return vt_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }
 
 static int vt_expect_bad_device(void) {
     dk_context *ctx = NULL;
     dk_context_options o;
     dk_status st = vt_vulkan(&ctx, NULL);
-    VT_CHECK(st == DK_ERR_BACKEND_UNAVAILABLE && strstr(dk_last_error(NULL), "DIFKERN_VULKAN_DEVICE"),
+    CHECK(st == DK_ERR_BACKEND_UNAVAILABLE && strstr(dk_last_error(NULL), "DIFKERN_VULKAN_DEVICE"),
              "DIFKERN_VULKAN_DEVICE naming no device: got %s (%s)", dk_status_name(st), dk_last_error(NULL));
     dk_context_destroy(ctx);
     dk_context_options_init(&o);
     o.backend = DK_BACKEND_VULKAN;
     o.device_index = 99;
     st = dk_context_create(&o, &ctx);
-    VT_CHECK(st == DK_ERR_BACKEND_UNAVAILABLE, "device_index 99: got %s", dk_status_name(st));
+    CHECK(st == DK_ERR_BACKEND_UNAVAILABLE, "device_index 99: got %s", dk_status_name(st));
     dk_context_destroy(ctx);
-    return vt_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }
 
 /* ---------------------------------------------------- chain vs the CPU */
@@ -253,11 +243,11 @@ static void vt_test_chain(dk_context *vk) {
                 num += ((double)a.y[j] - b.y[j]) * ((double)a.y[j] - b.y[j]);
                 den += (double)b.y[j] * b.y[j];
             }
-            VT_CHECK(den > 0 && sqrt(num / den) <= tol[i], "chain %s: rel_l2 %.3e > %.1e", dk_dtype_name(dts[i]),
+            CHECK(den > 0 && sqrt(num / den) <= tol[i], "chain %s: rel_l2 %.3e > %.1e", dk_dtype_name(dts[i]),
                      sqrt(num / den), tol[i]);
             printf("chain %s: rel_l2 vs cpu %.3e\n", dk_dtype_name(dts[i]), sqrt(num / (den > 0 ? den : 1)));
         } else {
-            VT_CHECK(0, "chain %s did not produce output", dk_dtype_name(dts[i]));
+            CHECK(0, "chain %s did not produce output", dk_dtype_name(dts[i]));
         }
         free(a.y);
         free(b.y);
@@ -282,16 +272,16 @@ static void vt_test_buffers(dk_context *ctx) {
     memset(dst, 0xcd, n);
     VT_OK(dk_buffer_create(ctx, n, &b), ctx);
     VT_OK(dk_memory_usage(ctx, &cur, &peak), ctx);
-    VT_CHECK(cur >= n && peak >= cur, "memory usage %llu/%llu after a %llu-byte buffer", (unsigned long long)cur,
+    CHECK(cur >= n && peak >= cur, "memory usage %llu/%llu after a %llu-byte buffer", (unsigned long long)cur,
              (unsigned long long)peak, (unsigned long long)n);
     VT_OK(dk_buffer_upload(ctx, b, 0, src, n), ctx); /* more than the staging area: chunked */
     VT_OK(dk_buffer_download(ctx, b, 0, dst, n), ctx);
     for (i = 0; i < n; i++) bad += src[i] != dst[i];
-    VT_CHECK(bad == 0, "40 MiB round trip: %llu bytes differ", (unsigned long long)bad);
+    CHECK(bad == 0, "40 MiB round trip: %llu bytes differ", (unsigned long long)bad);
     /* fill a range in the middle and read around it */
     VT_OK(dk_buffer_fill(ctx, b, 1024, 16, 0xdeadbeefu), ctx);
     VT_OK(dk_buffer_download(ctx, b, 1020, words, 24), ctx);
-    VT_CHECK(memcmp(words, src + 1020, 4) == 0 && words[1] == 0xdeadbeefu && words[4] == 0xdeadbeefu &&
+    CHECK(memcmp(words, src + 1020, 4) == 0 && words[1] == 0xdeadbeefu && words[4] == 0xdeadbeefu &&
                  memcmp(&words[5], src + 1040, 4) == 0,
              "fill wrote %08x %08x .. %08x %08x", words[0], words[1], words[4], words[5]);
     dk_buffer_destroy(ctx, b);
@@ -319,7 +309,7 @@ static void vt_test_buffers(dk_context *ctx) {
         VT_OK(dk_buffer_download(ctx, c, 0, out, sizeof out), ctx);
         for (k = 0; k < 256; k++)
             if (out[k] != (in[k] > 0 ? in[k] : 0.0f)) break;
-        VT_CHECK(k == 256, "relu after destroying its input: element %d is %g, want %g", k, k < 256 ? out[k] : 0.0,
+        CHECK(k == 256, "relu after destroying its input: element %d is %g, want %g", k, k < 256 ? out[k] : 0.0,
                  k < 256 ? (in[k] > 0 ? in[k] : 0.0) : 0.0);
         dk_buffer_destroy(ctx, tmp);
         dk_buffer_destroy(ctx, c);
@@ -336,7 +326,7 @@ static void vt_test_oom_and_timer(dk_context *ctx) {
     dk_tensor t;
     double ms = -1;
     int k;
-    VT_CHECK(st == DK_ERR_OUT_OF_MEMORY && huge == NULL, "2^48-byte buffer: got %s", dk_status_name(st));
+    CHECK(st == DK_ERR_OUT_OF_MEMORY && huge == NULL, "2^48-byte buffer: got %s", dk_status_name(st));
     printf("out of memory as expected: %s\n", dk_last_error(ctx));
     /* the context is still usable */
     for (k = 0; k < 64; k++) v[k] = vt_rand();
@@ -346,11 +336,11 @@ static void vt_test_oom_and_timer(dk_context *ctx) {
     VT_OK(dk_timer_begin(ctx), ctx);
     VT_OK(dk_add(ctx, 2.0f, &t, 1.0f, &t, DK_ACT_NONE, &t), ctx);
     VT_OK(dk_timer_end(ctx, &ms), ctx);
-    VT_CHECK(ms >= 0 && ms < 10000, "timer gave %g ms", ms);
+    CHECK(ms >= 0 && ms < 10000, "timer gave %g ms", ms);
     VT_OK(dk_buffer_download(ctx, b, 0, r, sizeof r), ctx);
     for (k = 0; k < 64; k++)
         if (fabsf(r[k] - 3.0f * v[k]) > 1e-6f) break;
-    VT_CHECK(k == 64, "after OOM, add in place: element %d is %g, want %g", k, k < 64 ? r[k] : 0.0,
+    CHECK(k == 64, "after OOM, add in place: element %d is %g, want %g", k, k < 64 ? r[k] : 0.0,
              k < 64 ? 3.0 * v[k] : 0.0);
     dk_buffer_destroy(ctx, b);
 }
@@ -364,7 +354,7 @@ static void vt_test_pipeline_cache(const char *path) {
     size_t got;
     uint32_t len, ver;
     if (!f) {
-        VT_CHECK(0, "cannot write %s", path);
+        CHECK(0, "cannot write %s", path);
         return;
     }
     fputs("this is not a pipeline cache, it must be ignored ..........", f);
@@ -380,18 +370,18 @@ static void vt_test_pipeline_cache(const char *path) {
         t = dk_tensor_contiguous(b, 0, DK_F32, 1, s1);
         VT_OK(dk_activation_forward(ctx, DK_ACT_RELU, &t, &t), ctx);
         VT_OK(dk_buffer_download(ctx, b, 0, r, sizeof r), ctx);
-        VT_CHECK(r[0] == 1 && r[1] == 0 && r[14] == 15 && r[15] == 0, "relu with a corrupt cache file");
+        CHECK(r[0] == 1 && r[1] == 0 && r[14] == 15 && r[15] == 0, "relu with a corrupt cache file");
         dk_buffer_destroy(ctx, b);
     }
     dk_context_destroy(ctx);
     f = fopen(path, "rb");
-    VT_CHECK(f != NULL, "the pipeline cache was not written to %s", path);
+    CHECK(f != NULL, "the pipeline cache was not written to %s", path);
     if (!f) return;
     got = fread(head, 1, sizeof head, f);
     fclose(f);
     memcpy(&len, head, 4);
     memcpy(&ver, head + 4, 4);
-    VT_CHECK(got == 32 && len == 32 && ver == 1, "cache header: %zu bytes, length %u, version %u", got, len, ver);
+    CHECK(got == 32 && len == 32 && ver == 1, "cache header: %zu bytes, length %u, version %u", got, len, ver);
     VT_OK(vt_vulkan(&ctx, path), NULL); /* and a valid file is accepted */
     dk_context_destroy(ctx);
     remove(path);
@@ -437,7 +427,7 @@ static void vt_test_wrap(void) {
     ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
     ici.pApplicationInfo = &app;
     if (vkCreateInstance(&ici, NULL, &inst) != VK_SUCCESS) {
-        VT_CHECK(0, "interop: vkCreateInstance");
+        CHECK(0, "interop: vkCreateInstance");
         return;
     }
     volkLoadInstanceOnly(inst);
@@ -465,7 +455,7 @@ static void vt_test_wrap(void) {
     dci.enabledExtensionCount = 1;
     dci.ppEnabledExtensionNames = &ext;
     if (vkCreateDevice(pd[0], &dci, NULL, &dev) != VK_SUCCESS) {
-        VT_CHECK(0, "interop: vkCreateDevice");
+        CHECK(0, "interop: vkCreateDevice");
         goto done;
     }
     volkLoadDevice(dev);
@@ -490,7 +480,7 @@ static void vt_test_wrap(void) {
     if (mt == mp.memoryTypeCount || vkAllocateMemory(dev, &mai, NULL, &mem) != VK_SUCCESS ||
         vkBindBufferMemory(dev, vb, mem, 0) != VK_SUCCESS ||
         vkMapMemory(dev, mem, 0, VK_WHOLE_SIZE, 0, (void **)&mapped) != VK_SUCCESS) {
-        VT_CHECK(0, "interop: cannot set up a host-visible buffer");
+        CHECK(0, "interop: cannot set up a host-visible buffer");
         goto done;
     }
     for (i = 0; i < 1024; i++) mapped[i] = vt_rand();
@@ -503,7 +493,7 @@ static void vt_test_wrap(void) {
     o.vk_queue = queue;
     o.vk_queue_family = fam;
     if (dk_context_create(&o, &ctx) != DK_OK) {
-        VT_CHECK(0, "interop: dk_context_create on the caller's device: %s", dk_last_error(NULL));
+        CHECK(0, "interop: dk_context_create on the caller's device: %s", dk_last_error(NULL));
         goto done;
     }
     memset(&em, 0, sizeof em);
@@ -512,19 +502,19 @@ static void vt_test_wrap(void) {
     em.offset = 1024;
     em.size = 3072;
     if (dk_buffer_wrap(ctx, &em, &b) != DK_OK) {
-        VT_CHECK(0, "interop: dk_buffer_wrap: %s", dk_last_error(ctx));
+        CHECK(0, "interop: dk_buffer_wrap: %s", dk_last_error(ctx));
         goto done;
     }
     /* y (floats 512..767 of the VkBuffer) = tanh(x (floats 256..511)) */
     tin = dk_tensor_contiguous(b, 0, DK_F32, 1, s1);
     tout = dk_tensor_contiguous(b, 1024, DK_F32, 1, s1);
     if (dk_activation_forward(ctx, DK_ACT_TANH, &tin, &tout) != DK_OK || dk_sync(ctx) != DK_OK) {
-        VT_CHECK(0, "interop: tanh on the wrapped buffer: %s", dk_last_error(ctx));
+        CHECK(0, "interop: tanh on the wrapped buffer: %s", dk_last_error(ctx));
         goto done;
     }
     for (k = 0; k < 256; k++)
         if (fabsf(mapped[512 + k] - tanhf(mapped[256 + k])) > 2e-6f) break;
-    VT_CHECK(k == 256, "interop: element %d is %g, want %g", k, k < 256 ? mapped[512 + k] : 0.0,
+    CHECK(k == 256, "interop: element %d is %g, want %g", k, k < 256 ? mapped[512 + k] : 0.0,
              k < 256 ? tanh(mapped[256 + k]) : 0.0);
     printf("interop on a caller's VkDevice/VkBuffer: %s\n", k == 256 ? "ok" : "wrong");
 done:
@@ -561,10 +551,10 @@ int main(int argc, char **argv) {
     vt_test_buffers(ctx);
     vt_test_oom_and_timer(ctx);
     st = dk_sync(ctx);
-    VT_CHECK(st == DK_OK, "final sync: %s: %s", dk_status_name(st), dk_last_error(ctx));
+    CHECK(st == DK_OK, "final sync: %s: %s", dk_status_name(st), dk_last_error(ctx));
     dk_context_destroy(ctx);
     vt_test_pipeline_cache(argc > 1 ? argv[1] : "vk_backend_test_pipelines.bin");
     vt_test_wrap();
-    printf("%s (%d failure%s)\n", vt_failures ? "FAILED" : "PASSED", vt_failures, vt_failures == 1 ? "" : "s");
-    return vt_failures ? 1 : 0;
+    printf("%s (%d failure%s)\n", failures ? "FAILED" : "PASSED", failures, failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
 }
