@@ -71,6 +71,11 @@ static dk_status knobs_bad(const dk_knob_info *in, const char *text, size_t len,
     return DK_ERR_INVALID_ARGUMENT;
 }
 
+static void knobs_default(const dk_knob_info *in, dk_knobs *k) {
+    if (in->type == DK_KNOB_STRING) ((char *)k + in->offset)[0] = '\0';
+    else *(int64_t *)(void *)((char *)k + in->offset) = in->def;
+}
+
 /* Parse text[0..len) into knob `in` of k; empty means the default. */
 static dk_status knobs_parse(const dk_knob_info *in, dk_knobs *k, const char *text, size_t len, const char *source,
                              char *err, size_t cap) {
@@ -79,8 +84,7 @@ static dk_status knobs_parse(const dk_knob_info *in, dk_knobs *k, const char *te
     int64_t v = 0;
     size_t i;
     if (len == 0) {
-        if (in->type == DK_KNOB_STRING) ((char *)k + in->offset)[0] = '\0';
-        else *num = in->def;
+        knobs_default(in, k);
         return DK_OK;
     }
     switch (in->type) {
@@ -112,11 +116,6 @@ static dk_status knobs_parse(const dk_knob_info *in, dk_knobs *k, const char *te
         return DK_OK;
     }
     return knobs_bad(in, text, len, source, err, cap);
-}
-
-static void knobs_default(const dk_knob_info *in, dk_knobs *k) {
-    if (in->type == DK_KNOB_STRING) ((char *)k + in->offset)[0] = '\0';
-    else *(int64_t *)(void *)((char *)k + in->offset) = in->def;
 }
 
 dk_status dk__knob_env(dk_knob_id id, dk_knobs *k, char *err, size_t cap) {
