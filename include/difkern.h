@@ -138,6 +138,16 @@ DK_API const char *dk_backend_name(dk_backend_kind kind);       /* "cpu", "vulka
 DK_API const char *dk_context_device_name(const dk_context *ctx); /* e.g. "NVIDIA H100 80GB HBM3" */
 /* A one-line summary of the backend, device and chosen kernel families. */
 DK_API const char *dk_context_describe(const dk_context *ctx);
+/* The value of setting `name` (an environment variable name of
+ * docs/environment.md, e.g. "DIFKERN_VULKAN_COOPMAT") that ctx runs with, or,
+ * with ctx NULL, the value a context created now without options.settings
+ * would take from the environment.  Written to value (cap bytes) as text: a
+ * boolean "0" or "1", an integer in decimal, a word of the setting's list, or
+ * the string; "" where the setting is unset and the library decides (e.g.
+ * DIFKERN_VULKAN_COOPMAT unset: either spelling).  DK_ERR_INVALID_ARGUMENT for
+ * an unknown name, a bad value in the environment (ctx NULL) or a value that
+ * does not fit in cap bytes. */
+DK_API dk_status dk_setting_value(const dk_context *ctx, const char *name, char *value, size_t cap);
 /* Is this backend compiled into the library (not: present on this machine)? */
 DK_API int dk_backend_compiled(dk_backend_kind kind);
 

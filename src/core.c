@@ -390,6 +390,25 @@ dk_backend_kind dk_context_backend(const dk_context *ctx) { return ctx ? ctx->op
 const char *dk_context_device_name(const dk_context *ctx) { return ctx ? ctx->device_name : ""; }
 const char *dk_context_describe(const dk_context *ctx) { return ctx ? ctx->description : ""; }
 
+dk_status dk_setting_value(const dk_context *ctx, const char *name, char *value, size_t cap) {
+    char err[512];
+    dk_knobs env;
+    dk_status st;
+    if (!name || !value || cap == 0)
+        return dk__fail((dk_context *)ctx, DK_ERR_INVALID_ARGUMENT, "dk_setting_value: name and value (cap > 0) are required");
+    if (!ctx) {
+        st = dk__knobs_load(&env, NULL, err, sizeof err);
+        if (st == DK_OK) st = dk__knob_text(&env, name, value, cap, err, sizeof err);
+    } else {
+        st = dk__knob_text(&ctx->knobs, name, value, cap, err, sizeof err);
+    }
+    if (st != DK_OK) {
+        value[0] = '\0';
+        return dk__fail((dk_context *)ctx, st, "%s", err);
+    }
+    return DK_OK;
+}
+
 dk_status dk_sync(dk_context *ctx) {
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_sync: ctx must not be NULL");
     dk__lock(ctx);

@@ -171,4 +171,7 @@ dk_status dk__knobs_load(dk_knobs *k, const char *settings, char *err, size_t ca
  * (the file readers): its default when unset. */
 dk_status dk__knob_env(dk_knob_id id, dk_knobs *k, char *err, size_t cap);
 
+/* Knob `name` ("DIFKERN_...") of k as text (see dk_setting_value). */
+dk_status dk__knob_text(const dk_knobs *k, const char *name, char *value, size_t cap, char *err, size_t errcap);
+
 #endif

@@ -11,6 +11,7 @@
  *   - benchmark settings: argv[1] "dev" (built with -Ddev_knobs=true) or "user";
  *     without dev_knobs a bad value in the environment is not read and one in
  *     settings is refused, with dev_knobs both are checked;
+ *   - dk_setting_value: the values a context runs with, and the environment's;
  *   - the file readers (no context) refuse a bad DIFKERN_IO_STREAM_LIMIT.
  * The test clears every DIFKERN_* variable it sets. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, environ */
@@ -153,6 +154,57 @@ int main(int argc, char **argv) {
         tk_expect_ok("DIFKERN_VULKAN_CM_TILE=3 (env): not read", "DIFKERN_VULKAN_CM_TILE", "3", NULL, "[cpu]");
         tk_expect_bad("DIFKERN_HIP_WGMMA=2 (settings)", NULL, NULL, "DIFKERN_HIP_WGMMA=2", "DIFKERN_HIP_WGMMA",
                       "-Ddev_knobs=true");
+    }
+
+    printf("dk_setting_value:\n");
+    {
+        dk_context_options o;
+        dk_context *ctx = NULL;
+        char v[64], tiny[2];
+        dk_status st;
+        setenv("DIFKERN_VULKAN_COOPMAT", "khr", 1);
+        setenv("DIFKERN_THREADS", "3", 1);
+        dk_context_options_init(&o);
+        o.backend = DK_BACKEND_CPU;
+        o.settings = "DIFKERN_VULKAN_COOPMAT=nv;DIFKERN_VULKAN_PORTABLE=yes";
+        st = dk_context_create(&o, &ctx);
+        CHECK(st == DK_OK, "context for dk_setting_value: %s", dk_last_error(NULL));
+        if (ctx) {
+            struct { const char *name, *want; } ctx_cases[] = {
+                {"DIFKERN_VULKAN_COOPMAT", "nv"},  /* settings win over the environment */
+                {"DIFKERN_VULKAN_PORTABLE", "1"},  /* a boolean word as 0/1 */
+                {"DIFKERN_THREADS", "3"},          /* from the environment */
+                {"DIFKERN_HIP_RUNTIME", ""},       /* unset: the library decides */
+                {"DIFKERN_HIP_DEVICE", ""},
+                {"DIFKERN_VULKAN_DEVICE", ""},
+                {"DIFKERN_VAE_SHRINK", "1"},       /* a default */
+            };
+            size_t i;
+            for (i = 0; i < sizeof ctx_cases / sizeof ctx_cases[0]; i++) {
+                strcpy(v, "poison");
+                st = dk_setting_value(ctx, ctx_cases[i].name, v, sizeof v);
+                CHECK(st == DK_OK && strcmp(v, ctx_cases[i].want) == 0, "dk_setting_value(ctx, %s) = %s '%s', want '%s'",
+                      ctx_cases[i].name, dk_status_name(st), v, ctx_cases[i].want);
+            }
+            st = dk_setting_value(ctx, "DIFKERN_NOPE", v, sizeof v);
+            CHECK(st == DK_ERR_INVALID_ARGUMENT && v[0] == '\0' && strstr(dk_last_error(ctx), "DIFKERN_NOPE"),
+                  "unknown name: %s (%s)", dk_status_name(st), dk_last_error(ctx));
+            st = dk_setting_value(ctx, "DIFKERN_VULKAN_COOPMAT", tiny, sizeof tiny);
+            CHECK(st == DK_ERR_INVALID_ARGUMENT && tiny[0] == '\0', "value over cap: %s", dk_status_name(st));
+            dk_context_destroy(ctx);
+        }
+        strcpy(v, "poison");
+        st = dk_setting_value(NULL, "DIFKERN_VULKAN_COOPMAT", v, sizeof v);
+        CHECK(st == DK_OK && strcmp(v, "khr") == 0, "dk_setting_value(NULL, COOPMAT) = %s '%s'", dk_status_name(st), v);
+        st = dk_setting_value(NULL, "DIFKERN_THREADS", NULL, 8);
+        CHECK(st == DK_ERR_INVALID_ARGUMENT, "NULL value buffer: %s", dk_status_name(st));
+        setenv("DIFKERN_THREADS", "0", 1);
+        st = dk_setting_value(NULL, "DIFKERN_VULKAN_COOPMAT", v, sizeof v);
+        CHECK(st == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(NULL), "DIFKERN_THREADS='0'"),
+              "bad environment value: %s (%s)", dk_status_name(st), dk_last_error(NULL));
+        printf("  %-44s -> %s\n", "bad DIFKERN_THREADS in the environment", dk_last_error(NULL));
+        unsetenv("DIFKERN_VULKAN_COOPMAT");
+        unsetenv("DIFKERN_THREADS");
     }
 
     printf("file readers:\n");

@@ -11,9 +11,16 @@
 
 #define DD_SG_NEEDED (1u | 2u | 16u) /* VK_SUBGROUP_FEATURE_BASIC | VOTE | SHUFFLE */
 
-static int dd_env_on(const char *name) {
-    const char *v = getenv(name);
-    return v && v[0] && strcmp(v, "0") != 0;
+/* A setting from the environment as the library parses it ("" where unset or
+ * bad: a bad value fails the context, which the report shows already). */
+static const char *dd_setting(const char *name, char *buf, size_t cap) {
+    if (dk_setting_value(NULL, name, buf, cap) != DK_OK) buf[0] = '\0';
+    return buf;
+}
+
+static int dd_setting_on(const char *name) {
+    char v[8];
+    return strcmp(dd_setting(name, v, sizeof v), "1") == 0;
 }
 
 /* Why the device's subgroups do not suit the tensor-core shaders (8 subgroups
@@ -24,7 +31,7 @@ static const char *dd_vk_subgroup_problem(const dd_vk_device *d, char *buf, size
         snprintf(buf, cap, "compute subgroups lack basic/vote/shuffle operations (supported ops 0x%x)", d->subgroup_ops);
         return buf;
     }
-    if (d->subgroup_size == 32 && !dd_env_on("DIFKERN_VULKAN_CM_WAVE32")) return NULL;
+    if (d->subgroup_size == 32 && !dd_setting_on("DIFKERN_VULKAN_CM_WAVE32")) return NULL;
     if (d->api_version < ((1u << 22) | (3u << 12)) || d->subgroup_min > 32 || d->subgroup_max < 32 ||
         !d->required_size_compute || !d->subgroup_size_control || !d->compute_full_subgroups) {
         snprintf(buf, cap,
@@ -48,13 +55,14 @@ static int dd_cm_has(const dd_vk_cm *c, int n, int32_t ab) {
 
 /* Why there is no f16 tensor-core family on d (NULL: there could be). */
 static const char *dd_vk_f16_problem(const dd_vk_device *d, const char *variant, char *buf, size_t cap) {
-    const char *env = getenv("DIFKERN_VULKAN_COOPMAT");
-    int want_khr = !variant[0] && (!env || !env[0] || !strcmp(env, "khr"));
-    int want_nv = !strcmp(variant, "nv") || (!variant[0] && (!env || !env[0] || !strcmp(env, "nv")));
+    char spelling[8];
+    const char *env = dd_setting("DIFKERN_VULKAN_COOPMAT", spelling, sizeof spelling);
+    int want_khr = !variant[0] && (!env[0] || !strcmp(env, "khr"));
+    int want_nv = !strcmp(variant, "nv") || (!variant[0] && (!env[0] || !strcmp(env, "nv")));
     int khr, nv;
     const char *sg;
     if (!strcmp(variant, "portable")) return "portable run requested (--all-families: DIFKERN_VULKAN_PORTABLE=1)";
-    if (dd_env_on("DIFKERN_VULKAN_PORTABLE")) return "DIFKERN_VULKAN_PORTABLE is set";
+    if (dd_setting_on("DIFKERN_VULKAN_PORTABLE")) return "DIFKERN_VULKAN_PORTABLE is set";
     if (!d->khr_ext && !d->nv_ext) return "no VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix";
     if ((sg = dd_vk_subgroup_problem(d, buf, cap)) != NULL) return sg;
     if (!d->f16_arith || !d->memory_model) return "no shaderFloat16 or no vulkanMemoryModel (Vulkan 1.2 features)";

@@ -157,23 +157,12 @@ static void dd_plan_targets(dd_report *r) {
     }
 }
 
-/* --all-families: the library reads these when a context is made, so they are
- * set around dk_context_create of one target and then put back as they were. */
-static void dd_variant_env(const char *variant, int set) {
-    static char saved[256];
-    static int had;
-    const char *name = !strcmp(variant, "nv") ? "DIFKERN_VULKAN_COOPMAT" : "DIFKERN_VULKAN_PORTABLE";
-    if (!variant[0]) return;
-    if (set) {
-        const char *old = getenv(name);
-        had = old != NULL;
-        dd_copy(saved, sizeof saved, old);
-        setenv(name, !strcmp(variant, "nv") ? "nv" : "1", 1);
-    } else if (had) {
-        setenv(name, saved, 1);
-    } else {
-        unsetenv(name);
-    }
+/* --all-families: the variant's setting for dk_context_options.settings
+ * (wins over the same variable in the environment); NULL: none. */
+static const char *dd_variant_settings(const char *variant) {
+    if (!strcmp(variant, "nv")) return "DIFKERN_VULKAN_COOPMAT=nv";
+    if (!strcmp(variant, "portable")) return "DIFKERN_VULKAN_PORTABLE=1";
+    return NULL;
 }
 
 static void dd_run_target(dd_report *r, dd_target *t, const hc_case *cases, int ncases) {
@@ -192,9 +181,8 @@ static void dd_run_target(dd_report *r, dd_target *t, const hc_case *cases, int 
     dk_context_options_init(&co);
     co.backend = t->backend;
     co.device_index = t->device_index;
-    dd_variant_env(t->variant, 1);
+    co.settings = dd_variant_settings(t->variant);
     st = dk_context_create(&co, &ctx);
-    dd_variant_env(t->variant, 0);
     if (st != DK_OK) {
         dd_copy(t->create_error, sizeof t->create_error, dk_last_error(NULL));
         printf("  %s: %s\n", st == DK_ERR_BACKEND_UNAVAILABLE ? "not available" : "FAILED to create a context",
