@@ -3,7 +3,12 @@
  * the expected text, without having written its output (poisoned beforehand).
  * Valid variants (in place, broadcast inputs, dtype conversion) must pass
  * validation.  Also: a NULL ctx reports through dk_last_error(NULL), and a
- * valid call right after a failed one still works. */
+ * valid call right after a failed one still works.
+ *
+ * The file is over 1,000 lines because the rule list is: tv_cases holds one
+ * row per rule (about 380 rows) next to the small mutators the rows name; the
+ * driver around them is short, and keeping rows and mutators together is what
+ * makes a new rule one edit. */
 #include <difkern.h>
 
 #include <math.h>
