@@ -2,6 +2,7 @@
  * conv_transpose2d's stride phases, which operands get channels-last copies,
  * small-Cin padding, packed weight layouts and the fused 2x upsample's reach. */
 #include "plan.h"
+#include "../backends/backend.h"
 
 static int64_t plan_gcd(int64_t a, int64_t b) {
     while (b) {
@@ -72,6 +73,30 @@ int dk__conv_stage_plan(const dk_tensor *const ops[3], const int want[3], int64_
         any = 1;
     }
     return any;
+}
+
+dk_status dk__conv_stage_copy_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const int staged[3],
+                                 const dk_tensor t[3], int64_t cpad) {
+    dk_status st = DK_OK;
+    if (staged[0] && cpad) {
+        /* zeros over the whole copy (one fill; the real channels are then
+         * written twice, cin/cpad of it), then x into its first channels */
+        const uint64_t bytes = (uint64_t)dk_tensor_numel(&t[0]) * dk_dtype_size(x->dtype);
+        dk_tensor v = t[0];
+        v.shape[1] = x->shape[1];
+        st = ctx->ops->buffer_fill(ctx, t[0].buffer, t[0].offset, bytes, 0);
+        if (st == DK_OK) st = ctx->ops->convert(ctx, x, &v);
+    } else if (staged[0]) {
+        st = ctx->ops->convert(ctx, x, &t[0]);
+    }
+    if (st == DK_OK && staged[2]) st = ctx->ops->convert(ctx, residual, &t[2]);
+    return st;
+}
+
+dk_status dk__conv_stage_copy_out(dk_context *ctx, const int staged[3], const dk_tensor t[3], const dk_tensor *y,
+                                  dk_status st) {
+    if (st != DK_OK || !staged[1]) return st;
+    return ctx->ops->convert(ctx, &t[1], y);
 }
 
 int64_t dk__conv_cin_pad(const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y, int64_t cin,

@@ -51,6 +51,16 @@ typedef struct dk_stage_plan {
 int dk__conv_stage_plan(const dk_tensor *const ops[3], const int want[3], int64_t cpad, int whole_vectors,
                         uint64_t align, dk_stage_plan *plan);
 
+/* The copies in of a staged conv by the backend's convert (t, staged: the
+ * operands as the conv sees them and which are copies): x, into its first
+ * x->shape[1] channels with the rest zeroed where cpad > 0, and the residual. */
+dk_status dk__conv_stage_copy_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const int staged[3],
+                                 const dk_tensor t[3], int64_t cpad);
+/* After the conv on the staged operands (status st): y copied out where its
+ * copy was written. */
+dk_status dk__conv_stage_copy_out(dk_context *ctx, const int staged[3], const dk_tensor t[3], const dk_tensor *y,
+                                  dk_status st);
+
 /* Input channels rounded up to whole reduction slices of the tensor-core
  * GEMM, for a conv2d with cin channels per group that no fast kernel takes as
  * it is; 0 where padding is not possible: groups, fused upsample (their weight

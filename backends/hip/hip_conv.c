@@ -381,26 +381,13 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
     }
     sg->buf.size = total;
     sg->buf.impl = (void *)(uintptr_t)ptr;
-    *st = DK_OK;
-    if (sg->staged[0] && cpad) {
-        /* zeros over the whole copy (one memset; the real channels are then
-         * written twice, cin/cpad of it), then x into its first channels */
-        const uint64_t bytes = (uint64_t)dk_tensor_numel(&sg->t[0]) * dk_dtype_size(x->dtype);
-        dk_tensor v = sg->t[0];
-        v.shape[1] = x->shape[1];
-        *st = ctx->ops->buffer_fill(ctx, &sg->buf, 0, bytes, 0);
-        if (*st == DK_OK) *st = dk__hip_convert(ctx, x, &v);
-    } else if (sg->staged[0]) {
-        *st = dk__hip_convert(ctx, x, &sg->t[0]);
-    }
-    if (*st == DK_OK && sg->staged[2]) *st = dk__hip_convert(ctx, residual, &sg->t[2]);
+    *st = dk__conv_stage_copy_in(ctx, x, residual, sg->staged, sg->t, cpad);
     return 1;
 }
 
 /* After the conv on sg's tensors (status st): y copied out where it was staged. */
 static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_tensor *y, dk_status st) {
-    if (st != DK_OK || !sg->staged[1]) return st;
-    return dk__hip_convert(ctx, &sg->t[1], y);
+    return dk__conv_stage_copy_out(ctx, sg->staged, sg->t, y, st);
 }
 
 /* Input channels zero-padded to a multiple of the fast kernel's reduction slice

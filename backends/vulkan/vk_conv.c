@@ -490,16 +490,13 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
         sg->t[i] = dk_tensor_nhwc(&sg->buf[i], 0, t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
         sg->staged[i] = 1;
     }
-    *st = DK_OK;
-    if (sg->staged[0]) *st = dk__vk_convert(ctx, x, &sg->t[0]);
-    if (*st == DK_OK && sg->staged[2]) *st = dk__vk_convert(ctx, residual, &sg->t[2]);
+    *st = dk__conv_stage_copy_in(ctx, x, residual, sg->staged, sg->t, 0);
     return 1;
 }
 
 /* After the conv on sg's tensors (status st): y copied out where it was staged. */
 static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor *y, dk_status st) {
-    if (st != DK_OK || !sg->staged[1]) return st;
-    return dk__vk_convert(ctx, &sg->t[1], y);
+    return dk__conv_stage_copy_out(ctx, sg->staged, sg->t, y, st);
 }
 
 /* Cin not a multiple of 32 (a network's first conv: 3 or 4 channels) on the
@@ -527,23 +524,24 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
 static dk_status vkop_conv2d_padcin(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dk_vk_state *s = dk__vk(ctx);
-    const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3];
-    const int64_t cp = dk__conv_cin_pad(d, x, y, c, 32);
-    const uint64_t bytes = (uint64_t)(n * h * wd * cp) * dk_dtype_size(x->dtype);
+    const dk_tensor *ops[3] = {x, NULL, NULL};
+    const int want[3] = {0, 0, 0}, staged[3] = {1, 0, 0};
+    dk_stage_plan plan;
     dk_buffer b;
-    dk_tensor xs, xp;
-    dk_status st = dk__vkop_grow(ctx, &s->stage[0], bytes);
+    dk_tensor t[3];
+    dk_status st;
+    const int64_t cp = dk__conv_cin_pad(d, x, y, x->shape[1], 32);
+    dk__conv_stage_plan(ops, want, cp, 0, 1, &plan);
+    st = dk__vkop_grow(ctx, &s->stage[0], plan.bytes[0]);
     if (st != DK_OK) return st;
     memset(&b, 0, sizeof b);
-    b.size = bytes;
+    memset(t, 0, sizeof t);
+    b.size = plan.bytes[0];
     b.wrapped = 1;
     b.impl = &s->stage[0];
-    xp = dk_tensor_nhwc(&b, 0, x->dtype, n, cp, h, wd);
-    xs = xp;   /* x's channels within the padded pixels */
-    xs.shape[1] = c;
-    st = dk__vk_fill(ctx, &b, 0, bytes, 0u);
-    if (st == DK_OK) st = dk__vk_convert(ctx, x, &xs);
-    if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &xp, w, bias, residual, y, 1);
+    t[0] = dk_tensor_nhwc(&b, 0, x->dtype, x->shape[0], cp, x->shape[2], x->shape[3]);
+    st = dk__conv_stage_copy_in(ctx, x, NULL, staged, t, cp);
+    if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &t[0], w, bias, residual, y, 1);
     return st;
 }
 
