@@ -4,7 +4,7 @@
  * summed into one, so a 3x3 kernel becomes four 2x2 kernels (2.25x fewer
  * multiply-adds).  The summed weights are made here, on the host, in fp32 and
  * rounded once to the weight's dtype. */
-#include "dk_internal.h"
+#include "plan.h"
 #include "../backends/backend.h"
 
 #include <stdlib.h>
@@ -89,4 +89,36 @@ dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, in
     free(acc);
     free(vy[0]);
     return st;
+}
+
+void dk__up2_weight_key(dk_weight_key *key, const dk_tensor *w, const dk_conv2d_desc *d) {
+    dk__weight_key(key, w, (int32_t)DK_WEIGHT_CONV2D, (int32_t)(2 | (d->pad_h << 8) | (d->pad_w << 20)));
+}
+
+uint64_t dk__up2_weight_layout(const dk_tensor *w, const dk_conv2d_desc *d, const int order[4], int64_t os[4]) {
+    dk_up2_axis ah, aw;
+    int64_t ext[4];
+    dk__up2_axis(w->shape[2], d->pad_h, &ah);
+    dk__up2_axis(w->shape[3], d->pad_w, &aw);
+    ext[0] = w->shape[0];
+    ext[1] = w->shape[1];
+    ext[2] = 2 * ah.tmax;
+    ext[3] = 2 * aw.tmax;
+    dk__weight_pack_strides(ext, order, os);
+    return (uint64_t)(ext[0] * ext[1] * ext[2] * ext[3]);
+}
+
+void *dk__up2_weights_host(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, const int64_t os[4],
+                           uint64_t bytes, dk_status *st) {
+    void *host = malloc((size_t)bytes);
+    if (!host) {
+        *st = dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d: out of host memory for the upsample phase weights");
+        return NULL;
+    }
+    *st = dk__up2_weights(ctx, w, d->pad_h, d->pad_w, host, os);
+    if (*st != DK_OK) {
+        free(host);
+        return NULL;
+    }
+    return host;
 }

@@ -236,4 +236,7 @@ static inline void dk__permute4(int64_t v[4], const int32_t order[4]) {
     for (i = 0; i < 4; i++) v[i] = t[i];
 }
 
+/* Launch planning shared by the backends. */
+#include "plan.h"
+
 #endif /* DK_INTERNAL_H */

@@ -39,33 +39,17 @@ typedef struct cpuconv_packed {
     float *data;
 } cpuconv_packed;
 
-static int64_t cpuconv_gcd(int64_t a, int64_t b) {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The taps of transposed-conv phase r along one axis (k: kernel size). */
+/* The taps of transposed-conv phase r along one axis (k: kernel size), from
+ * the shared phase geometry (src/conv_plan.c). */
 static void cpuconv_transposed_taps(cpuconv_axis *ax, int64_t r, int64_t stride, int64_t pad,
                                     int64_t dilation, int64_t k) {
-    int64_t step = stride / cpuconv_gcd(stride, dilation), kh;
-    ax->taps = 0;
-    ax->k0 = 0;
-    ax->k_step = step;
-    ax->off0 = 0;
-    ax->off_step = -(step * dilation) / stride;
-    for (kh = 0; kh < step && kh < k; kh++) {
-        int64_t num = r + pad - kh * dilation;
-        if (num % stride == 0) {
-            ax->k0 = kh;
-            ax->taps = (k - kh + step - 1) / step;
-            ax->off0 = num / stride;
-            break;
-        }
-    }
+    dk_phase_taps t;
+    dk__transposed_taps(r, stride, pad, dilation, k, &t);
+    ax->taps = t.taps;
+    ax->k0 = t.k0;
+    ax->k_step = t.k_step;
+    ax->off0 = t.off0;
+    ax->off_step = t.off_step;
 }
 
 static void cpuconv_free_packed(dk_context *ctx, void *p) {

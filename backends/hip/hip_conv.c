@@ -11,35 +11,23 @@
 
 /* ------------------------------------------------------------ conv family */
 
-/* Taps of transposed-conv phase r along one axis: output o = r + i*stride gets
- * input i + (r + pad - k*dilation)/stride for the k where that division is exact;
- * those k are k0, k0 + step, ... (step = stride / gcd(stride, dilation)). */
+/* Transposed-conv phase r along one axis (the taps: src/conv_plan.c) as the
+ * GEMM kernels' axis: outputs r, r + stride, ... of out_size. */
 static void hipops_transposed_axis(dkh_axis *a, int64_t r, int64_t stride, int64_t pad, int64_t dilation,
                                    int64_t ksize, int64_t in_size, int64_t out_size) {
-    int64_t g = stride, d = dilation, step, kk;
-    while (d) {
-        int64_t t = g % d;
-        g = d;
-        d = t;
-    }
-    step = stride / g;
+    dk_phase_taps t;
+    dk__transposed_taps(r, stride, pad, dilation, ksize, &t);
     memset(a, 0, sizeof *a);
     a->out_start = r;
     a->out_step = stride;
-    a->out_count = r < out_size ? (out_size - r + stride - 1) / stride : 0;
+    a->out_count = dk__phase_outputs(r, stride, out_size);
     a->in_step = 1;
     a->in_size = in_size;
-    a->k_step = step;
-    a->off_step = -(step * dilation) / stride;
-    for (kk = 0; kk < step && kk < ksize; kk++) {
-        int64_t num = r + pad - kk * dilation;
-        if (num % stride == 0) {
-            a->k0 = kk;
-            a->taps = (ksize - kk + step - 1) / step;
-            a->off0 = num / stride;
-            break;
-        }
-    }
+    a->k_step = t.k_step;
+    a->off_step = t.off_step;
+    a->k0 = t.k0;
+    a->taps = t.taps;
+    a->off0 = t.off0;
 }
 
 static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
@@ -234,6 +222,9 @@ typedef struct hipops_packed {
     int64_t s[4]; /* element strides of w's own dimensions in the packed copy */
 } hipops_packed;
 
+/* The packed order of (cout, cin, kh, kw), innermost first: Cin, KW, KH, Cout. */
+static const int hipops_pack_order[4] = {1, 3, 2, 0};
+
 static void hipops_packed_free(dk_context *ctx, void *data) {
     hipops_packed *pk = (hipops_packed *)data;
     ctx->ops->buffer_destroy(ctx, &pk->buf);
@@ -246,7 +237,7 @@ static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const 
     hipops_packed *pk;
     dk_tensor dst;
     int tr = use == DK_WEIGHT_CONV_TRANSPOSE2D, i;
-    int64_t cin = cpad ? cpad : tr ? w->shape[0] : w->shape[1], kh = w->shape[2], kw = w->shape[3];
+    dk_pack_plan plan;
     dk_status st;
     dk__weight_key(&key, w, (int32_t)use, (int32_t)(1 | cpad << 8));
     pk = (hipops_packed *)dk__weight_find(ctx, &key);
@@ -256,7 +247,9 @@ static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const 
     }
     pk = (hipops_packed *)calloc(1, sizeof *pk);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_prepare_weight (hip): out of host memory");
-    pk->buf.size = (uint64_t)(dk_tensor_numel(w) / (tr ? w->shape[0] : w->shape[1]) * cin) * dk_dtype_size(w->dtype);
+    dk__weight_pack_plan(w, tr, tr ? w->shape[1] : w->shape[0], cpad ? cpad : tr ? w->shape[0] : w->shape[1],
+                         hipops_pack_order, &plan);
+    pk->buf.size = plan.elements * dk_dtype_size(w->dtype);
     st = ctx->ops->buffer_create(ctx, &pk->buf);
     if (st != DK_OK) {
         free(pk);
@@ -264,15 +257,12 @@ static dk_status hipops_packed_weight(dk_context *ctx, dk_weight_use use, const 
     }
     /* the padded channels must read as zeros: x's padding is zero too, but
      * uninitialised memory may hold NaN, and 0 * NaN is NaN */
-    if (cpad) st = ctx->ops->buffer_fill(ctx, &pk->buf, 0, pk->buf.size, 0);
+    if (plan.padded) st = ctx->ops->buffer_fill(ctx, &pk->buf, 0, pk->buf.size, 0);
     if (st != DK_OK) {
         hipops_packed_free(ctx, pk);
         return st;
     }
-    pk->s[tr ? 0 : 1] = 1;            /* cin */
-    pk->s[tr ? 1 : 0] = kh * kw * cin; /* cout */
-    pk->s[2] = kw * cin;
-    pk->s[3] = cin;
+    for (i = 0; i < 4; i++) pk->s[i] = plan.w_s[i];
     dst = *w;
     dst.buffer = &pk->buf;
     dst.offset = 0;
@@ -320,9 +310,7 @@ static dk_status hipops_use_packed(dk_context *ctx, dk_weight_use use, const dk_
  * conv3x3 upsample 256 -> 256 to 1024x1024: see NOTES.md).  DIFKERN_HIP_UP2=0
  * keeps the upsample in the input indexing instead. */
 static int hipops_up2_ok(const dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x) {
-    return ctx->knobs.hip_up2 && d->upsample == 2 && d->stride_h == 1 && d->stride_w == 1 &&
-           d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096 &&
-           x->shape[0] * d->groups * DKH_PHASES <= 65535;
+    return ctx->knobs.hip_up2 && dk__conv_up2_fits(d) && x->shape[0] * d->groups * DKH_PHASES <= 65535;
 }
 static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                                    dkh_gemm_args *p, const dk_tensor *y);
@@ -344,14 +332,7 @@ typedef struct hipops_stage {
 
 /* Channels-last with 16-byte aligned pixels: what the fast kernels load (x) and
  * what their epilogue stores in vectors (y, the residual). */
-static int hipops_cl16(const dk_tensor *t) {
-    const int64_t v = 16 / (int64_t)dk_dtype_size(t->dtype);
-    int i;
-    if (t->ndim != 4 || t->strides[1] != 1 || hipops_addr(t) % 16 != 0) return 0;
-    for (i = 0; i < 4; i++)
-        if (i != 1 && t->shape[i] > 1 && t->strides[i] % v != 0) return 0;
-    return 1;
-}
+static int hipops_cl16(const dk_tensor *t) { return dk__channels_last16(t, hipops_addr(t), 1); }
 
 /* Returns 0 (nothing done) where no operand needs a copy, the copies would not
  * make the conv fast-eligible, or their scratch cannot be had; else 1 with *st
@@ -365,37 +346,33 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
                            int64_t cin_g, int64_t ups, int64_t pixels, int narrow, int64_t cpad, hipops_stage *sg,
                            dk_status *st) {
     const dk_tensor *src[3];
-    uint64_t off[3], total = 0, ptr;
-    int i, any = 0;
+    dk_stage_plan plan;
+    uint64_t total, ptr;
+    int i, want[3];
     src[0] = x;
     src[1] = y;
     src[2] = residual;
     if ((!ctx->knobs.hip_stage_nhwc && !cpad) || x->ndim != 4 || y->ndim != 4) return 0;
     if ((!narrow && x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype) return 0;
     if (residual && (residual->ndim != 4 || residual->dtype != x->dtype)) return 0;
+    /* the narrow kernel stores y and reads the residual by element: only x is
+     * copied for it; the copies are 256-byte aligned in the scratch */
+    for (i = 0; i < 3; i++)
+        want[i] = src[i] && ctx->knobs.hip_stage_nhwc && !hipops_cl16(src[i]) && !(narrow && i > 0);
+    if (!dk__conv_stage_plan(src, want, cpad, 1, 256, &plan)) return 0;
     memset(sg, 0, sizeof *sg);
     sg->buf.wrapped = 1;
     sg->buf.impl = (void *)(uintptr_t)256u; /* an aligned stand-in for the eligibility check */
     for (i = 0; i < 3; i++) {
         const dk_tensor *t = src[i];
-        off[i] = total;
         if (!t) continue;
         sg->t[i] = *t;
-        if (i == 0 && cpad) {
-            sg->t[0] = dk_tensor_nhwc(&sg->buf, 0, t->dtype, t->shape[0], cpad, t->shape[2], t->shape[3]);
-        } else {
-            if (hipops_cl16(t) || (narrow && i > 0) || !ctx->knobs.hip_stage_nhwc) continue;
-            sg->t[i] = dk_tensor_nhwc(&sg->buf, off[i], t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
-            if (!hipops_cl16(&sg->t[i])) { /* channels not in whole vectors: a copy gains nothing */
-                sg->t[i] = *t;
-                continue;
-            }
-        }
-        any = 1;
-        sg->staged[i] = 1;
-        total += ((uint64_t)dk_tensor_numel(&sg->t[i]) * dk_dtype_size(t->dtype) + 255u) & ~(uint64_t)255u;
+        sg->staged[i] = plan.staged[i];
+        if (plan.staged[i])
+            sg->t[i] = dk_tensor_nhwc(&sg->buf, plan.offset[i], t->dtype, t->shape[0], plan.channels[i], t->shape[2],
+                                      t->shape[3]);
     }
-    if (!any) return 0;
+    total = plan.total;
     if (narrow ? cin_g % (16 / (int64_t)dk_dtype_size(x->dtype)) != 0 : !hipops_fast_ok(ctx, &sg->t[0], cin_g, ups, pixels))
         return 0;
     if (dk__hip_scratch(ctx, total, &ptr) != DK_OK) {
@@ -404,26 +381,13 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
     }
     sg->buf.size = total;
     sg->buf.impl = (void *)(uintptr_t)ptr;
-    *st = DK_OK;
-    if (sg->staged[0] && cpad) {
-        /* zeros over the whole copy (one memset; the real channels are then
-         * written twice, cin/cpad of it), then x into its first channels */
-        const uint64_t bytes = (uint64_t)dk_tensor_numel(&sg->t[0]) * dk_dtype_size(x->dtype);
-        dk_tensor v = sg->t[0];
-        v.shape[1] = x->shape[1];
-        *st = ctx->ops->buffer_fill(ctx, &sg->buf, 0, bytes, 0);
-        if (*st == DK_OK) *st = dk__hip_convert(ctx, x, &v);
-    } else if (sg->staged[0]) {
-        *st = dk__hip_convert(ctx, x, &sg->t[0]);
-    }
-    if (*st == DK_OK && sg->staged[2]) *st = dk__hip_convert(ctx, residual, &sg->t[2]);
+    *st = dk__conv_stage_copy_in(ctx, x, residual, sg->staged, sg->t, cpad);
     return 1;
 }
 
 /* After the conv on sg's tensors (status st): y copied out where it was staged. */
 static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_tensor *y, dk_status st) {
-    if (st != DK_OK || !sg->staged[1]) return st;
-    return dk__hip_convert(ctx, &sg->t[1], y);
+    return dk__conv_stage_copy_out(ctx, sg->staged, sg->t, y, st);
 }
 
 /* Input channels zero-padded to a multiple of the fast kernel's reduction slice
@@ -443,10 +407,10 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
  * (A/B timing). */
 static int64_t hipops_cinpad(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                              const dk_tensor *y, int64_t pixels) {
-    const int64_t cin = w->shape[1], cpad = (cin + DKH_GEMMF_BK - 1) / DKH_GEMMF_BK * DKH_GEMMF_BK;
-    if (!ctx->knobs.hip_cinpad || !ctx->knobs.hip_fast || d->groups != 1 || d->upsample != 1) return 0;
-    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || y->dtype != x->dtype || x->ndim != 4) return 0;
-    if (cin % DKH_GEMMF_BK == 0 || cin >= (1 << 16) || cpad > 16 * cin) return 0;
+    const int64_t cin = w->shape[1], cpad = dk__conv_cin_pad(d, x, y, cin, DKH_GEMMF_BK);
+    if (!ctx->knobs.hip_cinpad || !ctx->knobs.hip_fast || !cpad) return 0;
+    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || x->ndim != 4) return 0;
+    if (cin >= (1 << 16) || cpad > 16 * cin) return 0;
     return w->shape[0] >= 16 && pixels >= 1024 ? cpad : 0;
 }
 
@@ -533,33 +497,22 @@ static dk_status hipops_phases_launch(dk_context *ctx, const char *op, dk_dtype 
     return s;
 }
 
-/* The summed phase weights of an upsample conv (dk__up2_weights), packed as the
+/* The summed phase weights of an upsample conv (src/conv_up2.c), packed as the
  * fast kernels read them ([Cout][2 tmax_h][2 tmax_w][Cin/g]); cached per weight
  * and padding. */
-static dk_status hipops_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d,
-                                   const dk_up2_axis *ah, const dk_up2_axis *aw, hipops_packed **out) {
+static dk_status hipops_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, hipops_packed **out) {
     dk_weight_key key;
     hipops_packed *pk;
-    const int64_t cin = w->shape[1], vh = 2 * ah->tmax, vw = 2 * aw->tmax;
     void *host;
     dk_status st;
-    dk__weight_key(&key, w, (int32_t)DK_WEIGHT_CONV2D, (int32_t)(2 | (d->pad_h << 8) | (d->pad_w << 20)));
+    dk__up2_weight_key(&key, w, d);
     *out = (hipops_packed *)dk__weight_find(ctx, &key);
     if (*out) return DK_OK;
     pk = (hipops_packed *)calloc(1, sizeof *pk);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d (hip): out of host memory");
-    pk->s[1] = 1;
-    pk->s[0] = vh * vw * cin;
-    pk->s[2] = vw * cin;
-    pk->s[3] = cin;
-    pk->buf.size = (uint64_t)(w->shape[0] * pk->s[0]) * dk_dtype_size(w->dtype);
-    host = malloc((size_t)pk->buf.size);
-    if (!host) {
-        free(pk);
-        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "dk_conv2d (hip): out of host memory");
-    }
-    st = dk__up2_weights(ctx, w, d->pad_h, d->pad_w, host, pk->s);
-    if (st == DK_OK) {
+    pk->buf.size = dk__up2_weight_layout(w, d, hipops_pack_order, pk->s) * dk_dtype_size(w->dtype);
+    host = dk__up2_weights_host(ctx, w, d, pk->s, pk->buf.size, &st);
+    if (host) {
         st = ctx->ops->buffer_create(ctx, &pk->buf);
         if (st != DK_OK) {
             free(host);
@@ -590,7 +543,7 @@ static dk_status hipops_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, con
     int a, b;
     dk__up2_axis(w->shape[2], d->pad_h, &ah);
     dk__up2_axis(w->shape[3], d->pad_w, &aw);
-    st = hipops_up2_weight(ctx, w, d, &ah, &aw, &pk);
+    st = hipops_up2_weight(ctx, w, d, &pk);
     if (st != DK_OK) return st;
     p->a = dk__hip_ptr(&pk->buf);
     p->a_s[0] = pk->s[0];

@@ -10,13 +10,7 @@
 /* Whether strides s (in e's walk order) make the operand at addr one dense run,
  * element i at offset i, 16-byte aligned (the vector path of dkk_elementwise). */
 static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t addr) {
-    int64_t expect = 1;
-    int i;
-    for (i = 3; i >= 0; i--) {
-        if (e->shape[i] != 1 && s[i] != expect) return 0;
-        expect *= e->shape[i];
-    }
-    return addr % 16 == 0;
+    return dk__elt_dense_walk(e->shape, s, addr % 16 == 0);
 }
 
 /* Whether an upsample takes dke_upsample_vec (setting e->fac): integer factors
@@ -26,20 +20,13 @@ static int hipops_dense_walk(const dkh_elt_args *e, const int64_t s[4], uint64_t
  * vectors.  DIFKERN_HIP_UPSAMPLE_VEC=0
  * keeps the generic walk (A/B timing). */
 static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
-    int64_t a3 = 0, prod = 1;
+    int64_t a_ext[4];
     int k;
-    for (k = 0; k < 4; k++) {
-        int64_t ak = ord[k] == 2 ? e->a_h : ord[k] == 3 ? e->a_w : e->shape[k];
-        if (ak <= 0 || e->shape[k] % ak != 0) return 0;
-        e->fac[k] = (int)(e->shape[k] / ak);
-        prod *= e->fac[k];
-        if (prod > 64) return 0;
-        if (k < 3 && ((ak > 1 && e->a_s[k] % 8 != 0) || (e->shape[k] > 1 && e->y_s[k] % 8 != 0))) return 0;
-        a3 = ak;
-    }
+    for (k = 0; k < 4; k++) a_ext[k] = ord[k] == 2 ? e->a_h : ord[k] == 3 ? e->a_w : e->shape[k];
+    if (!dk__elt_upsample_vec(e->shape, a_ext, e->a_s, e->y_s, e->a % 16 == 0 && e->y % 16 == 0, e->fac)) return 0;
     /* the kernel splits the vector index in 32 bits */
-    if ((e->shape[0] * e->shape[1] * e->shape[2] * e->shape[3]) / prod / 8 >= ((int64_t)1 << 31)) return 0;
-    return e->a_s[3] == 1 && e->y_s[3] == 1 && a3 % 8 == 0 && e->a % 16 == 0 && e->y % 16 == 0;
+    return (e->shape[0] * e->shape[1] * e->shape[2] * e->shape[3]) / (e->fac[0] * e->fac[1] * e->fac[2] * e->fac[3]) / 8 <
+           ((int64_t)1 << 31);
 }
 
 /* Whether a layout-changing convert (e->tpos set) moves 16-byte vectors: both
@@ -49,19 +36,15 @@ static int hipops_upsample_vec(dkh_elt_args *e, const int32_t ord[4]) {
  * floats), 0 for neither.  DIFKERN_HIP_TRANSPOSE16=0 keeps the element tile. */
 static int hipops_transpose16(const dkh_elt_args *e) {
     const int k = e->tpos - 1;
-    const int64_t va = e->dt_a == DK_F32 ? 4 : 8, vy = e->dt_y == DK_F32 ? 4 : 8;
     int i;
-    if (e->op != DKH_ELT_CONVERT || e->a % 16 != 0 || e->y % 16 != 0) return 0;
-    if (e->y_s[3] != 1 || e->shape[3] % vy != 0 || e->shape[k] % va != 0) return 0;
-    for (i = 0; i < 4; i++) {
+    if (e->op != DKH_ELT_CONVERT) return 0;
+    for (i = 0; i < 4; i++)
         if (e->shape[i] >= ((int64_t)1 << 31)) return 0;
-        if (i != k && e->shape[i] > 1 && e->a_s[i] % va != 0) return 0;
-        if (i != 3 && e->shape[i] > 1 && e->y_s[i] % vy != 0) return 0;
-    }
     if ((e->shape[3] + 63) / 64 * ((e->shape[k] + 63) / 64) * e->shape[k == 0 ? 1 : 0] * e->shape[k == 2 ? 1 : 2] >=
         ((int64_t)1 << 31))
         return 0;
-    return e->dt_a == e->dt_y && e->dt_a != DK_F32 ? 1 : 2;
+    return dk__elt_transpose16(e->shape, e->a_s, e->y_s, k, (dk_dtype)e->dt_a, (dk_dtype)e->dt_y,
+                               e->a % 16 == 0 && e->y % 16 == 0);
 }
 
 dk_status dk__hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_activation act, float alpha,

@@ -9,16 +9,7 @@
 /* Group-norm vector mode (dkh_gn_args): 1 dense NCHW, 2 dense NHWC, else 0, for
  * a tensor at addr with 4-D shape/strides, in 16-byte vectors of vw elements. */
 static int hipops_gn_mode(uint64_t addr, const int64_t *shape, const int64_t *strides, int64_t vw) {
-    int64_t c = shape[1], h = shape[2], w = shape[3];
-    const int64_t nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
-    int nchw_ok = (h * w) % vw == 0, nhwc_ok = c % vw == 0 && c / vw <= DKH_THREADS, i;
-    if (addr % 16 != 0) return 0;
-    for (i = 0; i < 4; i++) {
-        if (shape[i] == 1) continue;
-        nchw_ok = nchw_ok && strides[i] == nchw[i];
-        nhwc_ok = nhwc_ok && strides[i] == nhwc[i];
-    }
-    return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+    return dk__gn_vector_mode(addr % 16 == 0, shape, strides, vw, DKH_THREADS); /* a block holds a pixel */
 }
 
 dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,

@@ -20,6 +20,9 @@ typedef struct vkop_packed {
     int32_t s_co, s_ci, s_kh, s_kw; /* element strides of the packed layout */
 } vkop_packed;
 
+/* The packed order of (cout, cin, kh, kw), innermost first: Cout, Cin, KW, KH. */
+static const int vkop_pack_order[4] = {0, 1, 3, 2};
+
 static void vkop_packed_free(dk_context *ctx, void *data) {
     vkop_packed *pk = (vkop_packed *)data;
     dk__vk_release(ctx, &pk->buf);
@@ -38,17 +41,20 @@ static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const
     dk_tensor dst;
     int transposed = use == DK_WEIGHT_CONV_TRANSPOSE2D;
     int64_t cout = transposed ? w->shape[1] : w->shape[0], cin = transposed ? w->shape[0] : w->shape[1];
-    int64_t kh = w->shape[2], kw = w->shape[3], coutp = pad16 && cout < 16 ? 16 : cout;
+    int64_t coutp = pad16 && cout < 16 ? 16 : cout;
     int64_t cinp = pad32 ? (cin + 31) / 32 * 32 : cin;
-    uint64_t bytes = (uint64_t)(coutp * cinp * kh * kw) * dk_dtype_size(w->dtype);
+    dk_pack_plan plan;
+    uint64_t bytes;
     dk_status st;
+    dk__weight_pack_plan(w, transposed, coutp, cinp, vkop_pack_order, &plan);
+    bytes = plan.elements * dk_dtype_size(w->dtype);
     dk__weight_key(&key, w, (int32_t)use, (pad16 ? 4 : 1) + (pad32 ? 8 : 0));
     pk = (vkop_packed *)dk__weight_find(ctx, &key);
     if (pk) {
         *out = pk;
         return DK_OK;
     }
-    if ((uint64_t)(coutp * cinp * kh * kw) > 0x7fffffffu)
+    if (plan.elements > 0x7fffffffu)
         return dk__vkop_too_big(ctx, "dk_prepare_weight", "weight elements", bytes);
     pk = (vkop_packed *)calloc(1, sizeof *pk);
     if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
@@ -57,16 +63,16 @@ static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const
         free(pk);
         return st;
     }
-    pk->s_co = 1;
-    pk->s_ci = (int32_t)coutp;
-    pk->s_kw = (int32_t)(cinp * coutp);
-    pk->s_kh = (int32_t)(kw * cinp * coutp);
+    pk->s_co = (int32_t)plan.s[0];
+    pk->s_ci = (int32_t)plan.s[1];
+    pk->s_kw = (int32_t)plan.s[3];
+    pk->s_kh = (int32_t)plan.s[2];
     /* The repack is a strided copy: the packed buffer seen with w's logical shape
      * (the padding zeroed first). */
     memset(&shadow, 0, sizeof shadow);
     shadow.size = bytes;
     shadow.impl = &pk->buf;
-    if (coutp > cout || cinp > cin) {
+    if (plan.padded) {
         st = dk__vk_fill(ctx, &shadow, 0, bytes, 0u);
         if (st != DK_OK) {
             vkop_packed_free(ctx, pk);
@@ -325,43 +331,33 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
  * summed taps (src/conv_up2.c), run as conv_transpose2d's phases are.
  * DIFKERN_VULKAN_UP2=0 keeps the upsample in the input indexing instead. */
 static int vkop_up2_ok(const dk_context *ctx, const dk_conv2d_desc *d, int64_t coutg) {
-    return ctx->knobs.vulkan_up2 && d->upsample == 2 && d->groups == 1 && coutg > 8 && d->stride_h == 1 &&
-           d->stride_w == 1 && d->dilation_h == 1 && d->dilation_w == 1 && d->pad_h < 4096 && d->pad_w < 4096;
+    return ctx->knobs.vulkan_up2 && dk__conv_up2_fits(d) && d->groups == 1 && coutg > 8;
 }
 
-/* The summed weights packed as vkop_packed_weight packs ([tap h][tap w][ci][co]),
- * cached per weight and padding. */
-static dk_status vkop_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, const dk_up2_axis *ah,
-                                 const dk_up2_axis *aw, vkop_packed **out) {
+/* The summed weights (src/conv_up2.c) packed as vkop_packed_weight packs
+ * ([tap h][tap w][ci][co]), cached per weight and padding. */
+static dk_status vkop_up2_weight(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, vkop_packed **out) {
     dk_weight_key key;
     vkop_packed *pk;
     dk_buffer shadow;
-    const int64_t cout = w->shape[0], cin = w->shape[1], vh = 2 * ah->tmax, vw = 2 * aw->tmax;
-    const uint64_t bytes = (uint64_t)(cout * cin * vh * vw) * dk_dtype_size(w->dtype);
     int64_t os[4];
+    uint64_t elems, bytes;
     void *host;
     dk_status st;
-    dk__weight_key(&key, w, (int32_t)DK_WEIGHT_CONV2D, (int32_t)(2 | (d->pad_h << 8) | (d->pad_w << 20)));
+    dk__up2_weight_key(&key, w, d);
     *out = (vkop_packed *)dk__weight_find(ctx, &key);
     if (*out) return DK_OK;
-    if ((uint64_t)(cout * cin * vh * vw) > 0x7fffffffu) return dk__vkop_too_big(ctx, "dk_conv2d", "weight elements", bytes);
+    elems = dk__up2_weight_layout(w, d, vkop_pack_order, os);
+    bytes = elems * dk_dtype_size(w->dtype);
+    if (elems > 0x7fffffffu) return dk__vkop_too_big(ctx, "dk_conv2d", "weight elements", bytes);
     pk = (vkop_packed *)calloc(1, sizeof *pk);
-    host = malloc((size_t)bytes);
-    if (!pk || !host) {
-        free(pk);
-        free(host);
-        return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
-    }
-    pk->s_co = 1;
-    pk->s_ci = (int32_t)cout;
-    pk->s_kw = (int32_t)(cin * cout);
-    pk->s_kh = (int32_t)(vw * cin * cout);
-    os[0] = pk->s_co;
-    os[1] = pk->s_ci;
-    os[2] = pk->s_kh;
-    os[3] = pk->s_kw;
-    st = dk__up2_weights(ctx, w, d->pad_h, d->pad_w, host, os);
-    if (st == DK_OK) {
+    if (!pk) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
+    pk->s_co = (int32_t)os[0];
+    pk->s_ci = (int32_t)os[1];
+    pk->s_kw = (int32_t)os[3];
+    pk->s_kh = (int32_t)os[2];
+    host = dk__up2_weights_host(ctx, w, d, os, bytes, &st);
+    if (host) {
         st = dk__vk_alloc(ctx, &pk->buf, bytes);
         if (st != DK_OK) {
             free(pk);
@@ -396,7 +392,7 @@ static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const
     dk_status st;
     dk__up2_axis(w->shape[2], d->pad_h, &ah);
     dk__up2_axis(w->shape[3], d->pad_w, &aw);
-    st = vkop_up2_weight(ctx, w, d, &ah, &aw, &pk);
+    st = vkop_up2_weight(ctx, w, d, &pk);
     if (st != DK_OK) return st;
     vkop_bind_packed(pk, &c->bind[1], p);
     p[DK_VKP_CV_UPS] = 1;
@@ -449,11 +445,7 @@ typedef struct vkop_stage {
 
 /* Channels-last with every pixel on a 16-byte vector: as vkop_conv_tensor_cores,
  * vkop_cm_vec_view and the portable conv's vector fetches (dk__vkop_vec_view) want it. */
-static int vkop_cl16(const dk_tensor *t) {
-    const int64_t v = 16 / (int64_t)dk_dtype_size(t->dtype);
-    return t->strides[1] == 1 && t->strides[0] % v == 0 && t->strides[2] % v == 0 && t->strides[3] % v == 0 &&
-           t->offset % 16 == 0;
-}
+static int vkop_cl16(const dk_tensor *t) { return dk__channels_last16(t, t->offset, 0); }
 
 /* Returns 0 where nothing is staged (no operand needs it or gains from it, or
  * staging memory cannot be had); else 1, with sg's tensors to run the conv on
@@ -467,7 +459,8 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
     const int tc = dk__vk_cm_dtype(s, x->dtype) && cing % 32 == 0 &&
                    s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED;
     const dk_tensor *src[3];
-    int i, any = 0;
+    dk_stage_plan plan;
+    int i, want[3];
     src[0] = x;
     src[1] = y;
     src[2] = residual;
@@ -476,37 +469,34 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
         (!narrow && (coutg % 8 != 0 || coutg <= 8)) || cing % (narrow ? 8 : 16 / es) != 0 ||
         (residual && residual->dtype != y->dtype))
         return 0;
+    /* y and the residual only for the tensor-core conv (not narrow); the channel
+     * counts are whole vectors (checked above); each copy has its own buffer */
+    for (i = 0; i < 3; i++) want[i] = src[i] && !vkop_cl16(src[i]) && (i == 0 || (tc && !narrow));
+    if (!dk__conv_stage_plan(src, want, 0, 0, 1, &plan)) return 0;
     memset(sg, 0, sizeof *sg);
     for (i = 0; i < 3; i++) {
         const dk_tensor *t = src[i];
-        uint64_t bytes;
         if (!t) continue;
         sg->t[i] = *t;
-        if (vkop_cl16(t) || (i > 0 && (!tc || narrow))) continue;
-        bytes = (uint64_t)(t->shape[0] * t->shape[1] * t->shape[2] * t->shape[3] * es);
-        if (dk__vkop_grow(ctx, &s->stage[i], bytes) != DK_OK) {
+        if (!plan.staged[i]) continue;
+        if (dk__vkop_grow(ctx, &s->stage[i], plan.bytes[i]) != DK_OK) {
             dk__clear_error(ctx); /* the shaders take the operands where they are */
             return 0;
         }
-        sg->buf[i].size = bytes;
+        sg->buf[i].size = plan.bytes[i];
         sg->buf[i].wrapped = 1;
         sg->buf[i].impl = &s->stage[i];
         /* dense channels-last with C % (16 / es) == 0 (checked above): vkop_cl16 holds */
         sg->t[i] = dk_tensor_nhwc(&sg->buf[i], 0, t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
         sg->staged[i] = 1;
-        any = 1;
     }
-    if (!any) return 0;
-    *st = DK_OK;
-    if (sg->staged[0]) *st = dk__vk_convert(ctx, x, &sg->t[0]);
-    if (*st == DK_OK && sg->staged[2]) *st = dk__vk_convert(ctx, residual, &sg->t[2]);
+    *st = dk__conv_stage_copy_in(ctx, x, residual, sg->staged, sg->t, 0);
     return 1;
 }
 
 /* After the conv on sg's tensors (status st): y copied out where it was staged. */
 static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor *y, dk_status st) {
-    if (st != DK_OK || !sg->staged[1]) return st;
-    return dk__vk_convert(ctx, &sg->t[1], y);
+    return dk__conv_stage_copy_out(ctx, sg->staged, sg->t, y, st);
 }
 
 /* Cin not a multiple of 32 (a network's first conv: 3 or 4 channels) on the
@@ -521,9 +511,9 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
 static int vkop_padcin_ok(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y,
                           int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
-    const uint64_t padded = (uint64_t)(x->shape[0] * x->shape[2] * x->shape[3]) * (uint64_t)((cing + 31) / 32 * 32);
-    return ctx->knobs.vulkan_cm_padcin && d->groups == 1 && d->upsample == 1 && cing % 32 != 0 &&
-           dk__vk_cm_dtype(s, x->dtype) && y->dtype == x->dtype && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(ctx, coutg)) &&
+    const int64_t cpad = dk__conv_cin_pad(d, x, y, cing, 32); /* the 32-deep K slice */
+    const uint64_t padded = (uint64_t)(x->shape[0] * x->shape[2] * x->shape[3]) * (uint64_t)cpad;
+    return ctx->knobs.vulkan_cm_padcin && cpad && dk__vk_cm_dtype(s, x->dtype) && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(ctx, coutg)) &&
            s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED && padded <= VKOP_MAX_INDEX;
 }
 
@@ -534,22 +524,24 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
 static dk_status vkop_conv2d_padcin(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dk_vk_state *s = dk__vk(ctx);
-    const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3], cp = (c + 31) / 32 * 32;
-    const uint64_t bytes = (uint64_t)(n * h * wd * cp) * dk_dtype_size(x->dtype);
+    const dk_tensor *ops[3] = {x, NULL, NULL};
+    const int want[3] = {0, 0, 0}, staged[3] = {1, 0, 0};
+    dk_stage_plan plan;
     dk_buffer b;
-    dk_tensor xs, xp;
-    dk_status st = dk__vkop_grow(ctx, &s->stage[0], bytes);
+    dk_tensor t[3];
+    dk_status st;
+    const int64_t cp = dk__conv_cin_pad(d, x, y, x->shape[1], 32);
+    dk__conv_stage_plan(ops, want, cp, 0, 1, &plan);
+    st = dk__vkop_grow(ctx, &s->stage[0], plan.bytes[0]);
     if (st != DK_OK) return st;
     memset(&b, 0, sizeof b);
-    b.size = bytes;
+    memset(t, 0, sizeof t);
+    b.size = plan.bytes[0];
     b.wrapped = 1;
     b.impl = &s->stage[0];
-    xp = dk_tensor_nhwc(&b, 0, x->dtype, n, cp, h, wd);
-    xs = xp;   /* x's channels within the padded pixels */
-    xs.shape[1] = c;
-    st = dk__vk_fill(ctx, &b, 0, bytes, 0u);
-    if (st == DK_OK) st = dk__vk_convert(ctx, x, &xs);
-    if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &xp, w, bias, residual, y, 1);
+    t[0] = dk_tensor_nhwc(&b, 0, x->dtype, x->shape[0], cp, x->shape[2], x->shape[3]);
+    st = dk__conv_stage_copy_in(ctx, x, NULL, staged, t, cp);
+    if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &t[0], w, bias, residual, y, 1);
     return st;
 }
 
@@ -613,36 +605,22 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
 }
 
-static int32_t vkop_gcd(int32_t a, int32_t b) {
-    while (b) {
-        int32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* One output phase of a transposed conv along one axis: outputs o = o0 + s*t use
- * the taps k = k0 + j*kstep (those with k*dil = r mod s), reading input
- * i = off + t - j*(dil/g).  Returns the number of outputs (0: none). */
+/* One output phase of a transposed conv along one axis, the outputs o with
+ * (o + pad) % s == r from the first o >= 0 on (the taps: src/conv_plan.c):
+ * outputs o = o0 + s*t use the taps k = k0 + j*kstep, reading input
+ * i = off + t + j*idil.  Returns the number of outputs (0: none). */
 static int64_t vkop_phase(int32_t r, int32_t s, int32_t pad, int32_t dil, int64_t ksize, int64_t osize, int32_t *o0,
                           int32_t *k0, int32_t *kstep, int32_t *taps, int32_t *off, int32_t *idil) {
-    int32_t g = vkop_gcd(dil, s), k;
-    int32_t first = ((r - pad) % s + s) % s; /* smallest o >= 0 with (o + pad) % s == r */
+    const int32_t first = ((r - pad) % s + s) % s;
+    dk_phase_taps t;
+    dk__transposed_taps(first, s, pad, dil, ksize, &t);
     *o0 = first;
-    *kstep = s / g;
-    *idil = -(dil / g);
-    *taps = 0;
-    *k0 = 0;
-    for (k = 0; k < *kstep && k < ksize; k++)
-        if (((int64_t)k * dil) % s == r) break;
-    if (k < *kstep && k < ksize) {
-        *k0 = k;
-        *taps = (int32_t)((ksize - 1 - k) / *kstep + 1);
-    }
-    *off = (int32_t)(((int64_t)first + pad - (int64_t)(*k0) * dil) / s);
-    if (first >= osize) return 0;
-    return (osize - first + s - 1) / s;
+    *kstep = (int32_t)t.k_step;
+    *idil = (int32_t)t.off_step;
+    *taps = (int32_t)t.taps;
+    *k0 = (int32_t)t.k0;
+    *off = (int32_t)t.off0;
+    return dk__phase_outputs(first, s, osize);
 }
 
 dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d, const dk_tensor *x,

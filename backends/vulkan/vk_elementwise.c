@@ -5,17 +5,20 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The four walk-order values at p[slot..slot+3], widened. */
+static void vkop_walk4(const int32_t *p, int slot, int64_t v[4]) {
+    int i;
+    for (i = 0; i < 4; i++) v[i] = p[slot + i];
+}
+
 /* Whether the operand whose strides and element offset are at p[slot..slot+4] (in
  * the walk order of p[DK_VKP_EW_SHAPE..]) is one dense run whose first element
  * starts a 16-byte vector of binding b (eltwise.comp's FLAT path). */
 static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, dk_dtype dt) {
-    int64_t expect = 1;
-    int i;
-    for (i = 3; i >= 0; i--) {
-        if (p[DK_VKP_EW_SHAPE + i] != 1 && p[slot + i] != expect) return 0;
-        expect *= p[DK_VKP_EW_SHAPE + i];
-    }
-    return b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0;
+    int64_t shape[4], s[4];
+    vkop_walk4(p, DK_VKP_EW_SHAPE, shape);
+    vkop_walk4(p, slot, s);
+    return dk__elt_dense_walk(shape, s, b->offset % 16 == 0 && ((uint64_t)p[slot + 4] * dk_dtype_size(dt)) % 16 == 0);
 }
 
 /* Whether a layout change (walk position k of a's unit stride) takes transpose.comp's
@@ -28,16 +31,14 @@ static int vkop_dense_walk(const int32_t *p, int slot, const dk_vk_binding *b, d
 static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, const dk_vk_binding *by, dk_dtype at,
                             dk_dtype yt, dk_activation act, float alpha, float oscale) {
     const int32_t va = at == DK_F32 ? 4 : 8, vy = yt == DK_F32 ? 4 : 8;
-    int i;
+    int64_t shape[4], as[4], ys[4];
     if (act != DK_ACT_NONE || alpha != 1.0f || oscale != 1.0f) return 0;
-    if (p[DK_VKP_EW_YS + 3] != 1 || p[DK_VKP_EW_SHAPE + 3] % vy != 0 || p[DK_VKP_EW_SHAPE + k] % va != 0) return 0;
-    for (i = 0; i < 4; i++) {
-        if (i != k && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_AS + i] % va != 0) return 0;
-        if (i != 3 && p[DK_VKP_EW_SHAPE + i] > 1 && p[DK_VKP_EW_YS + i] % vy != 0) return 0;
-    }
-    if (ba->offset % 16 != 0 || by->offset % 16 != 0 || p[DK_VKP_EW_AS + 4] % va != 0 || p[DK_VKP_EW_YS + 4] % vy != 0)
-        return 0;
-    return at == yt && at != DK_F32 ? 1 : 2;
+    vkop_walk4(p, DK_VKP_EW_SHAPE, shape);
+    vkop_walk4(p, DK_VKP_EW_AS, as);
+    vkop_walk4(p, DK_VKP_EW_YS, ys);
+    return dk__elt_transpose16(shape, as, ys, k, at, yt,
+                               ba->offset % 16 == 0 && by->offset % 16 == 0 && p[DK_VKP_EW_AS + 4] % va == 0 &&
+                                   p[DK_VKP_EW_YS + 4] % vy == 0);
 }
 
 /* Whether an upsample takes eltwise.comp's vector path (p in the walk order, a's
@@ -48,20 +49,17 @@ static int vkop_transpose16(const int32_t *p, int k, const dk_vk_binding *ba, co
  * DIFKERN_VULKAN_UPSAMPLE_VEC=0 keeps the generic walk (A/B timing). */
 static int vkop_upsample_vec(const int32_t *p, const int32_t ord[4], const dk_vk_binding *ba,
                              const dk_vk_binding *by, dk_dtype dt) {
-    int64_t prod = 1, ak = 1, f;
+    int64_t shape[4], a_ext[4], as[4], ys[4];
     int k;
-    for (k = 0; k < 4; k++) {
-        int64_t yk = p[DK_VKP_EW_SHAPE + k];
-        ak = ord[k] == 2 ? p[DK_VKP_EW_SRCH] : ord[k] == 3 ? p[DK_VKP_EW_SRCW] : yk;
-        if (ak <= 0 || yk % ak != 0) return 0;
-        f = yk / ak;
-        prod *= f;
-        if (prod > 64) return 0;
-        if (k < 3 && ((ak > 1 && p[DK_VKP_EW_AS + k] % 8 != 0) || (yk > 1 && p[DK_VKP_EW_YS + k] % 8 != 0))) return 0;
-    }
-    return p[DK_VKP_EW_AS + 3] == 1 && p[DK_VKP_EW_YS + 3] == 1 && ak % 8 == 0 && ba->offset % 16 == 0 &&
-           by->offset % 16 == 0 && ((uint64_t)p[DK_VKP_EW_AS + 4] * dk_dtype_size(dt)) % 16 == 0 &&
-           ((uint64_t)p[DK_VKP_EW_YS + 4] * dk_dtype_size(dt)) % 16 == 0;
+    vkop_walk4(p, DK_VKP_EW_SHAPE, shape);
+    vkop_walk4(p, DK_VKP_EW_AS, as);
+    vkop_walk4(p, DK_VKP_EW_YS, ys);
+    for (k = 0; k < 4; k++) a_ext[k] = ord[k] == 2 ? p[DK_VKP_EW_SRCH] : ord[k] == 3 ? p[DK_VKP_EW_SRCW] : shape[k];
+    return dk__elt_upsample_vec(shape, a_ext, as, ys,
+                                ba->offset % 16 == 0 && by->offset % 16 == 0 &&
+                                    ((uint64_t)p[DK_VKP_EW_AS + 4] * dk_dtype_size(dt)) % 16 == 0 &&
+                                    ((uint64_t)p[DK_VKP_EW_YS + 4] * dk_dtype_size(dt)) % 16 == 0,
+                                NULL);
 }
 
 /* mode 0: y = oscale * act(alpha * a) (b NULL; also dk_convert), 1: y = oscale *

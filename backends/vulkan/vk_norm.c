@@ -36,16 +36,11 @@ static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
  * offset ps[4], binding b) is dense NCHW, 2 dense NHWC, in 16-byte vectors of vw
  * elements that never straddle a channel (NCHW) or an image (NHWC); else 0. */
 static uint32_t vkop_gn_mode(const int32_t *ps, const dk_vk_binding *b, const int64_t *shape, int64_t vw) {
-    int64_t c = shape[1], h = shape[2], w = shape[3];
-    const int64_t nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
-    int nchw_ok = (h * w) % vw == 0, nhwc_ok = c % vw == 0 && c / vw <= 256, i;
-    if (b->offset % 16 != 0 || ps[4] % vw != 0) return 0;
-    for (i = 0; i < 4; i++) {
-        if (shape[i] == 1) continue;
-        nchw_ok = nchw_ok && ps[i] == nchw[i];
-        nhwc_ok = nhwc_ok && ps[i] == nhwc[i];
-    }
-    return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+    int64_t strides[4];
+    int i;
+    for (i = 0; i < 4; i++) strides[i] = ps[i];
+    /* a 256-invocation workgroup holds a pixel */
+    return (uint32_t)dk__gn_vector_mode(b->offset % 16 == 0 && ps[4] % vw == 0, shape, strides, vw, 256);
 }
 
 dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn_mode, const dk_tensor *x,

@@ -1,0 +1,140 @@
+/* Launch planning shared by the GPU backends (and the CPU's conv packing):
+ * the decisions that depend only on shapes, strides, dtypes, alignment and
+ * the op's description, made once here on backend-neutral inputs and
+ * returned as plain values; each backend translates them into its own kernel
+ * arguments, buffers and launches.  Where the backends deliberately differ
+ * (vector widths, reduction slices, which operands a kernel can take in
+ * another layout) the difference is a parameter.
+ *   conv_plan.c         transposed-conv phases, channels-last staging,
+ *                       small-Cin padding, packed weight layouts, fused 2x
+ *                       upsample eligibility (its weights: conv_up2.c)
+ *   norm_plan.c         GroupNorm's vector mode
+ *   elementwise_plan.c  the vector paths of the elementwise walk */
+#ifndef DK_PLAN_H
+#define DK_PLAN_H
+
+#include "dk_internal.h"
+
+/* ---- conv_plan.c ---- */
+
+/* The kernel taps of one transposed-conv output phase along one axis: outputs
+ * o = out_start + i * stride read input i + off0 + t * off_step through kernel
+ * tap k0 + t * k_step, t < taps (taps 0: no tap reaches the phase, off0 0). */
+typedef struct dk_phase_taps {
+    int64_t k0, k_step, taps, off0, off_step;
+} dk_phase_taps;
+void dk__transposed_taps(int64_t out_start, int64_t stride, int64_t pad, int64_t dilation, int64_t ksize,
+                         dk_phase_taps *t);
+/* How many of out_size outputs the phase starting at out_start holds. */
+int64_t dk__phase_outputs(int64_t out_start, int64_t stride, int64_t out_size);
+
+/* Whether 4-D t (first element at byte address addr) is channels-last with
+ * every pixel on a 16-byte vector.  unit_dims_free: a dimension of extent 1
+ * may have any stride (the kernels never step along it); 0 where the backend's
+ * vector checks read every stride as bound. */
+int dk__channels_last16(const dk_tensor *t, uint64_t addr, int unit_dims_free);
+
+/* Channels-last copies of a conv's operands (x, y, residual): which are
+ * copied, with how many channels, where in one scratch region (offsets and
+ * sizes in bytes, each copy starting on align bytes) and how much it takes. */
+typedef struct dk_stage_plan {
+    int staged[3];
+    int64_t channels[3];
+    uint64_t offset[3], bytes[3], total;
+} dk_stage_plan;
+/* ops: x, y, residual (NULL: none).  want[i]: the backend copies operand i
+ * (present and not channels-last in 16-byte vectors, its kernels able to use
+ * the copy).  cpad > 0: x is copied whatever its layout, with cpad channels.
+ * whole_vectors: a copy whose channels do not fill whole 16-byte vectors is
+ * dropped (it would gain nothing); 0 where the caller checked the channel
+ * counts already.  Returns whether anything is copied. */
+int dk__conv_stage_plan(const dk_tensor *const ops[3], const int want[3], int64_t cpad, int whole_vectors,
+                        uint64_t align, dk_stage_plan *plan);
+
+/* The copies in of a staged conv by the backend's convert (t, staged: the
+ * operands as the conv sees them and which are copies): x, into its first
+ * x->shape[1] channels with the rest zeroed where cpad > 0, and the residual. */
+dk_status dk__conv_stage_copy_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const int staged[3],
+                                 const dk_tensor t[3], int64_t cpad);
+/* After the conv on the staged operands (status st): y copied out where its
+ * copy was written. */
+dk_status dk__conv_stage_copy_out(dk_context *ctx, const int staged[3], const dk_tensor t[3], const dk_tensor *y,
+                                  dk_status st);
+
+/* Input channels rounded up to whole reduction slices of the tensor-core
+ * GEMM, for a conv2d with cin channels per group that no fast kernel takes as
+ * it is; 0 where padding is not possible: groups, fused upsample (their weight
+ * packs keep w's channels), mixed dtypes, or cin already whole slices.  Each
+ * backend adds its own cost rule and device limits. */
+int64_t dk__conv_cin_pad(const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y, int64_t cin,
+                         int64_t slice);
+/* Whether the fused nearest-2x upsample (conv_up2.c) can take the conv:
+ * stride 1, dilation 1, pads that fit its weight-cache variant. */
+int dk__conv_up2_fits(const dk_conv2d_desc *d);
+
+/* Element strides of a dense copy of a conv weight seen as (cout, cin, kh,
+ * kw) with extents ext, laid out with the dimensions of order innermost first
+ * (a permutation of 0..3).  The backends pack in their kernels' order. */
+void dk__weight_pack_strides(const int64_t ext[4], const int order[4], int64_t s[4]);
+
+/* A conv or conv_transpose weight packed densely for a GEMM kernel, seen as
+ * (cout, cin, kh, kw) with cout and cin possibly zero-padded: strides of
+ * those dimensions (s) and of w's own (w_s: conv_transpose2d's w is [Cin,
+ * Cout, KH, KW]), the element count, and whether padding must be zeroed. */
+typedef struct dk_pack_plan {
+    int64_t s[4], w_s[4];
+    uint64_t elements;
+    int padded;
+} dk_pack_plan;
+/* coutp, cinp: the padded counts (at least w's); order as for
+ * dk__weight_pack_strides. */
+void dk__weight_pack_plan(const dk_tensor *w, int transposed, int64_t coutp, int64_t cinp, const int order[4],
+                          dk_pack_plan *plan);
+
+/* ---- conv_up2.c (besides dk__up2_axis / dk__up2_weights) ---- */
+
+/* The cache key of the summed phase weights of w for these pads. */
+void dk__up2_weight_key(dk_weight_key *key, const dk_tensor *w, const dk_conv2d_desc *d);
+/* The layout of w's summed phase weights (dk__up2_weights) packed with the
+ * dimensions of order innermost first (dk__weight_pack_strides): their
+ * element strides in os; returns their element count. */
+uint64_t dk__up2_weight_layout(const dk_tensor *w, const dk_conv2d_desc *d, const int order[4], int64_t os[4]);
+/* Those weights in a new host array of bytes (free() it), or NULL with *st
+ * the failure. */
+void *dk__up2_weights_host(dk_context *ctx, const dk_tensor *w, const dk_conv2d_desc *d, const int64_t os[4],
+                           uint64_t bytes, dk_status *st);
+
+/* ---- norm_plan.c ---- */
+
+/* GroupNorm's vector mode for a 4-D tensor (shape, element strides): 1 dense
+ * NCHW, 2 dense NHWC, else 0 (element loads), in 16-byte vectors of vw
+ * elements that never straddle a channel (NCHW) or an image (NHWC).
+ * aligned: its first element starts a 16-byte vector.  max_pixel_vectors:
+ * the NHWC kernel holds one pixel's vectors in a workgroup (its size). */
+int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t strides[4], int64_t vw,
+                       int64_t max_pixel_vectors);
+
+/* ---- elementwise_plan.c ---- */
+
+/* Whether strides s (in the walk order of shape) make an operand one dense
+ * run, element i at offset i, and it is 16-byte aligned (aligned). */
+int dk__elt_dense_walk(const int64_t shape[4], const int64_t s[4], int aligned);
+
+/* Whether a nearest upsample takes the vector walk: integer factors per walk
+ * dimension (y's extent shape[k] over a's extent a_ext[k]) of at most 64
+ * output vectors per input vector, walk dim 3 unit-stride in a and y with a's
+ * rows in whole 16-byte vectors of 8 elements, every other stride (of an
+ * extent above 1) a multiple of 8 elements; aligned: both starts on 16-byte
+ * vectors.  fac (may be NULL) gets the factors as they are found. */
+int dk__elt_upsample_vec(const int64_t shape[4], const int64_t a_ext[4], const int64_t as[4], const int64_t ys[4],
+                         int aligned, int fac[4]);
+
+/* Whether a layout-changing copy (a's unit stride at walk position k, y's at
+ * 3) moves 16-byte vectors: both unit-stride dims and every other stride (of
+ * an extent above 1) in whole vectors of the operand's dtype; aligned: both
+ * starts on 16-byte vectors.  1: one 16-bit dtype (raw bits), 2: any other
+ * pair (through floats), 0: element tiles. */
+int dk__elt_transpose16(const int64_t shape[4], const int64_t as[4], const int64_t ys[4], int k, dk_dtype at,
+                        dk_dtype yt, int aligned);
+
+#endif /* DK_PLAN_H */
