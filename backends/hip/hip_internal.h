@@ -69,7 +69,17 @@ dk_status dk__hip_api_load(dk_context *ctx, dk_hip_api *api, int cuda, char *why
 void dk__hip_api_unload(dk_hip_api *api);
 const char *dk__hip_api_error(const dk_hip_api *api, int status);
 
-/* Kernels looked up once per context. */
+/* When a kernel of hip_kernels.def is looked up (its need column). */
+typedef enum dk_hip_kernel_need {
+    DK_HIP_NEED_REQUIRED,    /* always; missing: the backend is unavailable */
+    DK_HIP_NEED_NVIDIA,      /* always; NULL where absent (only NVIDIA code objects hold it) */
+    DK_HIP_NEED_SM90A,       /* always; NULL where absent (only sm_90a code objects hold it) */
+    DK_HIP_NEED_SM90A_TMA,   /* with the tensor-map API (cuTensorMapEncodeTiled) */
+    DK_HIP_NEED_SM90A_VT,    /* with the V transpose kernel loaded */
+    DK_HIP_NEED_SM90A_VT_TMA /* with both */
+} dk_hip_kernel_need;
+
+/* Kernels looked up once per context, each listed in hip_kernels.def. */
 enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
 typedef struct dk_hip_kernels {
     void *gemm[4];                            /* by dk_dtype (1..3) */
