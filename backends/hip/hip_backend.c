@@ -83,7 +83,7 @@ typedef struct hipbk_kernel {
 
 /* Whether a kernel of this need is looked up at all (else its slot stays NULL). */
 static int hipbk_kernel_wanted(const dk_hip_state *st, dk_hip_kernel_need need) {
-    int tma = st->api.cu_tensor_map_encode_tiled != NULL, vt = st->k.attn_vt != NULL;
+    int tma = st->api.cu_tensor_map_encode_tiled != NULL, vt = st->k.attention_v_transpose != NULL;
     switch (need) {
     case DK_HIP_NEED_SM90A_TMA: return tma;
     case DK_HIP_NEED_SM90A_VT: return vt;
@@ -93,7 +93,7 @@ static int hipbk_kernel_wanted(const dk_hip_state *st, dk_hip_kernel_need need) 
 }
 
 static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
-    /* automatic storage: some opt-in sizes are computed (dk__hip_attnf_smem) */
+    /* automatic storage: some opt-in sizes are computed (dk__hip_attention_mma_smem) */
     const hipbk_kernel table[] = {
 #define DK_HIP_KERNEL(symbol, slot, args, need, matrix, smem) \
     {#symbol, offsetof(dk_hip_kernels, slot), DK_HIP_NEED_##need, (unsigned)(smem)},
