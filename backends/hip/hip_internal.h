@@ -82,20 +82,20 @@ typedef enum dk_hip_kernel_need {
 /* Kernels looked up once per context, each listed in hip_kernels.def. */
 enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
 typedef struct dk_hip_kernels {
-    void *gemm[4];                            /* by dk_dtype (1..3) */
-    void *gemm_mma[4];                           /* fast GEMM, f16 and bf16 only */
+    void *gemm[4];                                    /* by dk_dtype (1..3) */
+    void *gemm_mma[4];                                /* matrix-core GEMM (mma.sync / MFMA / WMMA), f16/bf16 */
     void *gemm_mma_4warp[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
-    void *gemm_wgmma[4];                           /* its wgmma variant (sm_90a code objects); NULL: none */
+    void *gemm_wgmma[4];                              /* its wgmma variant (sm_90a code objects); NULL: none */
     void *gemm_wgmma_4wg[4];                          /* the same with four warpgroups */
-    void *gemm_wgmma_tma[4], *gemm_wgmma_tma_4wg[4];             /* their warp-specialized TMA variants */
-    void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
+    void *gemm_wgmma_tma[4], *gemm_wgmma_tma_4wg[4];  /* their warp-specialized TMA variants */
+    void *attention[4][DK_HIP_ATTN_VARIANTS];         /* [dtype][variant] */
     void *attention_mma[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
-    void *attention_mma_rows[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
-    void *attention_wgmma[4];                           /* wgmma attention, D == Dv == 512 (sm_90a); NULL: none */
-    void *attention_wgmma_small[4][2];                        /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
-    void *attention_v_transpose;                            /* its V transpose (sm_90a) */
-    void *attention_combine[4];                    /* split-KV merge of dkk_attention_mma partials, f16/bf16 */
-    void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
+    void *attention_mma_rows[4][2];                   /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
+    void *attention_wgmma[4];                         /* wgmma attention, D == Dv == 512 (sm_90a); NULL: none */
+    void *attention_wgmma_small[4][2];                /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
+    void *attention_v_transpose;                      /* V transposed for the wgmma attention (sm_90a) */
+    void *attention_combine[4];                       /* split-KV merge of dkk_attention_mma partials, f16/bf16 */
+    void *narrow[4][2][2];                            /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *upsample_vec, *transpose16, *transpose_cvt, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 
