@@ -99,7 +99,7 @@
       "0: the direct narrow conv (Cout/groups <= 8) off") \
     X(hip_narrow_tpb, HIP_NARROW_TPB, INT, -1, 1, 1024, NULL, "hip", BENCHMARK, "by shape, at most 8", \
       "tiles per block of the narrow conv") \
-    X(hip_gemmf4, HIP_GEMMF4, BOOL, -1, 0, 1, NULL, "hip", BENCHMARK, "where K >= 2048", \
+    X(hip_gemm_mma_4warp, HIP_GEMM_MMA_4WARP, BOOL, -1, 0, 1, NULL, "hip", BENCHMARK, "where K >= 2048", \
       "mma.sync fast GEMM: the 4-warp variant never (0) or always (1)") \
     X(hip_wgmma, HIP_WGMMA, INT, -1, 0, 0, "0|2|4", "hip", BENCHMARK, "by shape", \
       "Hopper wgmma conv GEMM off (0), or two / four warpgroups") \

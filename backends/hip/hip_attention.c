@@ -8,16 +8,16 @@
 
 /* -------------------------------------------------------------- attention */
 
-/* Dynamic shared memory of dkk_attnf_* for D == Dv == d on NVIDIA: the layout of
+/* Dynamic shared memory of dkk_attention_mma_* for D == Dv == d on NVIDIA: the layout of
  * dkaf_cfg (dk_attention_fast.hip): Q tile, ring stages, P (16-bit elements with
  * rows padded by 8), then the row statistics (floats).  The kernel traps if the
  * size it gets is smaller than its own. */
-unsigned dk__hip_attnf_smem(int64_t d) {
-    const int64_t bq = DKH_ATTNF_BQ, bkv = DKH_ATTNF_BKV, sl = DKH_ATTNF_SLICE;
+unsigned dk__hip_attention_mma_smem(int64_t d) {
+    const int64_t bq = DKH_ATTENTION_MMA_BQ, bkv = DKH_ATTENTION_MMA_BKV, sl = DKH_ATTENTION_MMA_SLICE;
     int64_t kc = sl / bkv < d ? sl / bkv : d, vk = sl / d < bkv ? sl / d : bkv, stage;
     if (vk < 16) vk = 16;
     stage = bkv * (kc + 8) > vk * (d + 8) ? bkv * (kc + 8) : vk * (d + 8);
-    return (unsigned)(2 * (bq * (d + 8) + DKH_ATTNF_ST * stage + bq * (bkv + 8)) + 4 * (2 * 8 * bq + bq));
+    return (unsigned)(2 * (bq * (d + 8) + DKH_ATTENTION_MMA_ST * stage + bq * (bkv + 8)) + 4 * (2 * 8 * bq + bq));
 }
 
 /* Key splits for the fast kernel where its grid fills the multiprocessors
@@ -46,7 +46,7 @@ static int hipops_attn_splits(dk_context *ctx, uint64_t blocks, int64_t nkv) {
 
 /* Split-KV ranges for splits > 1: whole 128-key granules (a multiple of every
  * kernel's BKV), at least one per split; returns the bytes of the partials
- * ([split][b][h][nq][Dv + 2] floats, merged by dkk_attn_combine_*). */
+ * ([split][b][h][nq][Dv + 2] floats, merged by dkk_attention_combine_*). */
 static uint64_t hipops_attn_split_plan(dkh_attn_args *p, int splits, uint64_t nqb, int64_t nb, int64_t nh) {
     const int64_t g = (p->nkv + 127) / 128, per = (g + splits - 1) / splits;
     p->splits = (int)((g + per - 1) / per);
@@ -75,31 +75,31 @@ static int hipops_attn_rows16(const dk_tensor *q, const dk_tensor *k, const dk_t
     return 1;
 }
 
-/* The small-head kernel's variant (dkk_attnr_*: 0 computes at D 64, 1 at 128)
+/* The small-head kernel's variant (dkk_attention_mma_rows_*: 0 computes at D 64, 1 at 128)
  * for these tensors, or -1: f16/bf16, D and Dv multiples of 8 up to 128 (zero-
  * padded in the kernel), 16-byte aligned rows (hipops_attn_rows16).
- * DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against dkk_attnf_* where
+ * DIFKERN_HIP_ATTN_ROWS=0 turns it off (A/B timing against dkk_attention_mma_* where
  * D == Dv is 64 or 128). */
-static int hipops_attnr_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+static int hipops_attention_mma_rows_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
     dk_hip_state *st = dk__hip_state(ctx);
     int64_t dm = q->shape[3] > v->shape[3] ? q->shape[3] : v->shape[3];
     int variant = dm <= 64 ? 0 : 1;
     if (!ctx->knobs.hip_attn_rows || (q->dtype != DK_F16 && q->dtype != DK_BF16)) return -1;
-    if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attnr[q->dtype][variant]) return -1;
+    if (q->shape[3] % 8 || v->shape[3] % 8 || dm > 128 || !st->k.attention_mma_rows[q->dtype][variant]) return -1;
     return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
 
-/* Dynamic shared memory of dkk_attnr_* on NVIDIA (dkar_cfg in
+/* Dynamic shared memory of dkk_attention_mma_rows_* on NVIDIA (dkar_cfg in
  * dk_attention_rows.hip): the Q tile of BQ rows, then ST stages of
  * K and V (rows padded by 8 elements). */
-unsigned dk__hip_attnr_smem(int64_t d) {
-    return (unsigned)(2 * (d + 8) * (DKH_ATTNR_BQ + DKH_ATTNR_ST * 2 * DKH_ATTNR_BKV(d)));
+unsigned dk__hip_attention_mma_rows_smem(int64_t d) {
+    return (unsigned)(2 * (d + 8) * (DKH_ATTENTION_MMA_ROWS_BQ + DKH_ATTENTION_MMA_ROWS_ST * 2 * DKH_ATTENTION_MMA_ROWS_BKV(d)));
 }
 
 /* The fast kernel's variant for these tensors, or -1: f16/bf16, D == Dv in {64,
  * 128, 256, 512}, 16-byte aligned rows (hipops_attn_rows16).
  * DIFKERN_HIP_FAST_ATTN=0 (or DIFKERN_HIP_FAST=0) turns it off (A/B timing). */
-static int hipops_attnf_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
+static int hipops_attention_mma_variant(dk_context *ctx, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v) {
     dk_hip_state *st = dk__hip_state(ctx);
     int variant;
     if (!ctx->knobs.hip_fast_attn || !ctx->knobs.hip_fast) return -1;
@@ -107,7 +107,7 @@ static int hipops_attnf_variant(dk_context *ctx, const dk_tensor *q, const dk_te
     if (q->shape[3] != v->shape[3]) return -1;
     for (variant = 0; variant < DK_HIP_ATTN_VARIANTS && q->shape[3] != (64 << variant); variant++) {
     }
-    if (variant == DK_HIP_ATTN_VARIANTS || !st->k.attnf[q->dtype][variant]) return -1;
+    if (variant == DK_HIP_ATTN_VARIANTS || !st->k.attention_mma[q->dtype][variant]) return -1;
     return hipops_attn_rows16(q, k, v) ? variant : -1;
 }
 
@@ -173,13 +173,13 @@ static dk_status hipops_attn_wgmma(dk_context *ctx, dkh_attn_args *p, const dk_t
         if (st->api.cu_tensor_map_encode_tiled(tm->vt, 1, 2, (void *)(uintptr_t)vt, dims, &stride, box, one, 0, 3, 2, 0))
             return dk__fail(ctx, DK_ERR_UNSUPPORTED, "dk_attention (hip): the driver refused the V^T tensor map");
     }
-    s = dk__hip_launch_block(ctx, "dk_attention", st->k.attn_vt, (uint64_t)p->vt_ld / 32u, (uint64_t)vt_rows / 32u, bh, 256u,
+    s = dk__hip_launch_block(ctx, "dk_attention", st->k.attention_v_transpose, (uint64_t)p->vt_ld / 32u, (uint64_t)vt_rows / 32u, bh, 256u,
                              0u, p);
     if (s == DK_OK)
         s = dk__hip_launch_block2(ctx, "dk_attention", fn, nqb * (uint64_t)(p->splits > 1 ? p->splits : 1),
                                   (uint64_t)p->nh, (uint64_t)p->nb, threads, smem, p, tm);
     if (s != DK_OK || p->splits <= 1) return s;
-    return dk__hip_launch(ctx, "dk_attention", st->k.attn_combine[q->dtype], hipops_blocks(p->nq * p->dv, DKH_THREADS),
+    return dk__hip_launch(ctx, "dk_attention", st->k.attention_combine[q->dtype], hipops_blocks(p->nq * p->dv, DKH_THREADS),
                           (uint64_t)p->nh, (uint64_t)p->nb, p);
 }
 
@@ -204,28 +204,28 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
     p.d = q->shape[3];
     p.dv = v->shape[3];
     p.scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)p.d));
-    if (p.dv == p.d && p.d % 8 == 0 && p.d <= 128 && st->k.attns[q->dtype][p.d > 64] && hipops_attn_wgmma_on(ctx, q) &&
+    if (p.dv == p.d && p.d % 8 == 0 && p.d <= 128 && st->k.attention_wgmma_small[q->dtype][p.d > 64] && hipops_attn_wgmma_on(ctx, q) &&
         hipops_attn_rows16(q, k, v)) {
         /* Hopper, D == Dv <= 128: the warp-specialized wgmma kernel (TMA loads), at D 64 or 128 */
         const int dp = p.d > 64 ? 128 : 64;
         dkh_attn_tmaps tm;
-        if (hipops_attn_tmap(&st->api, tm.q, q, DKH_ATTNS_BQ) && hipops_attn_tmap(&st->api, tm.k, k, DKH_ATTNS_BKV(dp)))
-            return hipops_attn_wgmma(ctx, &p, q, st->k.attns[q->dtype][p.d > 64], DKH_ATTNS_BQ, 128, DKH_ATTNS_THREADS,
-                                     DKH_ATTNS_SMEM(dp), &tm);
+        if (hipops_attn_tmap(&st->api, tm.q, q, DKH_ATTENTION_WGMMA_SMALL_BQ) && hipops_attn_tmap(&st->api, tm.k, k, DKH_ATTENTION_WGMMA_SMALL_BKV(dp)))
+            return hipops_attn_wgmma(ctx, &p, q, st->k.attention_wgmma_small[q->dtype][p.d > 64], DKH_ATTENTION_WGMMA_SMALL_BQ, 128, DKH_ATTENTION_WGMMA_SMALL_THREADS,
+                                     DKH_ATTENTION_WGMMA_SMALL_SMEM(dp), &tm);
     }
-    variant = hipops_attnr_variant(ctx, q, k, v);
+    variant = hipops_attention_mma_rows_variant(ctx, q, k, v);
     if (variant >= 0) {
         /* D, Dv <= 128: whole query rows per wave */
-        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnr[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTNR_BQ),
+        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attention_mma_rows[q->dtype][variant], hipops_blocks(p.nq, DKH_ATTENTION_MMA_ROWS_BQ),
                                      (uint64_t)q->shape[1], (uint64_t)q->shape[0],
-                                     st->api.is_cuda ? dk__hip_attnr_smem(64 << variant) : 0u, &p);
+                                     st->api.is_cuda ? dk__hip_attention_mma_rows_smem(64 << variant) : 0u, &p);
     }
-    variant = hipops_attnf_variant(ctx, q, k, v);
-    if (variant == 3 && st->k.attnw[q->dtype] && hipops_attn_wgmma_on(ctx, q))
-        return hipops_attn_wgmma(ctx, &p, q, st->k.attnw[q->dtype], 64, 64, DKH_ATTNW_THREADS, DKH_ATTNW_SMEM, NULL);
+    variant = hipops_attention_mma_variant(ctx, q, k, v);
+    if (variant == 3 && st->k.attention_wgmma[q->dtype] && hipops_attn_wgmma_on(ctx, q))
+        return hipops_attn_wgmma(ctx, &p, q, st->k.attention_wgmma[q->dtype], 64, 64, DKH_ATTENTION_WGMMA_THREADS, DKH_ATTENTION_WGMMA_SMEM, NULL);
     if (variant >= 0) {
-        const int64_t bq = st->api.is_cuda ? DKH_ATTNF_BQ : DKH_ATTNF_BQ_AMD;
-        const unsigned smem = st->api.is_cuda ? dk__hip_attnf_smem(p.d) : 0u;
+        const int64_t bq = st->api.is_cuda ? DKH_ATTENTION_MMA_BQ : DKH_ATTENTION_MMA_BQ_AMD;
+        const unsigned smem = st->api.is_cuda ? dk__hip_attention_mma_smem(p.d) : 0u;
         const uint64_t nqb = hipops_blocks(p.nq, bq);
         int splits = hipops_attn_splits(ctx, nqb * (uint64_t)q->shape[1] * (uint64_t)q->shape[0], p.nkv);
         if (splits > 1) {
@@ -234,13 +234,13 @@ dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *d, const d
             dk_status s = dk__hip_scratch(ctx, hipops_attn_split_plan(&p, splits, nqb, q->shape[0], q->shape[1]), &part);
             if (s != DK_OK) return s;
             p.part = part;
-            s = dk__hip_launch_shared(ctx, "dk_attention", st->k.attnf[q->dtype][variant], nqb * (uint64_t)p.splits,
+            s = dk__hip_launch_shared(ctx, "dk_attention", st->k.attention_mma[q->dtype][variant], nqb * (uint64_t)p.splits,
                                       (uint64_t)p.nh, (uint64_t)p.nb, smem, &p);
             if (s != DK_OK) return s;
-            return dk__hip_launch(ctx, "dk_attention", st->k.attn_combine[q->dtype],
+            return dk__hip_launch(ctx, "dk_attention", st->k.attention_combine[q->dtype],
                                   hipops_blocks(p.nq * p.dv, DKH_THREADS), (uint64_t)p.nh, (uint64_t)p.nb, &p);
         }
-        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attnf[q->dtype][variant], nqb, (uint64_t)q->shape[1],
+        return dk__hip_launch_shared(ctx, "dk_attention", st->k.attention_mma[q->dtype][variant], nqb, (uint64_t)q->shape[1],
                                      (uint64_t)q->shape[0], smem, &p);
     }
     variant = 0;

@@ -5,6 +5,7 @@
 #include "hip_gfx_name.h"
 #include "hip_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,94 +72,51 @@ static void hipbk_dynamic_smem(dk_hip_state *st, void **fn, unsigned bytes) {
         *fn = NULL;
 }
 
+/* A kernel of hip_kernels.def: its name, the dk_hip_kernels slot it fills, when
+ * it is looked up, and its dynamic shared memory opt-in (0: none). */
+typedef struct hipbk_kernel {
+    const char *name;
+    size_t slot;
+    dk_hip_kernel_need need;
+    unsigned smem;
+} hipbk_kernel;
+
+/* Whether a kernel of this need is looked up at all (else its slot stays NULL). */
+static int hipbk_kernel_wanted(const dk_hip_state *st, dk_hip_kernel_need need) {
+    int tma = st->api.cu_tensor_map_encode_tiled != NULL, vt = st->k.attention_v_transpose != NULL;
+    switch (need) {
+    case DK_HIP_NEED_SM90A_TMA: return tma;
+    case DK_HIP_NEED_SM90A_VT: return vt;
+    case DK_HIP_NEED_SM90A_VT_TMA: return vt && tma;
+    default: return 1;
+    }
+}
+
 static dk_status hipbk_functions(dk_context *ctx, dk_hip_state *st) {
-    static const char *const dts[4] = {"", "f32", "f16", "bf16"};
-    static const int dmax[DK_HIP_ATTN_VARIANTS] = {64, 128, 256, 512};
-    char name[64];
-    int dt, v, rc;
-#define HIPBK_GET(slot, str)                                                                               \
-    do {                                                                                                   \
-        rc = st->api.module_get_function(&(slot), st->module, (str));                                      \
-        if (rc)                                                                                            \
-            return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "hip backend: kernel %s missing from the %s code object: %s", \
-                            (str), st->arch, dk__hip_api_error(&st->api, rc));                             \
-    } while (0)
-    for (dt = 1; dt <= 3; dt++) {
-        snprintf(name, sizeof name, "dkk_gemm_%s", dts[dt]);
-        HIPBK_GET(st->k.gemm[dt], name);
-        for (v = 0; v < 4; v++) {
-            snprintf(name, sizeof name, "dkk_narrow_%s_c%d_%c", dts[dt], v & 1 ? 8 : 4, v & 2 ? 'v' : 's');
-            HIPBK_GET(st->k.narrow[dt][v & 1][v >> 1], name);
+    /* automatic storage: some opt-in sizes are computed (dk__hip_attention_mma_smem) */
+    const hipbk_kernel table[] = {
+#define DK_HIP_KERNEL(symbol, slot, args, need, matrix, smem) \
+    {#symbol, offsetof(dk_hip_kernels, slot), DK_HIP_NEED_##need, (unsigned)(smem)},
+#include "hip_kernels.def"
+#undef DK_HIP_KERNEL
+    };
+    size_t i;
+    for (i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const hipbk_kernel *e = &table[i];
+        void **fn = (void **)((char *)&st->k + e->slot);
+        int rc;
+        *fn = NULL;
+        if (!hipbk_kernel_wanted(st, e->need)) continue;
+        rc = st->api.module_get_function(fn, st->module, e->name);
+        if (rc) {
+            *fn = NULL;
+            if (e->need == DK_HIP_NEED_REQUIRED)
+                return dk__fail(ctx, DK_ERR_BACKEND_UNAVAILABLE, "hip backend: kernel %s missing from the %s code object: %s",
+                                e->name, st->arch, dk__hip_api_error(&st->api, rc));
+            continue;
         }
-        if (dt > 1) {
-            snprintf(name, sizeof name, "dkk_gemmf_%s", dts[dt]);
-            HIPBK_GET(st->k.gemmf[dt], name);
-            snprintf(name, sizeof name, "dkk_gemmf4_%s", dts[dt]);
-            if (st->api.module_get_function(&st->k.gemmf4[dt], st->module, name)) st->k.gemmf4[dt] = NULL;
-            snprintf(name, sizeof name, "dkk_gemmw_%s", dts[dt]);
-            if (st->api.module_get_function(&st->k.gemmw[dt], st->module, name))
-                st->k.gemmw[dt] = NULL;
-            else
-                hipbk_dynamic_smem(st, &st->k.gemmw[dt], DKH_GEMMW_SMEM);
-            snprintf(name, sizeof name, "dkk_gemmw4_%s", dts[dt]);
-            if (st->api.module_get_function(&st->k.gemmw4[dt], st->module, name))
-                st->k.gemmw4[dt] = NULL;
-            else
-                hipbk_dynamic_smem(st, &st->k.gemmw4[dt], DKH_GEMMW4_SMEM);
-            snprintf(name, sizeof name, "dkk_gemmwt_%s", dts[dt]);
-            if (!st->api.cu_tensor_map_encode_tiled || st->api.module_get_function(&st->k.gemmwt[dt], st->module, name))
-                st->k.gemmwt[dt] = NULL;
-            else
-                hipbk_dynamic_smem(st, &st->k.gemmwt[dt], DKH_GEMMW_SMEM);
-            snprintf(name, sizeof name, "dkk_gemmwt4_%s", dts[dt]);
-            if (!st->api.cu_tensor_map_encode_tiled || st->api.module_get_function(&st->k.gemmwt4[dt], st->module, name))
-                st->k.gemmwt4[dt] = NULL;
-            else
-                hipbk_dynamic_smem(st, &st->k.gemmwt4[dt], DKH_GEMMW4_SMEM);
-        }
-        for (v = 0; v < DK_HIP_ATTN_VARIANTS; v++) {
-            snprintf(name, sizeof name, "dkk_attention_%s_d%d", dts[dt], dmax[v]);
-            HIPBK_GET(st->k.attention[dt][v], name);
-            if (dt > 1) {
-                snprintf(name, sizeof name, "dkk_attnf_%s_d%d", dts[dt], dmax[v]);
-                HIPBK_GET(st->k.attnf[dt][v], name);
-                hipbk_dynamic_smem(st, &st->k.attnf[dt][v], dk__hip_attnf_smem(dmax[v]));
-                if (v < 2) {
-                    snprintf(name, sizeof name, "dkk_attnr_%s_d%d", dts[dt], dmax[v]);
-                    HIPBK_GET(st->k.attnr[dt][v], name);
-                    hipbk_dynamic_smem(st, &st->k.attnr[dt][v], dk__hip_attnr_smem(dmax[v]));
-                }
-            }
-        }
+        if (e->smem) hipbk_dynamic_smem(st, fn, e->smem);
     }
-    /* sm_90a only: the wgmma attention and its V transpose */
-    if (st->api.module_get_function(&st->k.attn_vt, st->module, "dkk_attn_vt")) st->k.attn_vt = NULL;
-    for (dt = 2; dt <= 3; dt++) {
-        snprintf(name, sizeof name, "dkk_attnw_%s_d512", dts[dt]);
-        if (!st->k.attn_vt || st->api.module_get_function(&st->k.attnw[dt], st->module, name))
-            st->k.attnw[dt] = NULL;
-        else
-            hipbk_dynamic_smem(st, &st->k.attnw[dt], DKH_ATTNW_SMEM);
-        for (v = 0; v < 2; v++) {
-            snprintf(name, sizeof name, "dkk_attns_%s_d%d", dts[dt], 64 << v);
-            if (!st->k.attn_vt || !st->api.cu_tensor_map_encode_tiled ||
-                st->api.module_get_function(&st->k.attns[dt][v], st->module, name))
-                st->k.attns[dt][v] = NULL;
-            else
-                hipbk_dynamic_smem(st, &st->k.attns[dt][v], DKH_ATTNS_SMEM(64 << v));
-        }
-    }
-    HIPBK_GET(st->k.attn_combine[2], "dkk_attn_combine_f16");
-    HIPBK_GET(st->k.attn_combine[3], "dkk_attn_combine_bf16");
-    HIPBK_GET(st->k.elementwise, "dkk_elementwise");
-    HIPBK_GET(st->k.upsample_vec, "dkk_upsample_vec");
-    HIPBK_GET(st->k.transpose16, "dkk_transpose16");
-    HIPBK_GET(st->k.transpose_cvt, "dkk_transpose_cvt");
-    HIPBK_GET(st->k.gn_partial, "dkk_gn_partial");
-    HIPBK_GET(st->k.gn_final, "dkk_gn_final");
-    HIPBK_GET(st->k.gn_apply, "dkk_gn_apply");
-    HIPBK_GET(st->k.layer_norm, "dkk_layer_norm");
-#undef HIPBK_GET
     return DK_OK;
 }
 

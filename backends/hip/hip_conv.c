@@ -110,23 +110,23 @@ static int hipops_tmaps(dk_context *ctx, dkh_gemm_args *p, int64_t batch, dkh_tm
     dims[0] = (uint64_t)p->a_s[0];
     dims[1] = (uint64_t)p->M;
     strides[0] = (uint64_t)p->a_s[0] * 2;
-    box[1] = DKH_GEMMF_BN;
+    box[1] = DKH_GEMM_MMA_BN;
     if (strides[0] % 16 != 0) return 0;
     return api->cu_tensor_map_encode_tiled(t->w, 1, 2, (void *)(uintptr_t)p->a, dims, strides, box, one, 0, 3, 2, 0) == 0;
 }
 
 /* The fast kernel (dk_gemm_fast.hip): rows = pixels, columns = output channels. */
-static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
+static dk_status hipops_gemm_mma_launch(dk_context *ctx, const char *op, dk_dtype dt, dkh_gemm_args *p, int64_t batch) {
     dk_hip_state *st = dk__hip_state(ctx);
-    uint64_t pix = hipops_blocks(p->N, DKH_GEMMF_BM), ch = hipops_blocks(p->M, DKH_GEMMF_BN);
+    uint64_t pix = hipops_blocks(p->N, DKH_GEMM_MMA_BM), ch = hipops_blocks(p->M, DKH_GEMM_MMA_BN);
     /* channel tiles on x (fastest) where the pixel tiles fit grid y */
-    void *f4 = st->k.gemmf4[dt];
+    void *f4 = st->k.gemm_mma_4warp[dt];
     /* The 4-warp variant where it wins: K >= 2048 (deep reductions keep its
      * fewer warps busy); below, the 8-warp kernel (docs/conv.md, "HIP
-     * thresholds").  DIFKERN_HIP_GEMMF4=0 / 1: never / always (A/B timing, tests). */
-    const int64_t force4 = ctx->knobs.hip_gemmf4, forcew = ctx->knobs.hip_wgmma; /* -1: by shape */
+     * thresholds").  DIFKERN_HIP_GEMM_MMA_4WARP=0 / 1: never / always (A/B timing, tests). */
+    const int64_t force4 = ctx->knobs.hip_gemm_mma_4warp, forcew = ctx->knobs.hip_wgmma; /* -1: by shape */
     int use4 = f4 && (force4 >= 0 ? force4 == 1 : p->K >= 2048);
-    const int wgmma = p->cin_g % DKH_GEMMW_BK == 0 && forcew != 0;
+    const int wgmma = p->cin_g % DKH_GEMM_WGMMA_BK == 0 && forcew != 0;
     p->tiles_xy = pix <= 65535u;
     /* Hopper: wgmma where the slices of 64 channels fit the groups.  With TMA
      * loads (hipops_tmaps) four warpgroups (256 pixels) on every measured
@@ -134,26 +134,26 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
      * -> 0.834); with cp.async four where K >= 2048 (512->512 @512 2.82 -> 2.69,
      * 256->128 @1024 1.72 -> 1.62; 128->128 @1024 1.03 vs 1.05).
      * DIFKERN_HIP_WGMMA=0 / 2 / 4: off / two / four warpgroups (A/B timing, tests). */
-    if (wgmma && st->k.gemmw[dt]) {
+    if (wgmma && st->k.gemm_wgmma[dt]) {
         dkh_tmaps t;
-        const int tma = st->k.gemmwt[dt] && st->k.gemmwt4[dt] && hipops_tmaps(ctx, p, batch, &t);
-        const int four = st->k.gemmw4[dt] && (forcew > 0 ? forcew == 4 : tma || p->K >= 2048);
-        const uint64_t bm = four ? DKH_GEMMW4_BM : DKH_GEMMF_BM, pixw = hipops_blocks(p->N, bm);
-        const unsigned smem = four ? DKH_GEMMW4_SMEM : DKH_GEMMW_SMEM;
+        const int tma = st->k.gemm_wgmma_tma[dt] && st->k.gemm_wgmma_tma_4wg[dt] && hipops_tmaps(ctx, p, batch, &t);
+        const int four = st->k.gemm_wgmma_4wg[dt] && (forcew > 0 ? forcew == 4 : tma || p->K >= 2048);
+        const uint64_t bm = four ? DKH_GEMM_WGMMA_4WG_BM : DKH_GEMM_MMA_BM, pixw = hipops_blocks(p->N, bm);
+        const unsigned smem = four ? DKH_GEMM_WGMMA_4WG_SMEM : DKH_GEMM_WGMMA_SMEM;
         p->tiles_xy = pixw <= 65535u;
         if (tma) {
-            return dk__hip_launch_block2(ctx, op, four ? st->k.gemmwt4[dt] : st->k.gemmwt[dt], p->tiles_xy ? ch : pixw,
+            return dk__hip_launch_block2(ctx, op, four ? st->k.gemm_wgmma_tma_4wg[dt] : st->k.gemm_wgmma_tma[dt], p->tiles_xy ? ch : pixw,
                                          p->tiles_xy ? pixw : ch, (uint64_t)batch,
-                                         four ? DKH_GEMMWT4_THREADS : DKH_GEMMWT_THREADS, smem, p, &t);
+                                         four ? DKH_GEMM_WGMMA_TMA_4WG_THREADS : DKH_GEMM_WGMMA_TMA_THREADS, smem, p, &t);
         }
-        return dk__hip_launch_block(ctx, op, four ? st->k.gemmw4[dt] : st->k.gemmw[dt], p->tiles_xy ? ch : pixw,
+        return dk__hip_launch_block(ctx, op, four ? st->k.gemm_wgmma_4wg[dt] : st->k.gemm_wgmma[dt], p->tiles_xy ? ch : pixw,
                                     p->tiles_xy ? pixw : ch, (uint64_t)batch,
-                                    four ? DKH_GEMMW4_THREADS : DKH_THREADS, smem, p);
+                                    four ? DKH_GEMM_WGMMA_4WG_THREADS : DKH_THREADS, smem, p);
     }
     if (use4)
         return dk__hip_launch_block(ctx, op, f4, p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch,
-                                    DKH_GEMMF4_THREADS, 0, p);
-    return dk__hip_launch(ctx, op, st->k.gemmf[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch, p);
+                                    DKH_GEMM_MMA_4WARP_THREADS, 0, p);
+    return dk__hip_launch(ctx, op, st->k.gemm_mma[dt], p->tiles_xy ? ch : pix, p->tiles_xy ? pix : ch, (uint64_t)batch, p);
 }
 
 /* Whether the fast kernel can read x: f16/bf16, channels-last (channel stride 1),
@@ -163,8 +163,8 @@ static dk_status hipops_gemmf_launch(dk_context *ctx, const char *op, dk_dtype d
 static int hipops_fast_ok(dk_context *ctx, const dk_tensor *x, int64_t cin_g, int64_t ups, int64_t pixels) {
     int i;
     if (!ctx->knobs.hip_fast) return 0;
-    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || !dk__hip_state(ctx)->k.gemmf[x->dtype]) return 0;
-    if (cin_g % DKH_GEMMF_BK != 0 || x->strides[1] != 1 || hipops_addr(x) % 16 != 0) return 0;
+    if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || !dk__hip_state(ctx)->k.gemm_mma[x->dtype]) return 0;
+    if (cin_g % DKH_GEMM_MMA_BK != 0 || x->strides[1] != 1 || hipops_addr(x) % 16 != 0) return 0;
     for (i = 0; i < 4; i++)
         if (i != 1 && x->shape[i] > 1 && x->strides[i] % 8 != 0) return 0;
     return x->shape[2] * ups < (1 << 30) && x->shape[3] * ups < (1 << 30) && pixels < ((int64_t)1 << 31);
@@ -283,7 +283,7 @@ dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_te
     /* matmul reads b in place; only f16/bf16 weights whose input channels can
      * be a multiple of the slice are used by the fast kernel */
     if (use == DK_WEIGHT_MATMUL_B || w->dtype == DK_F32) return DK_OK;
-    if ((use == DK_WEIGHT_CONV2D ? w->shape[1] : w->shape[0]) % DKH_GEMMF_BK != 0) return DK_OK;
+    if ((use == DK_WEIGHT_CONV2D ? w->shape[1] : w->shape[0]) % DKH_GEMM_MMA_BK != 0) return DK_OK;
     return hipops_packed_weight(ctx, use, w, 0, &pk);
 }
 
@@ -407,7 +407,7 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
  * (A/B timing). */
 static int64_t hipops_cinpad(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                              const dk_tensor *y, int64_t pixels) {
-    const int64_t cin = w->shape[1], cpad = dk__conv_cin_pad(d, x, y, cin, DKH_GEMMF_BK);
+    const int64_t cin = w->shape[1], cpad = dk__conv_cin_pad(d, x, y, cin, DKH_GEMM_MMA_BK);
     if (!ctx->knobs.hip_cinpad || !ctx->knobs.hip_fast || !cpad) return 0;
     if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || x->ndim != 4) return 0;
     if (cin >= (1 << 16) || cpad > 16 * cin) return 0;
@@ -451,7 +451,7 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     if (fast) {
         dk_status s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, w, cpad, &p);
         if (s != DK_OK) return s;
-        return hipops_gemmf_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
+        return hipops_gemm_mma_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
     }
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
 }
@@ -492,7 +492,7 @@ static dk_status hipops_phases_launch(dk_context *ctx, const char *op, dk_dtype 
         p->w = p->ph_w[0];
         p->nph = 0;
     }
-    s = hipops_gemmf_launch(ctx, op, dt, p, batch * (n > 1 ? n : 1));
+    s = hipops_gemm_mma_launch(ctx, op, dt, p, batch * (n > 1 ? n : 1));
     p->nph = 0;
     return s;
 }
@@ -622,7 +622,7 @@ dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_de
                 if (s != DK_OK) return s;
                 continue;
             }
-            s = (fast ? hipops_gemmf_launch : hipops_gemm_launch)(ctx, "dk_conv_transpose2d", y->dtype, &p,
+            s = (fast ? hipops_gemm_mma_launch : hipops_gemm_launch)(ctx, "dk_conv_transpose2d", y->dtype, &p,
                                                                   x->shape[0] * d->groups);
             if (s != DK_OK) return s;
         }

@@ -69,23 +69,33 @@ dk_status dk__hip_api_load(dk_context *ctx, dk_hip_api *api, int cuda, char *why
 void dk__hip_api_unload(dk_hip_api *api);
 const char *dk__hip_api_error(const dk_hip_api *api, int status);
 
-/* Kernels looked up once per context. */
+/* When a kernel of hip_kernels.def is looked up (its need column). */
+typedef enum dk_hip_kernel_need {
+    DK_HIP_NEED_REQUIRED,    /* always; missing: the backend is unavailable */
+    DK_HIP_NEED_NVIDIA,      /* always; NULL where absent (only NVIDIA code objects hold it) */
+    DK_HIP_NEED_SM90A,       /* always; NULL where absent (only sm_90a code objects hold it) */
+    DK_HIP_NEED_SM90A_TMA,   /* with the tensor-map API (cuTensorMapEncodeTiled) */
+    DK_HIP_NEED_SM90A_VT,    /* with the V transpose kernel loaded */
+    DK_HIP_NEED_SM90A_VT_TMA /* with both */
+} dk_hip_kernel_need;
+
+/* Kernels looked up once per context, each listed in hip_kernels.def. */
 enum { DK_HIP_ATTN_VARIANTS = 4 }; /* Dv bound 64, 128, 256, 512 */
 typedef struct dk_hip_kernels {
-    void *gemm[4];                            /* by dk_dtype (1..3) */
-    void *gemmf[4];                           /* fast GEMM, f16 and bf16 only */
-    void *gemmf4[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
-    void *gemmw[4];                           /* its wgmma variant (sm_90a code objects); NULL: none */
-    void *gemmw4[4];                          /* the same with four warpgroups */
-    void *gemmwt[4], *gemmwt4[4];             /* their warp-specialized TMA variants */
-    void *attention[4][DK_HIP_ATTN_VARIANTS]; /* [dtype][variant] */
-    void *attnf[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
-    void *attnr[4][2];                        /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
-    void *attnw[4];                           /* wgmma attention, D == Dv == 512 (sm_90a); NULL: none */
-    void *attns[4][2];                        /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
-    void *attn_vt;                            /* its V transpose (sm_90a) */
-    void *attn_combine[4];                    /* split-KV merge of dkk_attnf partials, f16/bf16 */
-    void *narrow[4][2][2];                    /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
+    void *gemm[4];                                    /* by dk_dtype (1..3) */
+    void *gemm_mma[4];                                /* matrix-core GEMM (mma.sync / MFMA / WMMA), f16/bf16 */
+    void *gemm_mma_4warp[4];                          /* its 4-warp variant (NVIDIA code objects); NULL: none */
+    void *gemm_wgmma[4];                              /* its wgmma variant (sm_90a code objects); NULL: none */
+    void *gemm_wgmma_4wg[4];                          /* the same with four warpgroups */
+    void *gemm_wgmma_tma[4], *gemm_wgmma_tma_4wg[4];  /* their warp-specialized TMA variants */
+    void *attention[4][DK_HIP_ATTN_VARIANTS];         /* [dtype][variant] */
+    void *attention_mma[4][DK_HIP_ATTN_VARIANTS];     /* fast attention, f16/bf16, D == Dv 64..512; NULL: unusable */
+    void *attention_mma_rows[4][2];                   /* small-head attention, f16/bf16, D == Dv 64, 128; NULL: unusable */
+    void *attention_wgmma[4];                         /* wgmma attention, D == Dv == 512 (sm_90a); NULL: none */
+    void *attention_wgmma_small[4][2];                /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
+    void *attention_v_transpose;                      /* V transposed for the wgmma attention (sm_90a) */
+    void *attention_combine[4];                       /* split-KV merge of dkk_attention_mma partials, f16/bf16 */
+    void *narrow[4][2][2];                            /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *upsample_vec, *transpose16, *transpose_cvt, *gn_partial, *gn_final, *gn_apply, *layer_norm;
 } dk_hip_kernels;
 
@@ -119,8 +129,8 @@ dk_status dk__hip_launch_block2(dk_context *ctx, const char *op, void *function,
 dk_status dk__hip_launch_shared(dk_context *ctx, const char *op, void *function, uint64_t gx, uint64_t gy, uint64_t gz,
                                 unsigned shared_bytes, void *args);
 /* Dynamic shared memory of the fast attention kernel for D == Dv == d (NVIDIA). */
-unsigned dk__hip_attnf_smem(int64_t d);
-unsigned dk__hip_attnr_smem(int64_t d);
+unsigned dk__hip_attention_mma_smem(int64_t d);
+unsigned dk__hip_attention_mma_rows_smem(int64_t d);
 /* Device scratch of at least bytes (grown with a stream sync when too small). */
 dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 

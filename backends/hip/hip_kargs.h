@@ -22,26 +22,26 @@ typedef uint64_t dkh_u64;
 /* Fast GEMM (dk_gemm_fast.hip): 128 output pixels x 128 output channels per
  * block, reduction slices of 32 channels of one tap; channels-last input and
  * K-contiguous weights. */
-#define DKH_GEMMF_BM 128
-#define DKH_GEMMF_BN 128
-#define DKH_GEMMF_BK 32
-#define DKH_GEMMF4_THREADS 128 /* the NVIDIA 4-warp variant of the fast GEMM */
+#define DKH_GEMM_MMA_BM 128
+#define DKH_GEMM_MMA_BN 128
+#define DKH_GEMM_MMA_BK 32
+#define DKH_GEMM_MMA_4WARP_THREADS 128 /* the NVIDIA 4-warp variant of the fast GEMM */
 /* Its Hopper variant (dk_gemm_wgmma.hip, sm_90a code objects only): the same
  * block tile and threads, reduction slices of 64 channels, a ring of ST stages
  * in dynamic shared memory (+1 KB: the ring starts at a 1024-byte boundary). */
-#define DKH_GEMMW_BK 64
-#define DKH_GEMMW_ST 3
-#define DKH_GEMMW_SMEM (DKH_GEMMW_ST * (DKH_GEMMF_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
+#define DKH_GEMM_WGMMA_BK 64
+#define DKH_GEMM_WGMMA_ST 3
+#define DKH_GEMM_WGMMA_SMEM (DKH_GEMM_WGMMA_ST * (DKH_GEMM_MMA_BM + DKH_GEMM_MMA_BN) * DKH_GEMM_WGMMA_BK * 2 + 1024)
 /* four warpgroups: 256 pixels x 128 channels, 4 stages */
-#define DKH_GEMMW4_BM 256
-#define DKH_GEMMW4_THREADS 512
-#define DKH_GEMMW4_ST 4
-#define DKH_GEMMW4_SMEM (DKH_GEMMW4_ST * (DKH_GEMMW4_BM + DKH_GEMMF_BN) * DKH_GEMMW_BK * 2 + 1024)
+#define DKH_GEMM_WGMMA_4WG_BM 256
+#define DKH_GEMM_WGMMA_4WG_THREADS 512
+#define DKH_GEMM_WGMMA_4WG_ST 4
+#define DKH_GEMM_WGMMA_4WG_SMEM (DKH_GEMM_WGMMA_4WG_ST * (DKH_GEMM_WGMMA_4WG_BM + DKH_GEMM_MMA_BN) * DKH_GEMM_WGMMA_BK * 2 + 1024)
 /* warp-specialized TMA variants: the same tiles, rings and shared memory, plus
  * a producer warp; the tensor maps of x and the weight (CUtensorMap, 128 bytes
  * each, built by the driver) travel as a second kernel parameter */
-#define DKH_GEMMWT_THREADS (DKH_THREADS + 32)
-#define DKH_GEMMWT4_THREADS (DKH_GEMMW4_THREADS + 32)
+#define DKH_GEMM_WGMMA_TMA_THREADS (DKH_THREADS + 32)
+#define DKH_GEMM_WGMMA_TMA_4WG_THREADS (DKH_GEMM_WGMMA_4WG_THREADS + 32)
 #if defined(__cplusplus)
 #define DKH_ALIGN64 alignas(64)
 #else
@@ -51,7 +51,7 @@ typedef struct dkh_tmaps {
     DKH_ALIGN64 unsigned char x[128];
     DKH_ALIGN64 unsigned char w[128];
 } dkh_tmaps;
-/* dkk_attns_*: tensor maps of Q and K ([b, h, n, D] as (D, n, h, b)) and of V^T
+/* dkk_attention_wgmma_small_*: tensor maps of Q and K ([b, h, n, D] as (D, n, h, b)) and of V^T
  * in scratch ((keys, b*h*Dv)) */
 typedef struct dkh_attn_tmaps {
     DKH_ALIGN64 unsigned char q[128];
@@ -65,29 +65,29 @@ typedef struct dkh_attn_tmaps {
 /* Fast attention (dk_attention_fast.hip): BQ query rows per block, BKV keys per
  * step, K/V streamed in slices of SLICE elements through an ST-stage ring
  * (NVIDIA and the simulators; AMD: BQ_AMD rows, sizes fixed in the kernel). */
-#define DKH_ATTNF_BQ 64
-#define DKH_ATTNF_BKV 64
-#define DKH_ATTNF_ST 4
-#define DKH_ATTNF_SLICE 8192
-#define DKH_ATTNF_BQ_AMD 16
+#define DKH_ATTENTION_MMA_BQ 64
+#define DKH_ATTENTION_MMA_BKV 64
+#define DKH_ATTENTION_MMA_ST 4
+#define DKH_ATTENTION_MMA_SLICE 8192
+#define DKH_ATTENTION_MMA_BQ_AMD 16
 /* Small-head attention (dk_attention_rows.hip): BQ query rows per block; BKV
  * keys per stage, ST stages (NVIDIA and the simulators; AMD: fixed in the kernel). */
-#define DKH_ATTNR_BQ 128
-#define DKH_ATTNR_BKV(d) ((d) <= 64 ? 128 : 64)
-#define DKH_ATTNR_ST 3
+#define DKH_ATTENTION_MMA_ROWS_BQ 128
+#define DKH_ATTENTION_MMA_ROWS_BKV(d) ((d) <= 64 ? 128 : 64)
+#define DKH_ATTENTION_MMA_ROWS_ST 3
 /* Hopper attention (dk_attention_wgmma.hip): 64 query rows, 64 keys per tile,
  * 256 threads; Q, K, V^T tiles (64 KB each), P (8 KB), the fp32 S tile (pitch
  * 72), two floats per row, +1 KB for the 1024-byte alignment */
-#define DKH_ATTNW_THREADS 256
-#define DKH_ATTNW_SMEM (200 * 1024 + 64 * 72 * 4 + 2 * 64 * 4 + 1024)
-/* dkk_attns_* (sm_90a, D == Dv in {64, 128}): 128 query rows, two consumer
+#define DKH_ATTENTION_WGMMA_THREADS 256
+#define DKH_ATTENTION_WGMMA_SMEM (200 * 1024 + 64 * 72 * 4 + 2 * 64 * 4 + 1024)
+/* dkk_attention_wgmma_small_* (sm_90a, D == Dv in {64, 128}): 128 query rows, two consumer
  * warpgroups and a producer warp, keys in tiles of BKV through an ST-stage
  * ring; shared memory: Q, then ST pairs of K and V^T tiles, 1 KB alignment */
-#define DKH_ATTNS_THREADS 288
-#define DKH_ATTNS_BQ 128
-#define DKH_ATTNS_BKV(d) ((d) == 64 ? 128 : 64)
-#define DKH_ATTNS_ST 3
-#define DKH_ATTNS_SMEM(d) (2 * (d) * (DKH_ATTNS_BQ + 2 * DKH_ATTNS_ST * DKH_ATTNS_BKV(d)) + 1024)
+#define DKH_ATTENTION_WGMMA_SMALL_THREADS 288
+#define DKH_ATTENTION_WGMMA_SMALL_BQ 128
+#define DKH_ATTENTION_WGMMA_SMALL_BKV(d) ((d) == 64 ? 128 : 64)
+#define DKH_ATTENTION_WGMMA_SMALL_ST 3
+#define DKH_ATTENTION_WGMMA_SMALL_SMEM(d) (2 * (d) * (DKH_ATTENTION_WGMMA_SMALL_BQ + 2 * DKH_ATTENTION_WGMMA_SMALL_ST * DKH_ATTENTION_WGMMA_SMALL_BKV(d)) + 1024)
 
 enum { DKH_GEMM_MATMUL = 0, DKH_GEMM_CONV = 1 };
 #define DKH_PHASES 4 /* conv_transpose2d phases per launch of the fast kernels */
@@ -150,14 +150,14 @@ typedef struct dkh_attn_args {
     dkh_i64 q_s[4], k_s[4], v_s[4], o_s[4];
     dkh_i64 nq, nkv, d, dv;
     float scale;
-    /* dkk_attnf_*: splits > 1 splits the keys into ranges of kv_chunk (a multiple
+    /* dkk_attention_mma_*: splits > 1 splits the keys into ranges of kv_chunk (a multiple
      * of the kernel's BKV), block x = split * nqb + query block; each writes its
      * unnormalized O rows and their (max, sum) as floats to part, laid out
-     * [split][b][h][nq][Dv + 2], and dkk_attn_combine_* merges them into o. */
+     * [split][b][h][nq][Dv + 2], and dkk_attention_combine_* merges them into o. */
     int splits;
     dkh_i64 kv_chunk, nqb, nb, nh;
     dkh_u64 part;
-    /* dkk_attnw_* (sm_90a, D == Dv == 512): V transposed by dkk_attn_vt into
+    /* dkk_attention_wgmma_* (sm_90a, D == Dv == 512): V transposed by dkk_attention_v_transpose into
      * [b*h][512][vt_ld] (vt_ld: keys rounded up to 64, the rest zero) */
     dkh_u64 vt;
     dkh_i64 vt_ld;

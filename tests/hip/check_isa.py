@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """ISA and spill check of the HIP backend's code objects (no GPU needed).
 
-For every AMD code object: the kernels that carry conv2d, conv_transpose2d
-(both run dkk_gemm_*), linear/matmul (dkk_gemm_*) and attention (dkk_attention_*, dkk_attnf_*)
-must contain matrix instructions in f16 and bf16 (v_mfma on gfx9 / CDNA, v_wmma
-on gfx11 / RDNA3), and no kernel may use scratch: the compiler's resource
+The kernels come from backends/hip/hip_kernels.def (--table): which code objects
+must hold each one (need column) and which must contain matrix instructions
+(matrix column).  For every AMD code object: every REQUIRED kernel is present,
+the MMA kernels (the f16 / bf16 GEMM and attention kernels that carry conv2d,
+conv_transpose2d, linear/matmul and attention) contain v_mfma on gfx9 / CDNA or
+v_wmma on gfx11 / RDNA3, and no kernel may use scratch: the compiler's resource
 metadata (.private_segment_fixed_size, .vgpr_spill_count, .uses_dynamic_stack,
 the numbers -Rpass-analysis=kernel-resource-usage reports) must be zero.
-For NVIDIA: the PTX must use mma.sync m16n8k16 in the same kernels, ptxas must
-report no spills for every kernel, and every cubin must hold every kernel; an
-arch-specific target (sm_90a) must also hold the Hopper GEMM (dkk_gemmw_*), whose
-PTX must use wgmma.mma_async.
+For NVIDIA: the PTX of the MMA kernels uses mma.sync m16n8k16, ptxas reports no
+spills for any kernel, every cubin holds the REQUIRED and NVIDIA kernels; an
+arch-specific target (sm_90a) also holds the SM90A* ones (Hopper GEMM and
+attention), whose WGMMA kernels' PTX uses wgmma.mma_async.
+Drift: a dkk_* kernel in a code object that the table does not list fails.
 
-usage: check_isa.py --objdump X --readelf X [--ptxas X] TARGET:KIND:PATH ...
+usage: check_isa.py --table hip_kernels.def --objdump X --readelf X [--ptxas X] TARGET:KIND:PATH ...
 Exit 77 (meson: skipped) when there is nothing to check.
 """
 import argparse
@@ -20,23 +23,40 @@ import re
 import subprocess
 import sys
 
-MATRIX_KERNELS = re.compile(r"^dkk_(gemm|gemmf|attention|attnf|attnr)_(f16|bf16)(_d\d+)?$")
-ALL_KERNELS = ["dkk_gemm_f32", "dkk_gemm_f16", "dkk_gemm_bf16", "dkk_gemmf_f16", "dkk_gemmf_bf16", "dkk_elementwise", "dkk_upsample_vec", "dkk_transpose16", "dkk_transpose_cvt",
-               "dkk_gn_partial",
-               "dkk_gn_final", "dkk_gn_apply", "dkk_layer_norm"] + [f"dkk_attention_{t}_d{d}" for t in ("f32", "f16", "bf16") for d in (64, 128, 256, 512)] \
-    + [f"dkk_attnf_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128, 256, 512)] \
-    + [f"dkk_attnr_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128)] \
-    + [f"dkk_attn_combine_{t}" for t in ("f16", "bf16")] \
-    + [f"dkk_narrow_{t}_c{c}_{m}" for t in ("f32", "f16", "bf16") for c in (4, 8) for m in "sv"]
-WGMMA_KERNELS = ["dkk_gemmw_f16", "dkk_gemmw_bf16", "dkk_gemmw4_f16", "dkk_gemmw4_bf16",
-                 "dkk_gemmwt_f16", "dkk_gemmwt_bf16", "dkk_gemmwt4_f16", "dkk_gemmwt4_bf16",
-                 "dkk_attnw_f16_d512", "dkk_attnw_bf16_d512",
-                 "dkk_attns_f16_d64", "dkk_attns_bf16_d64", "dkk_attns_f16_d128", "dkk_attns_bf16_d128"]  # sm_90a only
-SM90A_KERNELS = WGMMA_KERNELS + ["dkk_attn_vt"]
+ENTRY = re.compile(r"^DK_HIP_KERNEL\((\w+), *[^,]+, *(\w+), *(\w+), *(\w+), *.+\)\s*$")
+NEEDS = {"REQUIRED", "NVIDIA", "SM90A", "SM90A_TMA", "SM90A_VT", "SM90A_VT_TMA"}
+MATRIX = {"MMA", "WGMMA", "NONE"}
 
 
-def nvidia_kernels(target):
-    return ALL_KERNELS + (SM90A_KERNELS if target.endswith("a") else [])
+class Table:
+    """backends/hip/hip_kernels.def: kernel -> (need, matrix)."""
+
+    def __init__(self, path):
+        self.kernels = {}
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.startswith("DK_HIP_KERNEL("):
+                    continue
+                m = ENTRY.match(line)
+                if not m or m.group(3) not in NEEDS or m.group(4) not in MATRIX or m.group(1) in self.kernels:
+                    raise SystemExit(f"{path}:{n}: malformed or repeated entry: {line.strip()}")
+                self.kernels[m.group(1)] = (m.group(3), m.group(4))
+
+    def amd(self):
+        """The kernels every AMD code object holds."""
+        return [k for k, (need, _) in self.kernels.items() if need == "REQUIRED"]
+
+    def nvidia(self, target):
+        """The kernels an NVIDIA cubin / PTX for target holds (sm_90a kernels: arch-specific targets only)."""
+        return [k for k, (need, _) in self.kernels.items()
+                if need in ("REQUIRED", "NVIDIA") or (need.startswith("SM90A") and target.endswith("a"))]
+
+    def matrix(self, name, kind):
+        return self.kernels.get(name, (None, None))[1] == kind
+
+    def unknown(self, names):
+        """dkk_* symbols of a code object that the table does not list (drift)."""
+        return sorted(n for n in names if n.startswith("dkk_") and n not in self.kernels)
 
 
 def run(cmd):
@@ -79,23 +99,25 @@ def check_amd(args, target, path):
     want = "v_mfma" if target.startswith("gfx9") else "v_wmma" if target.startswith("gfx1") else None
     meta = kernel_metadata(args.readelf, path)
     funcs = function_mnemonics(args.objdump, path)
-    for k in ALL_KERNELS:
+    for k in args.table.amd():
         if k not in meta:
             errors.append(f"{target}: kernel {k} missing")
+    for k in args.table.unknown(meta):
+        errors.append(f"{target}: kernel {k} is not in {args.table_path}")
     for name, md in sorted(meta.items()):
         scratch = int(md.get("private_segment_fixed_size", "0"))
         vspill = int(md.get("vgpr_spill_count", "0"))
         dyn = md.get("uses_dynamic_stack", "false")
         if scratch or vspill or dyn != "false":
             errors.append(f"{target}: {name} uses scratch (private {scratch} B, {vspill} VGPR spills, dynamic stack {dyn})")
-        if MATRIX_KERNELS.match(name) and want:
+        if args.table.matrix(name, "MMA") and want:
             ops = funcs.get(name, set())
             mat = sorted(o for o in ops if o.startswith(want))
             if not mat:
                 errors.append(f"{target}: {name} has no {want}* instruction")
             elif args.verbose:
                 print(f"  {target}: {name}: {', '.join(mat)}; vgpr {md.get('vgpr_count')}, scratch 0")
-    n_mat = sum(1 for n in meta if MATRIX_KERNELS.match(n))
+    n_mat = sum(1 for n in meta if args.table.matrix(n, "MMA"))
     print(f"{'FAIL' if errors else 'ok  '} {target}: {len(meta)} kernels, scratch-free check, "
           f"{n_mat} matrix kernels with {want}")
     return errors
@@ -117,13 +139,15 @@ def check_ptx(args, target, path):
     errors = []
     with open(path, encoding="utf-8") as f:
         entries = ptx_entries(f.read())
-    for k in nvidia_kernels(target):
+    for k in args.table.nvidia(target):
         if k not in entries:
             errors.append(f"{target} ptx: kernel {k} missing")
-        elif k in WGMMA_KERNELS and not any("wgmma.mma_async" in l for l in entries[k]):
+        elif args.table.matrix(k, "WGMMA") and not any("wgmma.mma_async" in l for l in entries[k]):
             errors.append(f"{target} ptx: {k} has no wgmma.mma_async")
+    for k in args.table.unknown(entries):
+        errors.append(f"{target} ptx: kernel {k} is not in {args.table_path}")
     for name, body in entries.items():
-        if MATRIX_KERNELS.match(name) and not any("mma.sync.aligned.m16n8k16" in l for l in body):
+        if args.table.matrix(name, "MMA") and not any("mma.sync.aligned.m16n8k16" in l for l in body):
             errors.append(f"{target} ptx: {name} has no mma.sync.aligned.m16n8k16")
     spills = "not checked (no ptxas)"
     if args.ptxas:
@@ -142,22 +166,26 @@ def check_ptx(args, target, path):
             if serial:
                 errors.append(f"{target}: ptxas serializes wgmma: {serial[:2]}")
             spills = "ptxas: no spills, no stack, no serialized wgmma"
-    wg = ", wgmma in dkk_gemmw*/dkk_attnw*/dkk_attns*" if target.endswith("a") else ""
+    wg = ", wgmma in the WGMMA kernels" if target.endswith("a") else ""
     print(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
           f"attention kernels{wg}, {spills}")
     return errors
 
 
-def check_cubin(target, path):
+def check_cubin(args, target, path):
     with open(path, "rb") as f:
         data = f.read()
     errors = []
     if data[:4] != b"\x7fELF":
         errors.append(f"{target}: cubin is not an ELF file")
-    kernels = nvidia_kernels(target)
+    kernels = args.table.nvidia(target)
     for k in kernels:
         if k.encode() + b"\0" not in data:
             errors.append(f"{target}: cubin lacks kernel {k}")
+    # symbol and section names (".text.dkk_x", ".nv.info.dkk_x"): NUL-terminated, after a NUL or a dot
+    names = {m.decode() for m in re.findall(rb"(?<=[\0.])(dkk_\w+)(?=\0)", data)}
+    for k in args.table.unknown(names):
+        errors.append(f"{target}: cubin kernel {k} is not in {args.table_path}")
     print(f"{'FAIL' if errors else 'ok  '} {target} cubin: {len(data)} bytes, all {len(kernels)} kernels present")
     return errors
 
@@ -167,9 +195,11 @@ def main():
     ap.add_argument("--objdump")
     ap.add_argument("--readelf")
     ap.add_argument("--ptxas")
+    ap.add_argument("--table", dest="table_path", required=True, help="backends/hip/hip_kernels.def")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("images", nargs="*")
     args = ap.parse_args()
+    args.table = Table(args.table_path)
     if not args.images:
         print("SKIP: no HIP code objects were built (no hipcc/clang/nvcc toolchain found)")
         return 77
@@ -184,7 +214,7 @@ def main():
         elif kind == "ptx":
             errors += check_ptx(args, target, path)
         elif kind == "cubin":
-            errors += check_cubin(target, path)
+            errors += check_cubin(args, target, path)
     for e in errors:
         print("error:", e)
     return 1 if errors else 0

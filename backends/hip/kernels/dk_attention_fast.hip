@@ -29,7 +29,7 @@
 #include "../hip_kargs.h"
 
 #if defined(DKP_AMD)
-#define DKAF_BQ DKH_ATTNF_BQ_AMD
+#define DKAF_BQ DKH_ATTENTION_MMA_BQ_AMD
 #define DKAF_ST 2
 #if DKP_WAVE == 64
 #define DKAF_BKV 64
@@ -37,9 +37,9 @@
 #define DKAF_BKV 128
 #endif
 #else
-#define DKAF_BQ DKH_ATTNF_BQ
-#define DKAF_BKV DKH_ATTNF_BKV
-#define DKAF_ST DKH_ATTNF_ST
+#define DKAF_BQ DKH_ATTENTION_MMA_BQ
+#define DKAF_BKV DKH_ATTENTION_MMA_BKV
+#define DKAF_ST DKH_ATTENTION_MMA_ST
 #endif
 #define DKAF_NEG (-1.0e30f)
 
@@ -61,7 +61,7 @@ template <int FAM, int D, int DV> struct dkaf_cfg {
     typedef dkt_tile<FAM> F;
     static const int NT = DKH_THREADS, NW = NT / F::WAVE, BQ = DKAF_BQ, BKV = DKAF_BKV, ST = DKAF_ST;
     /* slices: KC columns of K per slice, VK keys of V per slice */
-    static const int KC = DKAF_MIN(DKH_ATTNF_SLICE / BKV, D), VK = DKAF_MAX(DKAF_MIN(DKH_ATTNF_SLICE / DV, BKV), 16);
+    static const int KC = DKAF_MIN(DKH_ATTENTION_MMA_SLICE / BKV, D), VK = DKAF_MAX(DKAF_MIN(DKH_ATTENTION_MMA_SLICE / DV, BKV), 16);
     static const int NKS = D / KC, NVS = BKV / VK, NS = NKS + NVS;
     static const int LDQ = D + 8, LDK = KC + 8, LDV = DV + 8, LDP = BKV + 8;
     static const int STAGE = DKAF_MAX(BKV * LDK, VK * LDV);
@@ -75,9 +75,9 @@ template <int FAM, int D, int DV> struct dkaf_cfg {
      * per S column wave (room for 8), row rescale factors) */
     static const int RING = BQ * LDQ, PS = RING + ST * STAGE, U16 = PS + BQ * LDP;
     static const int BYTES = 2 * U16 + 4 * (2 * 8 * BQ + BQ);
-    static_assert(SR * SC == NW && SM % F::M == 0 && SN % F::N == 0, "attnf: S wave grid");
-    static_assert(OM % F::M == 0 && ON % F::N == 0 && OR * OC <= NW, "attnf: O wave grid");
-    static_assert(D % KC == 0 && KC % 16 == 0 && BKV % VK == 0 && VK % 16 == 0 && DV % 8 == 0, "attnf: slices");
+    static_assert(SR * SC == NW && SM % F::M == 0 && SN % F::N == 0, "attention_mma: S wave grid");
+    static_assert(OM % F::M == 0 && ON % F::N == 0 && OR * OC <= NW, "attention_mma: O wave grid");
+    static_assert(D % KC == 0 && KC % 16 == 0 && BKV % VK == 0 && VK % 16 == 0 && DV % 8 == 0, "attention_mma: slices");
 };
 
 /* Lanes of a wave that hold the same row of a C fragment: lane % COLLANES is the
@@ -449,10 +449,10 @@ DKP_DEV void dkaf_attention(const dkh_attn_args &p) {
 #define DKAF_KERNEL(MINB) DKP_KERNEL(DKH_THREADS)
 #endif
 #define DKAF_KERNELS(DD, MINB)                                                                                          \
-    DKAF_KERNEL(MINB) dkk_attnf_f16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_F16, 2, DD, DD>(p); }             \
-    DKAF_KERNEL(MINB) dkk_attnf_bf16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_BF16, 3, DD, DD>(p); }
+    DKAF_KERNEL(MINB) dkk_attention_mma_f16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_F16, 2, DD, DD>(p); }             \
+    DKAF_KERNEL(MINB) dkk_attention_mma_bf16_d##DD(dkh_attn_args p) { dkaf_attention<DKT_ATTN_BF16, 3, DD, DD>(p); }
 DKAF_KERNELS(64, 2)
-DKAF_KERNELS(128, 1) /* spills at 128 registers; D 128 runs dkk_attnr_* unless DIFKERN_HIP_ATTN_ROWS=0 */
+DKAF_KERNELS(128, 1) /* spills at 128 registers; D 128 runs dkk_attention_mma_rows_* unless DIFKERN_HIP_ATTN_ROWS=0 */
 DKAF_KERNELS(256, 1)
 DKAF_KERNELS(512, 1)
 
@@ -473,8 +473,8 @@ template <int DT> DKP_DEV void dkaf_combine(const dkh_attn_args &p) {
     dkp_u16 *O = (dkp_u16 *)p.o + b * p.o_s[0] + h * p.o_s[1];
     O[q * p.o_s[2] + c * p.o_s[3]] = dkp_conv<DT>::from(o / l);
 }
-DKP_KERNEL(DKH_THREADS) dkk_attn_combine_f16(dkh_attn_args p) { dkaf_combine<2>(p); }
-DKP_KERNEL(DKH_THREADS) dkk_attn_combine_bf16(dkh_attn_args p) { dkaf_combine<3>(p); }
+DKP_KERNEL(DKH_THREADS) dkk_attention_combine_f16(dkh_attn_args p) { dkaf_combine<2>(p); }
+DKP_KERNEL(DKH_THREADS) dkk_attention_combine_bf16(dkh_attn_args p) { dkaf_combine<3>(p); }
 
 #undef DKAF_KERNELS
 #undef DKAF_KERNEL

@@ -7,7 +7,7 @@
  * right for D 512, where one wave cannot hold a row of O, but at D 64 its
  * cross-wave reductions and barriers cost more than the products).
  *
- * Block: DKH_THREADS threads, NW waves, BQ = DKH_ATTNR_BQ (128) query rows of
+ * Block: DKH_THREADS threads, NW waves, BQ = DKH_ATTENTION_MMA_ROWS_BQ (128) query rows of
  * one (batch, head): RG = BQ / (16 NW) groups of 16 rows per wave (1 on wave32,
  * 2 on wave64).  Q is staged once and kept as A fragments (registers; in the
  * host simulation fragments point into shared memory, which stays).  K and V
@@ -24,7 +24,7 @@
  * V's B fragments: ldmatrix.trans on NVIDIA, the strided gather elsewhere.
  *
  * Sizes: NVIDIA (and the simulators) BKV 128 for D 64 and 64 for D 128, ST 3,
- * dynamic shared memory (dk__hip_attnr_smem): the widest key tile that fits,
+ * dynamic shared memory (dk__hip_attention_mma_rows_smem): the widest key tile that fits,
  * since each key tile costs barriers and a rescale of O (capping registers
  * for two blocks per SM spilled and lost; docs/attention.md).  AMD 2 stages,
  * BKV the largest of 64, 32, 16 that fits
@@ -32,7 +32,7 @@
  * dk_attention_fast.hip, whose helpers this file uses). */
 
 #if defined(DKP_NVIDIA) || defined(DKP_HOSTSIM)
-#define DKAR_ST DKH_ATTNR_ST
+#define DKAR_ST DKH_ATTENTION_MMA_ROWS_ST
 #else
 #define DKAR_ST 2
 #endif
@@ -40,7 +40,7 @@
 
 template <int FAM, int D, int BKVN> struct dkar_cfg {
     typedef dkt_tile<FAM> F;
-    static const int NW = DKH_THREADS / F::WAVE, BQ = DKH_ATTNR_BQ, RG = BQ / (16 * NW), ST = DKAR_ST, LD = D + 8;
+    static const int NW = DKH_THREADS / F::WAVE, BQ = DKH_ATTENTION_MMA_ROWS_BQ, RG = BQ / (16 * NW), ST = DKAR_ST, LD = D + 8;
 #if defined(DKP_NVIDIA)
     static const bool PREG = true; /* P stays in registers */
 #else
@@ -51,14 +51,14 @@ template <int FAM, int D, int BKVN> struct dkar_cfg {
     }
 #if defined(DKP_AMD)
     static const int BKV = bytes(64) <= 65536 ? 64 : bytes(32) <= 65536 ? 32 : 16;
-    static_assert(bytes(BKV) <= 65536, "attnr: LDS");
+    static_assert(bytes(BKV) <= 65536, "attention_mma_rows: LDS");
 #else
     static const int BKV = BKVN;
 #endif
     static const int BYTES = bytes(BKV), LDP = BKV + 8;
     static const int KF = D / F::K, SN = BKV / F::N, ON = D / F::N; /* Q fragments, S and O tiles per wave */
-    static_assert(F::M == 16 && RG * 16 * NW == BQ && D % F::K == 0 && BKV % F::N == 0 && D % F::N == 0, "attnr: tiles");
-    static_assert(!PREG || (F::N == 8 && F::K == 16 && SN % 2 == 0 && ON % 2 == 0), "attnr: register P");
+    static_assert(F::M == 16 && RG * 16 * NW == BQ && D % F::K == 0 && BKV % F::N == 0 && D % F::N == 0, "attention_mma_rows: tiles");
+    static_assert(!PREG || (F::N == 8 && F::K == 16 && SN % 2 == 0 && ON % 2 == 0), "attention_mma_rows: register P");
 };
 
 /* The wave's threads see each other's shared-memory writes (P tile). */
@@ -327,8 +327,8 @@ DKP_DEV void dkar_attention(const dkh_attn_args &p) {
 #define DKAR_KERNEL(MINB) DKP_KERNEL(DKH_THREADS)
 #endif
 #define DKAR_KERNELS(DD, MINB)                                                                                          \
-    DKAR_KERNEL(MINB) dkk_attnr_f16_d##DD(dkh_attn_args p) { dkar_attention<DKT_ATTN_F16, 2, DD, DKH_ATTNR_BKV(DD)>(p); }  \
-    DKAR_KERNEL(MINB) dkk_attnr_bf16_d##DD(dkh_attn_args p) { dkar_attention<DKT_ATTN_BF16, 3, DD, DKH_ATTNR_BKV(DD)>(p); }
+    DKAR_KERNEL(MINB) dkk_attention_mma_rows_f16_d##DD(dkh_attn_args p) { dkar_attention<DKT_ATTN_F16, 2, DD, DKH_ATTENTION_MMA_ROWS_BKV(DD)>(p); }  \
+    DKAR_KERNEL(MINB) dkk_attention_mma_rows_bf16_d##DD(dkh_attn_args p) { dkar_attention<DKT_ATTN_BF16, 3, DD, DKH_ATTENTION_MMA_ROWS_BKV(DD)>(p); }
 DKAR_KERNELS(64, 1)
 DKAR_KERNELS(128, 1)
 

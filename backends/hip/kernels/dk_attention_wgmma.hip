@@ -12,7 +12,7 @@
  *      atomics instead made the kernel 1.6x slower);
  *   softmax: 4 threads per row (lane shuffles), fp32, base 2; P rounded to the
  *      storage type into shared memory, the rows' rescale factors too;
- *   O = alpha * O + P V: V comes transposed (dkk_attn_vt, once per call, into
+ *   O = alpha * O + P V: V comes transposed (dkk_attention_v_transpose, once per call, into
  *      scratch), so both operands are K-major like every other wgmma operand.
  * Q, the K tile, the V^T tile and P are stored in rows of 128 bytes with the
  * 128-byte swizzle (chunk c of row r at c ^ (r % 8)); D = 512 is 8 such
@@ -79,7 +79,7 @@ DKP_DEV unsigned dkaw_off512(int row, int c, int rows) {
 
 /* V [b, h, nkv, Dv] -> V^T [b*h][Dv rounded up to 64][ld] (keys nkv .. ld-1 and
  * rows Dv .. zero): 32 x 32 tiles (also for dk_attention_wgmma_small.hip) */
-extern "C" __global__ void __launch_bounds__(256) dkk_attn_vt(dkh_attn_args p) {
+extern "C" __global__ void __launch_bounds__(256) dkk_attention_v_transpose(dkh_attn_args p) {
     __shared__ dkp_u16 t[32][34];
     const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
     const dkh_i64 key0 = (dkh_i64)blockIdx.x * 32, d0 = (dkh_i64)blockIdx.y * 32, bh = blockIdx.z;
@@ -98,7 +98,7 @@ template <int DT>
 DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     extern __shared__ __align__(1024) unsigned char dkaw_smem[];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wl = warp % 4, NT = 256;
-    /* split-KV (p.splits > 1, as for dkk_attnf_*): this block's keys are [kvb, kvb + nkv) */
+    /* split-KV (p.splits > 1, as for dkk_attention_mma_*): this block's keys are [kvb, kvb + nkv) */
     const dkh_i64 qblk = p.splits > 1 ? blockIdx.x % p.nqb : blockIdx.x;
     const dkh_i64 kvb = p.splits > 1 ? blockIdx.x / p.nqb * p.kv_chunk : 0;
     const dkh_i64 nkv = p.splits > 1 ? (p.kv_chunk < p.nkv - kvb ? p.kv_chunk : p.nkv - kvb) : p.nkv;
@@ -249,7 +249,7 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     }
     __syncthreads();
     if (p.splits > 1) {
-        /* unnormalized O rows with their (max, sum), merged by dkk_attn_combine_* */
+        /* unnormalized O rows with their (max, sum), merged by dkk_attention_combine_* */
         const dkh_i64 sp = blockIdx.x / p.nqb;
 #pragma unroll
         for (int hr = 0; hr < 2; hr++) {
@@ -291,7 +291,7 @@ DKP_DEV void dkaw_attn(const dkh_attn_args &p) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(DKH_ATTNW_THREADS, 1) dkk_attnw_f16_d512(dkh_attn_args p) { dkaw_attn<2>(p); }
-extern "C" __global__ void __launch_bounds__(DKH_ATTNW_THREADS, 1) dkk_attnw_bf16_d512(dkh_attn_args p) { dkaw_attn<3>(p); }
+extern "C" __global__ void __launch_bounds__(DKH_ATTENTION_WGMMA_THREADS, 1) dkk_attention_wgmma_f16_d512(dkh_attn_args p) { dkaw_attn<2>(p); }
+extern "C" __global__ void __launch_bounds__(DKH_ATTENTION_WGMMA_THREADS, 1) dkk_attention_wgmma_bf16_d512(dkh_attn_args p) { dkaw_attn<3>(p); }
 
 #endif

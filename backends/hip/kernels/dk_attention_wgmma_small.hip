@@ -1,14 +1,14 @@
 /* Hopper (sm_90a) flash attention on wgmma for small heads: D == Dv up to 128,
  * a multiple of 8 (the UNets' attention: SD 1.x's 40 / 80, SDXL's 64), f16 /
  * bf16, computed at D 64 or 128: the tensor maps fill Q and K's missing
- * columns with zeros, V^T's missing rows are zero (dkk_attn_vt), and only Dv
+ * columns with zeros, V^T's missing rows are zero (dkk_attention_v_transpose), and only Dv
  * output columns are stored.  Only in the sm_90a code object; hip_attention.c takes
  * it for those shapes (else the mma.sync small-head kernel,
  * dk_attention_rows.hip).
  *
  * Block: 128 query rows; two consumer warpgroups of 64 rows each and one
  * producer warp.  The producer loads Q once and the K and V^T tiles of BKV
- * keys (128 at D 64, 64 at D 128: DKH_ATTNS_BKV) into an ST-stage ring with the Tensor Memory Accelerator (tensor maps:
+ * keys (128 at D 64, 64 at D 128: DKH_ATTENTION_WGMMA_SMALL_BKV) into an ST-stage ring with the Tensor Memory Accelerator (tensor maps:
  * hip_attention.c), handing stages over through mbarriers (full: the bytes landed;
  * empty: all 8 consumer warps are done with it), as dkgwt_gemm does.  Per
  * tile, each consumer warpgroup:
@@ -22,7 +22,7 @@
  *               S's 16-column pair (j = 2ks, 2ks + 1), rounded to the storage
  *               type, are exactly wgmma's A fragment for keys 16ks .. 16ks+15
  *               (rows g / g + 8, columns 2(lane % 4) + {0, 1} / + 8), and V
- *               comes transposed (dkk_attn_vt into scratch, as for D 512) so
+ *               comes transposed (dkk_attention_v_transpose into scratch, as for D 512) so
  *               that B is K-major too.
  * The two warpgroups take turns issuing their products (named barriers 1 and
  * 2; a turn passes once the products are issued, so the next queue behind
@@ -204,12 +204,12 @@ DKP_DEV void dkas_turn_pass(int wg) { asm volatile("bar.arrive %0, 256;" ::"r"(2
 
 template <int DT, int D, int BKV, int ST, bool PIPE>
 DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
-    constexpr int BQ = DKH_ATTNS_BQ, NS = BKV / 2, NO = D / 2;
+    constexpr int BQ = DKH_ATTENTION_WGMMA_SMALL_BQ, NS = BKV / 2, NO = D / 2;
     constexpr int QB = BQ * D * 2, KB = BKV * D * 2, VB = D * BKV * 2; /* tile bytes */
     extern __shared__ __align__(1024) unsigned char dkas_smem[];
     __shared__ __align__(8) dkp_u64 bars[1 + 2 * ST];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    /* split-KV (p.splits > 1, as for dkk_attnf_*): this block's keys are [kvb, kvb + nkv) */
+    /* split-KV (p.splits > 1, as for dkk_attention_mma_*): this block's keys are [kvb, kvb + nkv) */
     const dkh_i64 qblk = p.splits > 1 ? blockIdx.x % p.nqb : blockIdx.x;
     const dkh_i64 kvb = p.splits > 1 ? blockIdx.x / p.nqb * p.kv_chunk : 0;
     const dkh_i64 nkv = p.splits > 1 ? (p.kv_chunk < p.nkv - kvb ? p.kv_chunk : p.nkv - kvb) : p.nkv;
@@ -413,7 +413,7 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
     }
     const int r0 = wg * 64 + wl * 16 + g;
     if (p.splits > 1) {
-        /* unnormalized O rows with their (max, sum), merged by dkk_attn_combine_* */
+        /* unnormalized O rows with their (max, sum), merged by dkk_attention_combine_* */
         const dkh_i64 sp = blockIdx.x / p.nqb;
 #pragma unroll
         for (int hr = 0; hr < 2; hr++) {
@@ -453,14 +453,14 @@ DKP_DEV void dkas_attn(const dkh_attn_args &p, const dkh_attn_tmaps &tm) {
 }
 
 #define DKAS_KERNEL(name, DT, D)                                                                               \
-    extern "C" __global__ void __launch_bounds__(DKH_ATTNS_THREADS, 1)                                         \
+    extern "C" __global__ void __launch_bounds__(DKH_ATTENTION_WGMMA_SMALL_THREADS, 1)                                         \
         name(dkh_attn_args p, const __grid_constant__ dkh_attn_tmaps t) {                                     \
-        dkas_attn<DT, D, DKH_ATTNS_BKV(D), DKH_ATTNS_ST, (D > 64)>(p, t);                                                \
+        dkas_attn<DT, D, DKH_ATTENTION_WGMMA_SMALL_BKV(D), DKH_ATTENTION_WGMMA_SMALL_ST, (D > 64)>(p, t);                                                \
     }
-DKAS_KERNEL(dkk_attns_f16_d64, 2, 64)
-DKAS_KERNEL(dkk_attns_bf16_d64, 3, 64)
-DKAS_KERNEL(dkk_attns_f16_d128, 2, 128)
-DKAS_KERNEL(dkk_attns_bf16_d128, 3, 128)
+DKAS_KERNEL(dkk_attention_wgmma_small_f16_d64, 2, 64)
+DKAS_KERNEL(dkk_attention_wgmma_small_bf16_d64, 3, 64)
+DKAS_KERNEL(dkk_attention_wgmma_small_f16_d128, 2, 128)
+DKAS_KERNEL(dkk_attention_wgmma_small_bf16_d128, 3, 128)
 #undef DKAS_KERNEL
 
 #endif

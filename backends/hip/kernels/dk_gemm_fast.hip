@@ -23,7 +23,7 @@
 #include "dk_tile.h"
 #include "../hip_kargs.h"
 
-#define DKGF_LD (DKH_GEMMF_BK + 8)
+#define DKGF_LD (DKH_GEMM_MMA_BK + 8)
 
 #if defined(DKP_NVIDIA)
 typedef uint4 dkgf_v4;
@@ -236,7 +236,7 @@ DKP_DEV dkh_gemm_args dkgf_phase(const dkh_gemm_args &p, dkh_i64 *z) {
 template <int FAM, int DT, int NT>
 DKP_DEV void dkgf_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     typedef dkt_tile<FAM> F;
-    const int BM = DKH_GEMMF_BM, BN = DKH_GEMMF_BN, BK = DKH_GEMMF_BK, LD = DKGF_LD;
+    const int BM = DKH_GEMM_MMA_BM, BN = DKH_GEMM_MMA_BN, BK = DKH_GEMM_MMA_BK, LD = DKGF_LD;
     const int R = BM * 4 / NT, RS = NT / 4; /* rows per thread and operand, their spacing */
     /* warps: 2 along the pixels x NW/2 along the channels */
     const int NW = NT / F::WAVE, WTM = BM / 2, WTN = BN / (NW / 2), FM = WTM / F::M, FN = WTN / F::N;
@@ -427,20 +427,20 @@ DKP_DEV void dkgf_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     dkh_i64 z;                                 \
     const dkh_gemm_args q = dkgf_phase(p, &z); \
     call
-DKGF_KERNEL dkk_gemmf_f16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_THREADS>(q, z))); }
-DKGF_KERNEL dkk_gemmf_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_THREADS>(q, z))); }
+DKGF_KERNEL dkk_gemm_mma_f16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_THREADS>(q, z))); }
+DKGF_KERNEL dkk_gemm_mma_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_THREADS>(q, z))); }
 #undef DKGF_KERNEL
 
 /* NVIDIA: the same tile with 4 warps of 64x64 (2 blocks per multiprocessor,
  * <= 255 registers): 8 ldmatrix per 32 mma.sync instead of 6 per 16, so
  * shared-memory reads per FLOP drop by a third.  Launched with
- * DKH_GEMMF4_THREADS threads where the code object has it (hip_conv.c). */
+ * DKH_GEMM_MMA_4WARP_THREADS threads where the code object has it (hip_conv.c). */
 #if defined(DKP_NVIDIA)
-extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_f16(dkh_gemm_args p) {
-    DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMMF4_THREADS>(q, z)));
+extern "C" __global__ void __launch_bounds__(DKH_GEMM_MMA_4WARP_THREADS, 2) dkk_gemm_mma_4warp_f16(dkh_gemm_args p) {
+    DKGF_PHASE((dkgf_gemm<DKT_GEMM_F16, 2, DKH_GEMM_MMA_4WARP_THREADS>(q, z)));
 }
-extern "C" __global__ void __launch_bounds__(DKH_GEMMF4_THREADS, 2) dkk_gemmf4_bf16(dkh_gemm_args p) {
-    DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_GEMMF4_THREADS>(q, z)));
+extern "C" __global__ void __launch_bounds__(DKH_GEMM_MMA_4WARP_THREADS, 2) dkk_gemm_mma_4warp_bf16(dkh_gemm_args p) {
+    DKGF_PHASE((dkgf_gemm<DKT_GEMM_BF16, 3, DKH_GEMM_MMA_4WARP_THREADS>(q, z)));
 }
 #endif
 

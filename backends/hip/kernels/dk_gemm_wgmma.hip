@@ -8,7 +8,7 @@
  *
  * Block: 64 * WGS output pixels x 128 output channels, WGS warpgroups of 128
  * threads, each 64 pixels x 128 channels (m64n128k16, 64 fp32 accumulators per
- * thread); WGS 2 (dkk_gemmw_*) or 4 (dkk_gemmw4_*, for K >= 2048: hip_conv.c).
+ * thread); WGS 2 (dkk_gemm_wgmma_*) or 4 (dkk_gemm_wgmma_4wg_*, for K >= 2048: hip_conv.c).
  * The reduction runs in slices of 64 channels of one tap: a row of a slice is
  * 128 contiguous bytes, stored with 16-byte chunk c of row r at chunk c ^ (r % 8)
  * (the 128-byte swizzle the wgmma descriptors name; stages 1024-byte aligned).
@@ -56,7 +56,7 @@ DKP_DEV void dkgw_wait(float *d) {
 template <int DT, int BM, int NT>
 DKP_DEV void dkgw_epilogue(const dkh_gemm_args &p, const float *d, float *cstage, int tid, dkh_i64 n0, dkh_i64 m0,
                            dkh_i64 g, dkh_i64 img) {
-    const int BN = DKH_GEMMF_BN, CLD = BN + 4, lane = tid % 32, warp = tid / 32, wg = warp / 4;
+    const int BN = DKH_GEMM_MMA_BN, CLD = BN + 4, lane = tid % 32, warp = tid / 32, wg = warp / 4;
 #pragma unroll
     for (int j = 0; j < BN / 8; j++)
 #pragma unroll
@@ -71,7 +71,7 @@ DKP_DEV void dkgw_epilogue(const dkh_gemm_args &p, const float *d, float *cstage
 
 template <int DT, int WGS, int ST, int LA, int INF>
 DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
-    const int BM = 64 * WGS, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NT = 128 * WGS;
+    const int BM = 64 * WGS, BN = DKH_GEMM_MMA_BN, BK = DKH_GEMM_WGMMA_BK, NT = 128 * WGS;
     const int RS = NT / 8, R = BM / RS, RB = BN / RS; /* pixel and channel rows per thread, their spacing */
     const int SA = BM * BK, SB = BN * BK; /* elements per stage and operand */
     extern __shared__ __align__(1024) unsigned char dkgw_smem[];
@@ -204,7 +204,7 @@ DKP_DEV void dkgw_tma2(unsigned dst, const void *map, int c0, int c1, unsigned b
  * w, rows of output pixels a multiple of 16 long. */
 template <int DT, int CWG, int ST, int INF>
 DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
-    const int BM = 64 * CWG, BN = DKH_GEMMF_BN, BK = DKH_GEMMW_BK, NC = 128 * CWG;
+    const int BM = 64 * CWG, BN = DKH_GEMM_MMA_BN, BK = DKH_GEMM_WGMMA_BK, NC = 128 * CWG;
     const int SA = BM * BK, SB = BN * BK;
     extern __shared__ __align__(1024) unsigned char dkgw_smem[];
     __shared__ __align__(8) dkp_u64 bars[2 * ST];
@@ -290,14 +290,14 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
  * 378-403), 6 stages (373-385) and two slices ahead with no MMAs in flight
  * (399-433). */
 #define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_THREADS, 2)
-DKGW_KERNEL dkk_gemmw_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 2, DKH_GEMMW_ST, 1, 1>(q, z))); }
-DKGW_KERNEL dkk_gemmw_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 2, DKH_GEMMW_ST, 1, 1>(q, z))); }
+DKGW_KERNEL dkk_gemm_wgmma_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 2, DKH_GEMM_WGMMA_ST, 1, 1>(q, z))); }
+DKGW_KERNEL dkk_gemm_wgmma_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 2, DKH_GEMM_WGMMA_ST, 1, 1>(q, z))); }
 #undef DKGW_KERNEL
 /* Four warpgroups (256 pixels x 128 channels): 4 stages (193 KB), one block per
  * multiprocessor, two slices ahead; a third less operand traffic per FLOP. */
-#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_GEMMW4_THREADS, 1)
-DKGW_KERNEL dkk_gemmw4_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
-DKGW_KERNEL dkk_gemmw4_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 4, DKH_GEMMW4_ST, 2, 1>(q, z))); }
+#define DKGW_KERNEL extern "C" __global__ void __launch_bounds__(DKH_GEMM_WGMMA_4WG_THREADS, 1)
+DKGW_KERNEL dkk_gemm_wgmma_4wg_f16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<2, 4, DKH_GEMM_WGMMA_4WG_ST, 2, 1>(q, z))); }
+DKGW_KERNEL dkk_gemm_wgmma_4wg_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 4, DKH_GEMM_WGMMA_4WG_ST, 2, 1>(q, z))); }
 #undef DKGW_KERNEL
 
 /* TMA variants: two consumer warpgroups and a producer warp, two blocks per
@@ -307,10 +307,10 @@ DKGW_KERNEL dkk_gemmw4_bf16(dkh_gemm_args p) { DKGF_PHASE((dkgw_gemm<3, 4, DKH_G
         name(dkh_gemm_args p, const __grid_constant__ dkh_tmaps t) {                                      \
         DKGF_PHASE((dkgwt_gemm<DT, CWG, ST, 1>(q, t, z)));                                                \
     }
-DKGWT_KERNEL(dkk_gemmwt_f16, DKH_GEMMWT_THREADS, 2, 2, 2, DKH_GEMMW_ST)
-DKGWT_KERNEL(dkk_gemmwt_bf16, DKH_GEMMWT_THREADS, 2, 3, 2, DKH_GEMMW_ST)
-DKGWT_KERNEL(dkk_gemmwt4_f16, DKH_GEMMWT4_THREADS, 1, 2, 4, DKH_GEMMW4_ST)
-DKGWT_KERNEL(dkk_gemmwt4_bf16, DKH_GEMMWT4_THREADS, 1, 3, 4, DKH_GEMMW4_ST)
+DKGWT_KERNEL(dkk_gemm_wgmma_tma_f16, DKH_GEMM_WGMMA_TMA_THREADS, 2, 2, 2, DKH_GEMM_WGMMA_ST)
+DKGWT_KERNEL(dkk_gemm_wgmma_tma_bf16, DKH_GEMM_WGMMA_TMA_THREADS, 2, 3, 2, DKH_GEMM_WGMMA_ST)
+DKGWT_KERNEL(dkk_gemm_wgmma_tma_4wg_f16, DKH_GEMM_WGMMA_TMA_4WG_THREADS, 1, 2, 4, DKH_GEMM_WGMMA_4WG_ST)
+DKGWT_KERNEL(dkk_gemm_wgmma_tma_4wg_bf16, DKH_GEMM_WGMMA_TMA_4WG_THREADS, 1, 3, 4, DKH_GEMM_WGMMA_4WG_ST)
 #undef DKGWT_KERNEL
 
 #endif
