@@ -58,10 +58,10 @@ const int CMG_BN = 16;
 const int CMG_BK = 32;
 const int CMG_WARPS_N = 1;
 #else
-const int CMG_BM = 128 << (MODE & 1);
-const int CMG_BN = 128 << ((MODE >> 1) & 1);
-const int CMG_BK = 32 >> ((MODE >> 2) & 1);
-const int CMG_WARPS_N = 2 << ((MODE >> 1) & 1);   // subgroups along N (2 or 4)
+const int CMG_BM = 128 << ((MODE >> DK_VK_CM_MODE_BM256_SHIFT) & 1);
+const int CMG_BN = 128 << ((MODE >> DK_VK_CM_MODE_BN256_SHIFT) & 1);
+const int CMG_BK = 32 >> ((MODE >> DK_VK_CM_MODE_BK16_SHIFT) & 1);
+const int CMG_WARPS_N = 2 << ((MODE >> DK_VK_CM_MODE_BN256_SHIFT) & 1);   // subgroups along N (2 or 4)
 #endif
 const int CMG_WARPS_M = CMG_INV / 32 / CMG_WARPS_N;
 const int CMG_WM = CMG_BM / CMG_WARPS_M;             // 32 or 64
@@ -90,7 +90,7 @@ const int CMG_LB = CMG_BK / CMG_RB;
 // MODE bit 3 (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
 // invocations): A holds up to three staged input rows of 130 pixels instead
 // of two slice buffers.  As arithmetic (a specialization-constant expression).
-const int CMG_HALO = (MODE >> 3) & 1;
+const int CMG_HALO = (MODE >> DK_VK_CM_MODE_HALO_SHIFT) & 1;
 const int CMG_HALO_ROWS = 130;
 const int CMG_SA_ALLOC = 2 * CMG_SA + CMG_HALO * (3 * CMG_HALO_ROWS * CMG_LDA - 2 * CMG_SA);
 shared uvec4 cmg_sa[CMG_SA_ALLOC];

@@ -100,10 +100,11 @@ shared vec4 gemm_sm[2 * GEMM_BOFF];
 
 void gemm_run(int M, int N, int K, int m0, int n0) {
     int t = int(gl_LocalInvocationIndex);
-    bool akf = (FLAGS & 4) != 0, bkf = (FLAGS & 32) != 0;
+    bool akf = (FLAGS & DK_VK_FLAG_A_KFAST) != 0, bkf = (FLAGS & DK_VK_FLAG_B_KFAST) != 0;
     int a_k = akf ? (t & 15) : (t >> 4), a_r = akf ? (t >> 4) : (t & 15);
     int b_k = bkf ? (t & 15) : (t >> 4), b_c = bkf ? (t >> 4) : (t & 15);
-    const bool avec = (MODE & 1) != 0, bvn = (MODE & 2) != 0, bvk = (MODE & 8) != 0, bvec = bvn || bvk;
+    const bool avec = (MODE & DK_VK_GEMM_MODE_VEC_A) != 0, bvn = (MODE & DK_VK_GEMM_MODE_VEC_B_N) != 0,
+               bvk = (MODE & DK_VK_GEMM_MODE_VEC_B_K) != 0, bvec = bvn || bvk;
     if (avec) {
         a_k = (t >> 7) * 8;
         a_r = t & 127;
@@ -184,7 +185,7 @@ void gemm_run(int M, int N, int K, int m0, int n0) {
     // them in local memory) and gemm_store is called from one plain loop.
     // FLAGS bit 6: neighbouring invocations take neighbouring rows (the output's
     // m stride is the small one, e.g. NCHW); else neighbouring columns.
-    bool mfo = (FLAGS & 64) != 0;
+    bool mfo = (FLAGS & DK_VK_FLAG_ROWS_FASTEST) != 0;
     [[unroll]] for (int q = 0; q < 4; q++) {
         int mh = q >> 1, h = q & 1;
         [[unroll]] for (int r = 0; r < 4; r++)
