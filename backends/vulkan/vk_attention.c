@@ -119,15 +119,15 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
          * vectors); the O register tile by Dv; DK_VK_AT_MODE_BIG_SLICES where
          * the device has the shared memory (40,192 bytes). */
         const dk_vk_view4 *inputs[3];
-        int32_t vw = q->dtype == DK_F32 ? 4 : 8, voff = params.v.offset, ooff = params.o.offset;
+        int32_t vw = q->dtype == DK_F32 ? 4 : 8, v_offset0 = params.v.offset, o_offset0 = params.o.offset;
         int64_t dvt = v->shape[3], dv0, dvc, bq;
         for (dv0 = 0; dv0 < dvt; dv0 += 256) {
             uint32_t mode = 0;
             int i;
             dvc = dvt - dv0 < 256 ? dvt - dv0 : 256;
             params.dv = (int32_t)dvc;
-            params.v.offset = voff + (int32_t)dv0 * params.v.stride[3];
-            params.o.offset = ooff + (int32_t)dv0 * params.o.stride[3];
+            params.v.offset = v_offset0 + (int32_t)dv0 * params.v.stride[3];
+            params.o.offset = o_offset0 + (int32_t)dv0 * params.o.stride[3];
             inputs[0] = &params.q;
             inputs[1] = &params.k;
             inputs[2] = &params.v;

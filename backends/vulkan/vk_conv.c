@@ -137,26 +137,26 @@ static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c,
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                   const dk_tensor *y, dk_activation act, dk_activation post, float oscale,
                                   float rscale) {
-    dk_vk_view4 wp;
+    dk_vk_view4 weight_view;
     dk_status st;
     uint32_t flags = 0;
     memset(c, 0, sizeof *c);
     st = dk__vkop_bind(ctx, op, "x", x, 0, &c->bind[0], &c->params.x);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "w", w, 0, &c->bind[1], &wp);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "w", w, 0, &c->bind[1], &weight_view);
     if (st == DK_OK && residual) st = dk__vkop_bind(ctx, op, "residual", residual, 0, &c->bind[3], &c->params.residual);
     if (st == DK_OK) st = dk__vkop_bind(ctx, op, "y", y, 1, &c->bind[4], &c->params.y);
     if (st != DK_OK) return st;
     if (bias) {
-        dk_vk_view4 bv;
-        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &c->bind[2], &bv);
+        dk_vk_view4 bias_view;
+        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &c->bind[2], &bias_view);
         if (st != DK_OK) return st;
-        c->params.bias = dk__vkop_view1(&bv);
+        c->params.bias = dk__vkop_view1(&bias_view);
         flags |= DK_VK_FLAG_BIAS;
     }
     if (residual) flags |= DK_VK_FLAG_RESIDUAL;
     /* K-fast A loads when the input is channels-last (C stride below W stride). */
     if (x->shape[1] > 1 && (x->shape[3] == 1 || x->strides[1] < x->strides[3])) flags |= DK_VK_FLAG_A_KFAST;
-    c->params.weight.view = wp; /* caller re-maps for transposed weights */
+    c->params.weight.view = weight_view; /* caller re-maps for transposed weights */
     c->params.out_scale = oscale;
     c->params.residual_scale = rscale;
     /* DT2: the bias's dtype (f32 with 16-bit activations, or theirs) */
@@ -732,7 +732,7 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int *taken) {
     dk__matmul_conv c;
     dk_vk_binding bind;
-    dk_vk_view4 t;
+    dk_vk_view4 bound;
     int64_t bs[4], bst[4], k = a->shape[a->ndim - 1], n = y->shape[y->ndim - 1];
     int i;
     *taken = 0;
@@ -741,10 +741,11 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
         k % 32 != 0 || n % 8 != 0 || n <= 8)
         return DK_OK;
     dk__matmul_as_conv(d, a, b, residual, y, &c);
-    if (dk__vkop_bind(ctx, "dk_matmul", "a", &c.x, 0, &bind, &t) != DK_OK) return DK_OK; /* the matmul path reports it */
-    if (t.stride[1] != 1 || t.offset % 8 != 0) return DK_OK;
+    /* a failed bind: the matmul path reports it */
+    if (dk__vkop_bind(ctx, "dk_matmul", "a", &c.x, 0, &bind, &bound) != DK_OK) return DK_OK;
+    if (bound.stride[1] != 1 || bound.offset % 8 != 0) return DK_OK;
     for (i = 0; i < 4; i++)
-        if (i != 1 && t.stride[i] % 8 != 0) return DK_OK;
+        if (i != 1 && bound.stride[i] % 8 != 0) return DK_OK;
     *taken = 1;
     return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
 }
@@ -754,7 +755,7 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     const char *op = "dk_matmul";
     dk_vk_binding bind[DK_VK_BINDINGS];
     dk_vk_matmul_params params;
-    dk_vk_view4 t;
+    dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0, mode = 0;
     int64_t shape[4], strides[4];
     int64_t batch, m, n, k;
@@ -769,27 +770,27 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     n = shape[3];
     k = a->shape[a->ndim - 1];
     /* 4-D views are right-aligned [1, B, rows, cols]: slots 1..3 are batch, row, col. */
-    st = dk__vkop_bind(ctx, op, "a", a, 0, &bind[0], &t);
+    st = dk__vkop_bind(ctx, op, "a", a, 0, &bind[0], &bound);
     if (st != DK_OK) return st;
-    params.a = dk__vkop_view3(&t);
-    st = dk__vkop_bind(ctx, op, "b", b, 0, &bind[1], &t);
+    params.a = dk__vkop_view3(&bound);
+    st = dk__vkop_bind(ctx, op, "b", b, 0, &bind[1], &bound);
     if (st != DK_OK) return st;
-    params.b = dk__vkop_view3(&t);
+    params.b = dk__vkop_view3(&bound);
     if (bias) {
-        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &bind[2], &t);
+        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &bind[2], &bound);
         if (st != DK_OK) return st;
-        params.bias = dk__vkop_view1(&t);
+        params.bias = dk__vkop_view1(&bound);
         flags |= DK_VK_FLAG_BIAS;
     }
     if (residual) {
-        st = dk__vkop_bind(ctx, op, "residual", residual, 0, &bind[3], &t);
+        st = dk__vkop_bind(ctx, op, "residual", residual, 0, &bind[3], &bound);
         if (st != DK_OK) return st;
-        params.residual = dk__vkop_view3(&t);
+        params.residual = dk__vkop_view3(&bound);
         flags |= DK_VK_FLAG_RESIDUAL;
     }
-    st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &t);
+    st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &bound);
     if (st != DK_OK) return st;
-    params.y = dk__vkop_view3(&t);
+    params.y = dk__vkop_view3(&bound);
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "M, N or K", 0x80000000u);
     params.m = (int32_t)m;
     params.n = (int32_t)n;
@@ -804,15 +805,15 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
          * 8 k of a column of b (linear's W^T): the checks see each operand as a
          * 4-D view (batch, rows, unused, the candidate unit-stride dim) */
         int32_t v = y->dtype == DK_F32 ? 4 : 8;
-        dk_vk_view4 va, vb;
-        va.stride[0] = params.a.stride[0], va.stride[1] = params.a.stride[1], va.stride[2] = 0;
-        va.stride[3] = params.a.stride[2], va.offset = params.a.offset;
-        vb.stride[0] = params.b.stride[0], vb.stride[1] = params.b.stride[1], vb.stride[2] = 0;
-        vb.stride[3] = params.b.stride[2], vb.offset = params.b.offset;
-        if (k % 8 == 0 && dk__vkop_vec_view(&va, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_A;
-        if (n % 8 == 0 && dk__vkop_vec_view(&vb, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_B_N;
-        vb.stride[1] = params.b.stride[2], vb.stride[3] = params.b.stride[1]; /* k now unit-stride candidate */
-        if (!(mode & DK_VK_GEMM_MODE_VEC_B_N) && k % 8 == 0 && dk__vkop_vec_view(&vb, 3, v))
+        dk_vk_view4 a_view, b_view;
+        a_view.stride[0] = params.a.stride[0], a_view.stride[1] = params.a.stride[1], a_view.stride[2] = 0;
+        a_view.stride[3] = params.a.stride[2], a_view.offset = params.a.offset;
+        b_view.stride[0] = params.b.stride[0], b_view.stride[1] = params.b.stride[1], b_view.stride[2] = 0;
+        b_view.stride[3] = params.b.stride[2], b_view.offset = params.b.offset;
+        if (k % 8 == 0 && dk__vkop_vec_view(&a_view, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_A;
+        if (n % 8 == 0 && dk__vkop_vec_view(&b_view, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_B_N;
+        b_view.stride[1] = params.b.stride[2], b_view.stride[3] = params.b.stride[1]; /* k now unit-stride candidate */
+        if (!(mode & DK_VK_GEMM_MODE_VEC_B_N) && k % 8 == 0 && dk__vkop_vec_view(&b_view, 3, v))
             mode |= DK_VK_GEMM_MODE_VEC_B_K;
     }
     dk__vkop_spec(spec, &params.epilogue, y->dtype, dk__vkop_epilogue_act(d->activation, d->post_activation), flags,

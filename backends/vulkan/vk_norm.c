@@ -56,7 +56,7 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_binding bind[DK_VK_BINDINGS];
     dk_vk_group_norm_params params;
-    dk_vk_view4 t;
+    dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0, mode;
     int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
     uint64_t len = (uint64_t)(c / d->groups * h * w), total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
@@ -68,16 +68,16 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     memset(&params, 0, sizeof params);
     st = dk__vkop_bind(ctx, op, "x", x, 0, &bind[0], &params.x);
     if (st == DK_OK && gamma)
-        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &t), params.gamma = dk__vkop_view1(&t),
+        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &bound), params.gamma = dk__vkop_view1(&bound),
         flags |= DK_VK_FLAG_GAMMA;
     if (st == DK_OK && beta)
-        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &t), params.beta = dk__vkop_view1(&t),
+        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &bound), params.beta = dk__vkop_view1(&bound),
         flags |= DK_VK_FLAG_BETA;
     if (st == DK_OK && y) st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &params.y);
     if (st == DK_OK && stats) {
         /* split GroupNorm: the finalize pass writes or reads the statistics */
-        st = dk__vkop_bind(ctx, op, "stats", stats, gn_mode == DK__GN_STATS, &bind[3], &t);
-        params.stats_offset = t.offset;
+        st = dk__vkop_bind(ctx, op, "stats", stats, gn_mode == DK__GN_STATS, &bind[3], &bound);
+        params.stats_offset = bound.offset;
         flags |= gn_mode == DK__GN_STATS ? DK_VK_FLAG_GN_STATS_OUT : DK_VK_FLAG_GN_STATS_IN;
     }
     if (st != DK_OK) return st;
@@ -155,7 +155,7 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
     const char *op = "dk_layer_norm";
     dk_vk_binding bind[DK_VK_BINDINGS];
     dk_vk_layer_norm_params params;
-    dk_vk_view4 t;
+    dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0;
     int64_t shape[4], strides[4];
     uint64_t rows;
@@ -167,10 +167,10 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
     if (rows > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the row count", rows);
     st = dk__vkop_bind(ctx, op, "x", x, 0, &bind[0], &params.x);
     if (st == DK_OK && gamma)
-        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &t), params.gamma = dk__vkop_view1(&t),
+        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &bound), params.gamma = dk__vkop_view1(&bound),
         flags |= DK_VK_FLAG_GAMMA;
     if (st == DK_OK && beta)
-        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &t), params.beta = dk__vkop_view1(&t),
+        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &bound), params.beta = dk__vkop_view1(&bound),
         flags |= DK_VK_FLAG_BETA;
     if (st == DK_OK) st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &params.y);
     if (st != DK_OK) return st;
