@@ -22,13 +22,13 @@
 // previous one is multiplied (register double buffering, across the phases and
 // into the next key block).  Loads are groups of 8 consecutive elements along
 // the head dimension: one 16-byte load per group (two for f32) where the host
-// found the view contiguous and aligned (MODE bits 0 Q, 1 K, 2 V), else 8
+// found the view contiguous and aligned (DK_VK_AT_MODE_VEC_Q / _K / _V), else 8
 // scalar loads.
-// MODE bits 3..4 (OT), by Dv: 0 Dv <= 64 (BQ 64, NJ 1), 1 <= 128 (BQ 64,
+// MODE bits 3..4 (OT, DK_VK_AT_MODE_OTILE_SHIFT), by Dv: 0 Dv <= 64 (BQ 64, NJ 1), 1 <= 128 (BQ 64,
 // NJ 2), 2 <= 256 (BQ 32, NJ 2); RM 4: at most 32 accumulators (64, measured
 // only while the epilogue still converted per accumulator, ran 7x slower per
 // FLOP on the H100).  The host splits larger Dv into 256-column dispatches.
-// MODE bit 5: the device has >= 40,192 bytes of shared memory (40,064 used):
+// DK_VK_AT_MODE_BIG_SLICES: the device has >= 40,192 bytes of shared memory (40,064 used):
 // 32-deep Q/K slices and 4096-element V slices (else half, at most 29,312
 // bytes).
 #define DK_PARAMS dk_vk_attention_params

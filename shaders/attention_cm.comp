@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // Flash attention on tensor cores (cooperative matrix), f16 data, fp32 scores,
 // softmax statistics and output accumulation.  The host uses it when D and Dv
-// are multiples of 8 (with CG 8, any Nq and Nkv: MODE bit 6 below; where CG 2
+// are multiples of 8 (with CG 8, any Nq and Nkv: DK_VK_ATCM_MODE_MASKED below; where CG 2
 // or 4 is forced, Nq, Nkv, D and Dv multiples of 16), every head dimension is
 // contiguous and every row start 16-byte aligned (attention.comp covers
 // everything else).
@@ -19,7 +19,7 @@
 //     CG 8: K staged as for CG 4 and Q staged by the workgroup 64 dims at a
 //       time, both prefetched into registers one slice ahead, the next
 //       block's first slice during this block's softmax and P V;
-//     CG 8 with MODE bit 5 (R64): 64 query rows, keys 64 at a time (below);
+//     CG 8 with DK_VK_ATCM_MODE_R64: 64 query rows, keys 64 at a time (below);
 //   S goes to shared memory; 256 invocations, CG per row, do the online
 //     softmax in fp32 (log2 domain) and write P as f16 to shared memory;
 //   O (32 rows x 64 columns per subgroup, 8 fp32 accumulator fragments) stays
@@ -44,14 +44,14 @@
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
 const int CG = MODE & DK_VK_ATCM_MODE_CG_MASK;        // column groups (the field of MODE: 2, 4 or 8)
-// MODE bit 5 (with CG 8; the host sets it where such a grid fills the GPU): 64
+// DK_VK_ATCM_MODE_R64 (with CG 8; the host sets it where such a grid fills the GPU): 64
 // query rows per workgroup, keys 64 at a time.  S: subgroup (sg / 4, sg % 4)
 // computes rows 32 (sg / 4) .. +32, keys 16 (sg % 4) .. +16; P V: subgroup sg
 // owns output columns 64 sg .. +64 of all 64 rows (16 accumulator fragments).
 // Per 64 rows x 64 keys it reads K, V and Q once (192 KB at D 512), where CG 8
 // reads 288 KB per 32 rows x 128 keys: 1.5x fewer bytes per product.  K and Q
 // slices are staged side by side in at_st (their space is V's in P V).
-// MODE bit 6 (with CG 8; the host sets it where Nq, Nkv, D or Dv is not a
+// DK_VK_ATCM_MODE_MASKED (with CG 8; the host sets it where Nq, Nkv, D or Dv is not a
 // multiple of 16): keys past Nkv read as the last key (CG 8) or zeros (V) and
 // weigh nothing key by key, D and Dv multiples of 8 (the last 16-wide step
 // half zeros), output fragments stored 8 columns at a time.  A constant, so
@@ -70,10 +70,10 @@ const int SPR = 256 / BR;            // softmax invocations per row
 const int OFR = 2 + 2 * R64I;        // O row fragments per subgroup
 const int LDS = BC / 4 + 1;      // S row in 16-byte vectors (+1: banks)
 const int LDP = BC / 8 + 1;      // P row in 16-byte vectors
-// MODE bits 8-14: D / 8 compiled in (the host sets it where Nq, Nkv, D and Dv
+// MODE bits 8-14 (DK_VK_ATCM_MODE_D8_SHIFT): D / 8 compiled in (the host sets it where Nq, Nkv, D and Dv
 // are multiples of 16; 0: from the parameters), so that the slice loops over
 // the head dimension are unrolled with static bounds and fetch indices (as
-// with the conv's tap grid; not for the masked shapes of MODE bit 6, which
+// with the conv's tap grid; not for the masked shapes (DK_VK_ATCM_MODE_MASKED), which
 // measured slower with it).
 const int D8C = (MODE >> DK_VK_ATCM_MODE_D8_SHIFT) & DK_VK_ATCM_MODE_D8_MASK;
 

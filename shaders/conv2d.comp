@@ -22,12 +22,12 @@ DK_IO(1, Wt, DT)
 DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
-// 16-byte views for the vector fetches (MODE bits 0 and 1).
+// 16-byte views for the vector fetches (DK_VK_GEMM_MODE_VEC_A, DK_VK_GEMM_MODE_VEC_B_N).
 layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;
 
 
-// MODE bit 2: the input is 2x-upsampled (input coordinate = upsampled one / 2).
+// DK_VK_CONV_MODE_UPSAMPLE2: the input is 2x-upsampled (input coordinate = upsampled one / 2).
 // Without it, a row's pixel offset and a tap's offset are folded into the row
 // and cursor offsets, so a fetch is two adds, two compares and one add.
 const bool CV_UP2 = (MODE & DK_VK_CONV_MODE_UPSAMPLE2) != 0;
@@ -178,14 +178,14 @@ void gemm_store(int m, int n, float acc) {
     Y_st(cvo_y + co * uint(dkp.p.y.stride[1]), dk_act_post(v));
 }
 
-// MODE bit 4 (host: Cout/groups <= 8): direct convolution for narrow outputs
+// DK_VK_CONV_MODE_NARROW (host: Cout/groups <= 8): direct convolution for narrow outputs
 // (the SDXL VAE's conv_out, 128 -> 3; depthwise), where a 128-wide GEMM tile
 // would waste 15/16 of its work or more.  One output pixel per invocation
 // (256 per workgroup, grid x = rows / 256), all its channels in fp32 vec4
-// registers (bit 5: at most 4 channels, one vec4; else two).  Taps outside,
+// registers (DK_VK_CONV_MODE_NARROW4: at most 4 channels, one vec4; else two).  Taps outside,
 // input channels inside in chunks of CVN_CI: each chunk's weights [ci][co]
 // are staged in shared memory (read back as broadcast vec4s), each input
-// element is read once per tap (bit 0: 8 channels per 16-byte load).
+// element is read once per tap (DK_VK_GEMM_MODE_VEC_A: 8 channels per 16-byte load).
 const bool CV_NARROW = (MODE & DK_VK_CONV_MODE_NARROW) != 0;
 const int CVN_NV = 2 - ((MODE >> DK_VK_CONV_MODE_NARROW4_SHIFT) & 1);
 const int CVN_CI = 128;
@@ -267,7 +267,7 @@ void cv_narrow(int M, int N) {
     }
 }
 
-// MODE bit 6 (with bits 4 and 0): lane groups for the channels-last narrow
+// DK_VK_CONV_MODE_LANES (with NARROW and VEC_A): lane groups for the channels-last narrow
 // conv.  One pixel per invocation (above) has a subgroup's 16-byte load touch
 // 32 pixels 256+ bytes apart, one cache line each: the L1 serves the loads a
 // line at a time.  Here 16

@@ -12,7 +12,7 @@
 // Rows m = (n, oh, ow) of the output sub-grid, columns = output channels; the
 // sub-grid and tap parameters are those of conv2d.comp, so each stride phase of
 // conv_transpose2d runs here too.  Tiles, pipelining and fragments:
-// dk_gemm_coopmat.glsl.  MODE bit 7 (set by the host when y, and the
+// dk_gemm_coopmat.glsl.  DK_VK_CM_MODE_VEC_OUT (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
 // epilogue reads and writes 8 channels per 16-byte vector.
 #define DK_PARAMS dk_vk_conv_params
@@ -56,8 +56,8 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 // wide, shallow convs).
 shared float cv_bias[CMG_BN];
 
-// MODE bit 4 (the host's conditions: vkop_conv_cm_run): the tap grid compiled
-// in, 3x3, 2x2 (bit 5) or 1x1 (bit 6) at step 1 and dilation 1 without
+// DK_VK_CM_MODE_FIXED (the host's conditions: vkop_conv_cm_run): the tap grid compiled
+// in, 3x3, 2x2 (FIXED_2X2) or 1x1 (FIXED_1X1) at step 1 and dilation 1 without
 // upsample, and the tap loop unrolled, so that tap offsets, the halo
 // schedule's branches and the slice buffer's parity are static (the
 // division, counters and branches per step were on the path from each barrier
@@ -66,7 +66,7 @@ shared float cv_bias[CMG_BN];
 // (The channel-slice count is not compiled in: it measured no faster.)
 const bool CV_FIXED = ((MODE >> DK_VK_CM_MODE_FIXED_SHIFT) & 1) != 0;
 const int CV_FT = 3 - ((MODE >> DK_VK_CM_MODE_FIXED_2X2_SHIFT) & 1) - 2 * ((MODE >> DK_VK_CM_MODE_FIXED_1X1_SHIFT) & 1);   // taps each way when CV_FIXED
-// MODE bits 7 and 8 (the host sets them from FLAGS bits 4 and 1): the
+// DK_VK_CM_MODE_VEC_OUT and _RESIDUAL (the host sets them from DK_VK_FLAG_VEC_EPILOGUE and _RESIDUAL): the
 // epilogue's 16-byte vectors and the residual compiled in, so that each
 // pipeline holds one epilogue: the driver's code generation pays for the
 // alternatives it never runs (docs/vulkan-backend.md).
@@ -123,7 +123,7 @@ void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
     cv_advance();
 }
 
-// Halo staging (MODE bit 3; the host's conditions: vkop_conv_cm_run in
+// Halo staging (DK_VK_CM_MODE_HALO; the host's conditions: vkop_conv_cm_run in
 // vk_conv.c): the tile's 128 rows are consecutive pixels of one sub-grid row,
 // input step 1 along w, 2-3 taps each way and at least 6 in all (2x2 taps
 // measured slower: every step then refills).  Each channel slice's input rows

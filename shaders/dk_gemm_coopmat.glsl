@@ -14,8 +14,8 @@
 // before slice s's products and stored to the other buffer after them, so one
 // barrier per slice suffices.
 //
-// The tile shape is the MODE specialization constant (see DK_VKS_MODE):
-//   bit 0: BM 256 (else 128)   bit 1: BN 256 (else 128)   bit 2: BK 16 (else 32)
+// The tile shape is the MODE specialization constant (DK_VK_CM_MODE_*):
+//   BM256: BM 256 (else 128)   BN256: BN 256 (else 128)   BK16: BK 16 (else 32)
 // except in the narrow module (CMG_NARROW_TILE, conv2d_nhwc_cm_narrow, 128
 // invocations): 128 x 16 x 32, the four subgroups stacked along M (32 x 16,
 // two fragments each), for convs of at most 8 output channels (the host packs
@@ -87,7 +87,7 @@ const int CMG_LB = 1;   // 64 invocations load B's 32 rows x 2 vectors; t / 2 >=
 const int CMG_LB = CMG_BK / CMG_RB;
 #endif
 
-// MODE bit 3 (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
+// DK_VK_CM_MODE_HALO (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
 // invocations): A holds up to three staged input rows of 130 pixels instead
 // of two slice buffers.  As arithmetic (a specialization-constant expression).
 const int CMG_HALO = (MODE >> DK_VK_CM_MODE_HALO_SHIFT) & 1;

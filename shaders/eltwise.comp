@@ -11,7 +11,7 @@
 // that these pipelines carry no shared memory: NVIDIA's driver allocates every
 // declared shared array in every pipeline of a module, which cost add and
 // convert occupancy.)
-// MODE bits 2-3 / 4-5: the walk positions of h and w (upsample),
+// MODE bits 2-3 / 4-5 (DK_VK_EW_MODE_HPOS_SHIFT / _WPOS_SHIFT): the walk positions of h and w (upsample),
 // specialized so that the index math folds when the pipeline is built (as push
 // constants the per-dimension selects made the NCHW upsample much slower)
 #define DK_PARAMS dk_vk_eltwise_params

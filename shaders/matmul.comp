@@ -14,7 +14,7 @@ DK_IO(1, B, DT)
 DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
-// 16-byte views for the vector fetches (MODE bits 0 and 1).
+// 16-byte views for the vector fetches (DK_VK_GEMM_MODE_VEC_A, DK_VK_GEMM_MODE_VEC_B_N).
 layout(std430, set = 0, binding = 0) readonly buffer AV { uvec4 v[]; } av;
 layout(std430, set = 0, binding = 1) readonly buffer BV { uvec4 v[]; } bv;
 

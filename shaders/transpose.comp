@@ -9,10 +9,10 @@
 // memory order as for eltwise.comp (same parameter slots).  Workgroups stride
 // over the tiles.  A module of its own: its shared tile would otherwise be
 // allocated in every elementwise pipeline.
-// MODE bit 0: 16-bit copies in one dtype in 16-byte vectors (vec_main); bit 1:
+// DK_VK_TR_MODE_VEC16: 16-bit copies in one dtype in 16-byte vectors (vec_main); DK_VK_TR_MODE_VEC_CVT:
 // copies between any dtypes in 16-byte vectors through floats (cvt_main); both
 // chosen by vkop_transpose16.  Else y = oscale * act(alpha * a) through a 32 x 32 tile
-// of floats (element_main).  MODE bits 2-3: KPOS.
+// of floats (element_main).  MODE bits 2-3 (DK_VK_TR_MODE_KPOS_SHIFT): KPOS.
 #define DK_PARAMS dk_vk_eltwise_params
 #include "dk_common.glsl"
 
