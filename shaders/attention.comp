@@ -22,15 +22,16 @@
 // previous one is multiplied (register double buffering, across the phases and
 // into the next key block).  Loads are groups of 8 consecutive elements along
 // the head dimension: one 16-byte load per group (two for f32) where the host
-// found the view contiguous and aligned (MODE bits 0 Q, 1 K, 2 V), else 8
+// found the view contiguous and aligned (DK_VK_AT_MODE_VEC_Q / _K / _V), else 8
 // scalar loads.
-// MODE bits 3..4 (OT), by Dv: 0 Dv <= 64 (BQ 64, NJ 1), 1 <= 128 (BQ 64,
+// MODE bits 3..4 (OT, DK_VK_AT_MODE_OTILE_SHIFT), by Dv: 0 Dv <= 64 (BQ 64, NJ 1), 1 <= 128 (BQ 64,
 // NJ 2), 2 <= 256 (BQ 32, NJ 2); RM 4: at most 32 accumulators (64, measured
 // only while the epilogue still converted per accumulator, ran 7x slower per
 // FLOP on the H100).  The host splits larger Dv into 256-column dispatches.
-// MODE bit 5: the device has >= 40,192 bytes of shared memory (40,064 used):
+// DK_VK_AT_MODE_BIG_SLICES: the device has >= 40,192 bytes of shared memory (40,064 used):
 // 32-deep Q/K slices and 4096-element V slices (else half, at most 29,312
 // bytes).
+#define DK_PARAMS dk_vk_attention_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -43,7 +44,7 @@ layout(std430, set = 0, binding = 0) readonly buffer QV4 { uvec4 v[]; } qv4;
 layout(std430, set = 0, binding = 1) readonly buffer KV4 { uvec4 v[]; } kv4;
 layout(std430, set = 0, binding = 2) readonly buffer VV4 { uvec4 v[]; } vv4;
 
-const int OT = (MODE >> 3) & 3;
+const int OT = (MODE >> DK_VK_AT_MODE_OTILE_SHIFT) & DK_VK_AT_MODE_OTILE_MASK;
 const int AT_BQ = OT == 2 ? 32 : 64;          // queries per workgroup
 const int AT_BKV = 4096 / AT_BQ;              // keys per block
 const int NSM = AT_BQ / 4, NSN = AT_BKV / 4;  // S tiles along rows, keys
@@ -52,7 +53,7 @@ const int NJ = OT == 0 ? 1 : 2;               // O column vec4s per invocation
 const int NCT = 256 * RM / AT_BQ;             // invocations along O's columns
 const int CW = 4 * NCT;                       // column stride of the vec4s
 const int VW = CW * NJ;                       // columns per V slice
-const bool BIG = (MODE & 32) != 0;
+const bool BIG = (MODE & DK_VK_AT_MODE_BIG_SLICES) != 0;
 const int DK = BIG ? 32 : 16;                 // Q/K slice depth
 const int VCH = BIG ? 4096 : 2048;            // V slice elements
 const int VK = VCH / VW;                      // keys per V slice
@@ -97,7 +98,7 @@ float at_ld1(int b, uint i) { return b == 0 ? Q_ld(i) : b == 1 ? K_ld(i) : V_ld(
 // Group: binding b, element index i of its first element, stride st between
 // its elements, nv of its 8 elements inside the tensor (0 = the row is out).
 void at_group(int b, uint i, uint st, uint nv, out float r[8]) {
-    if ((MODE & (1 << b)) != 0) { // nv is 0 or 8 there (the dimension is a multiple of 8)
+    if ((MODE & (DK_VK_AT_MODE_VEC_Q << b)) != 0) { // nv is 0 or 8 there (the dimension is a multiple of 8)
         if (nv > 0u) at_ld8v(b, i, r);
         else [[unroll]] for (int e = 0; e < 8; e++) r[e] = 0.0;
     } else {
@@ -152,16 +153,16 @@ void at_store(uint st, uint nd, float r[NG][8]) {
 void main() {
     int t = int(gl_LocalInvocationIndex);
     uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
-    nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), D = PU(DK_VKP_AT_D), Dv = PU(DK_VKP_AT_DV);
+    nq = uint(dkp.p.nq), nkv = uint(dkp.p.nkv), D = uint(dkp.p.d), Dv = uint(dkp.p.dv);
     q0 = group_x() * uint(AT_BQ);
-    float scale2 = PF(DK_VKP_AT_SCALE) * 1.4426950408889634;
-    qb = PU(DK_VKP_AT_QS + 4) + b * PU(DK_VKP_AT_QS) + h * PU(DK_VKP_AT_QS + 1);
-    kb = PU(DK_VKP_AT_KS + 4) + b * PU(DK_VKP_AT_KS) + h * PU(DK_VKP_AT_KS + 1);
-    vb = PU(DK_VKP_AT_VS + 4) + b * PU(DK_VKP_AT_VS) + h * PU(DK_VKP_AT_VS + 1);
-    uint ob = PU(DK_VKP_AT_OS + 4) + b * PU(DK_VKP_AT_OS) + h * PU(DK_VKP_AT_OS + 1);
-    qs2 = PU(DK_VKP_AT_QS + 2), qs3 = PU(DK_VKP_AT_QS + 3);
-    ks2 = PU(DK_VKP_AT_KS + 2), ks3 = PU(DK_VKP_AT_KS + 3);
-    vs2 = PU(DK_VKP_AT_VS + 2), vs3 = PU(DK_VKP_AT_VS + 3);
+    float scale2 = dkp.p.scale * 1.4426950408889634;
+    qb = uint(dkp.p.q.offset) + b * uint(dkp.p.q.stride[0]) + h * uint(dkp.p.q.stride[1]);
+    kb = uint(dkp.p.k.offset) + b * uint(dkp.p.k.stride[0]) + h * uint(dkp.p.k.stride[1]);
+    vb = uint(dkp.p.v.offset) + b * uint(dkp.p.v.stride[0]) + h * uint(dkp.p.v.stride[1]);
+    uint ob = uint(dkp.p.o.offset) + b * uint(dkp.p.o.stride[0]) + h * uint(dkp.p.o.stride[1]);
+    qs2 = uint(dkp.p.q.stride[2]), qs3 = uint(dkp.p.q.stride[3]);
+    ks2 = uint(dkp.p.k.stride[2]), ks3 = uint(dkp.p.k.stride[3]);
+    vs2 = uint(dkp.p.v.stride[2]), vs3 = uint(dkp.p.v.stride[3]);
     uint nd = (D + uint(DK) - 1u) / uint(DK);
 
     // S tile (sm, sn): a subgroup of 32 covers 32 / NSN rows x NSN keys of tiles.
@@ -249,7 +250,7 @@ void main() {
     // accumulators are indexed by constants only and the (f16: long) dtype
     // conversion is one plain loop (inlined per accumulator it cost the H100
     // build registers: 3.5x slower at D = 512), with coalesced stores.
-    uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
+    uint os2 = uint(dkp.p.o.stride[2]), os3 = uint(dkp.p.o.stride[3]);
     [[unroll]] for (int j = 0; j < NJ; j++) {
         barrier();
         [[unroll]] for (int i = 0; i < RM; i++) at_p[(RM * om + i) * (CW / 4) + on] = o[i][j];

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // Flash attention on tensor cores (cooperative matrix), f16 data, fp32 scores,
 // softmax statistics and output accumulation.  The host uses it when D and Dv
-// are multiples of 8 (with CG 8, any Nq and Nkv: MODE bit 6 below; where CG 2
+// are multiples of 8 (with CG 8, any Nq and Nkv: DK_VK_ATCM_MODE_MASKED below; where CG 2
 // or 4 is forced, Nq, Nkv, D and Dv multiples of 16), every head dimension is
 // contiguous and every row start 16-byte aligned (attention.comp covers
 // everything else).
@@ -19,7 +19,7 @@
 //     CG 8: K staged as for CG 4 and Q staged by the workgroup 64 dims at a
 //       time, both prefetched into registers one slice ahead, the next
 //       block's first slice during this block's softmax and P V;
-//     CG 8 with MODE bit 5 (R64): 64 query rows, keys 64 at a time (below);
+//     CG 8 with DK_VK_ATCM_MODE_R64: 64 query rows, keys 64 at a time (below);
 //   S goes to shared memory; 256 invocations, CG per row, do the online
 //     softmax in fp32 (log2 domain) and write P as f16 to shared memory;
 //   O (32 rows x 64 columns per subgroup, 8 fp32 accumulator fragments) stays
@@ -34,6 +34,7 @@
 // Shared memory: S (BR x BC fp32) + P (BR x BC f16) + staging; CG 8 needs
 // 48896 bytes (NVIDIA's Vulkan limit is 49152), R64 45584.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
+#define DK_PARAMS dk_vk_attention_params
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
@@ -42,24 +43,24 @@
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
-const int CG = MODE & 15;        // column groups (the field of MODE: 2, 4 or 8)
-// MODE bit 5 (with CG 8; the host sets it where such a grid fills the GPU): 64
+const int CG = MODE & DK_VK_ATCM_MODE_CG_MASK;        // column groups (the field of MODE: 2, 4 or 8)
+// DK_VK_ATCM_MODE_R64 (with CG 8; the host sets it where such a grid fills the GPU): 64
 // query rows per workgroup, keys 64 at a time.  S: subgroup (sg / 4, sg % 4)
 // computes rows 32 (sg / 4) .. +32, keys 16 (sg % 4) .. +16; P V: subgroup sg
 // owns output columns 64 sg .. +64 of all 64 rows (16 accumulator fragments).
 // Per 64 rows x 64 keys it reads K, V and Q once (192 KB at D 512), where CG 8
 // reads 288 KB per 32 rows x 128 keys: 1.5x fewer bytes per product.  K and Q
 // slices are staged side by side in at_st (their space is V's in P V).
-// MODE bit 6 (with CG 8; the host sets it where Nq, Nkv, D or Dv is not a
+// DK_VK_ATCM_MODE_MASKED (with CG 8; the host sets it where Nq, Nkv, D or Dv is not a
 // multiple of 16): keys past Nkv read as the last key (CG 8) or zeros (V) and
 // weigh nothing key by key, D and Dv multiples of 8 (the last 16-wide step
 // half zeros), output fragments stored 8 columns at a time.  A constant, so
 // aligned shapes keep the code without the masks (the masks cost them time:
 // docs/attention.md).
-const bool ANYN = (MODE & 64) != 0;
+const bool ANYN = (MODE & DK_VK_ATCM_MODE_MASKED) != 0;
 // (Spec-constant selects in these shared-array sizes crash NVIDIA's SPIR-V
 // front end, driver 580: hence the arithmetic.)
-const int R64I = (MODE >> 5) & 1;    // (the host sets it only with CG 8)
+const int R64I = (MODE >> DK_VK_ATCM_MODE_R64_SHIFT) & 1;    // (the host sets it only with CG 8)
 const bool R64 = R64I != 0;
 const int RG = 8 / CG;
 const int BR = 32 * RG + 32 * R64I;  // query rows per workgroup
@@ -69,12 +70,12 @@ const int SPR = 256 / BR;            // softmax invocations per row
 const int OFR = 2 + 2 * R64I;        // O row fragments per subgroup
 const int LDS = BC / 4 + 1;      // S row in 16-byte vectors (+1: banks)
 const int LDP = BC / 8 + 1;      // P row in 16-byte vectors
-// MODE bits 8-14: D / 8 compiled in (the host sets it where Nq, Nkv, D and Dv
+// MODE bits 8-14 (DK_VK_ATCM_MODE_D8_SHIFT): D / 8 compiled in (the host sets it where Nq, Nkv, D and Dv
 // are multiples of 16; 0: from the parameters), so that the slice loops over
 // the head dimension are unrolled with static bounds and fetch indices (as
-// with the conv's tap grid; not for the masked shapes of MODE bit 6, which
+// with the conv's tap grid; not for the masked shapes (DK_VK_ATCM_MODE_MASKED), which
 // measured slower with it).
-const int D8C = (MODE >> 8) & 127;
+const int D8C = (MODE >> DK_VK_ATCM_MODE_D8_SHIFT) & DK_VK_ATCM_MODE_D8_MASK;
 
 // f16 tensors as 16-byte vectors: fragment offsets and strides count vectors.
 layout(std430, set = 0, binding = 0) readonly buffer QV { uvec4 v[]; } qv;
@@ -105,15 +106,15 @@ void main() {
     int cgi = R64 ? sg : kgi;                // its output column group
     int or0 = R64 ? 0 : r0;                  // and first output row
     uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
-    uint nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), Dv = PU(DK_VKP_AT_DV);
-    int D8 = D8C != 0 ? D8C : P(DK_VKP_AT_D) >> 3;
+    uint nq = uint(dkp.p.nq), nkv = uint(dkp.p.nkv), Dv = uint(dkp.p.dv);
+    int D8 = D8C != 0 ? D8C : dkp.p.d >> 3;
     uint q0 = group_x() * uint(BR);
-    float sl2 = PF(DK_VKP_AT_SCALE) * 1.4426950408889634;   // scale * log2(e)
-    uint qb = PU(DK_VKP_AT_QS + 4) + b * PU(DK_VKP_AT_QS) + h * PU(DK_VKP_AT_QS + 1);
-    uint kb = PU(DK_VKP_AT_KS + 4) + b * PU(DK_VKP_AT_KS) + h * PU(DK_VKP_AT_KS + 1);
-    uint vb = PU(DK_VKP_AT_VS + 4) + b * PU(DK_VKP_AT_VS) + h * PU(DK_VKP_AT_VS + 1);
-    uint ob = PU(DK_VKP_AT_OS + 4) + b * PU(DK_VKP_AT_OS) + h * PU(DK_VKP_AT_OS + 1);
-    uint qs2 = PU(DK_VKP_AT_QS + 2), ks2 = PU(DK_VKP_AT_KS + 2), vs2 = PU(DK_VKP_AT_VS + 2);
+    float sl2 = dkp.p.scale * 1.4426950408889634;   // scale * log2(e)
+    uint qb = uint(dkp.p.q.offset) + b * uint(dkp.p.q.stride[0]) + h * uint(dkp.p.q.stride[1]);
+    uint kb = uint(dkp.p.k.offset) + b * uint(dkp.p.k.stride[0]) + h * uint(dkp.p.k.stride[1]);
+    uint vb = uint(dkp.p.v.offset) + b * uint(dkp.p.v.stride[0]) + h * uint(dkp.p.v.stride[1]);
+    uint ob = uint(dkp.p.o.offset) + b * uint(dkp.p.o.stride[0]) + h * uint(dkp.p.o.stride[1]);
+    uint qs2 = uint(dkp.p.q.stride[2]), ks2 = uint(dkp.p.k.stride[2]), vs2 = uint(dkp.p.v.stride[2]);
     uint col0 = uint(64 * cgi);              // this subgroup's first output column
 
     // Q rows past Nq read row Nq-16.. instead (finite values, never stored).
@@ -434,7 +435,7 @@ void main() {
     // at_s, whose last readers finished before the loop's last barrier).
     if (sp == 0) at_l[sr] = l_run;
     barrier();
-    uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
+    uint os2 = uint(dkp.p.o.stride[2]), os3 = uint(dkp.p.o.stride[3]);
     int er = lane >> 1, ec = (lane & 1) * 8;
     [[unroll]] for (int f = 0; f < OFR; f++)
         [[unroll]] for (int j = 0; j < 4; j++) {

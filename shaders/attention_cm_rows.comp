@@ -25,6 +25,7 @@
 // "probe" of attention_cm.comp.  Shared memory: 47616 / 46592 bytes; on the
 // H100 120-126 registers at width 64 (two workgroups per SM), 197 at 128.
 // Cooperative-matrix spelling (NV, KHR, bf16 A/B): dk_coopmat.glsl.
+#define DK_PARAMS dk_vk_attention_params
 #include "dk_common.glsl"
 #include "dk_coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
@@ -37,7 +38,7 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 const int NSG = 8;        // subgroups of 32
 const int RS = 16;        // query rows per subgroup
 const int BC = 32;        // keys per block
-const bool WIDE = MODE == 1;
+const bool WIDE = MODE == DK_VK_ATROWS_MODE_WIDE;
 const int NF = WIDE ? 8 : 4;     // Q and O fragments: the head width / 16
 const int VR = 2 * NF;           // 16-byte vectors of a staged K / V / Q row
 const int SV = VR + 1;           // ... and its stride (+1: banks)
@@ -70,13 +71,13 @@ void main() {
     int t = int(gl_LocalInvocationIndex);
     int sg = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
     uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
-    uint nq = PU(DK_VKP_AT_NQ), nkv = PU(DK_VKP_AT_NKV), D = PU(DK_VKP_AT_D), Dv = PU(DK_VKP_AT_DV);
-    float sl2 = PF(DK_VKP_AT_SCALE) * 1.4426950408889634;   // scale * log2(e)
-    uint qb = PU(DK_VKP_AT_QS + 4) + b * PU(DK_VKP_AT_QS) + h * PU(DK_VKP_AT_QS + 1);
-    uint kb = PU(DK_VKP_AT_KS + 4) + b * PU(DK_VKP_AT_KS) + h * PU(DK_VKP_AT_KS + 1);
-    uint vb = PU(DK_VKP_AT_VS + 4) + b * PU(DK_VKP_AT_VS) + h * PU(DK_VKP_AT_VS + 1);
-    uint ob = PU(DK_VKP_AT_OS + 4) + b * PU(DK_VKP_AT_OS) + h * PU(DK_VKP_AT_OS + 1);
-    uint qs2 = PU(DK_VKP_AT_QS + 2), ks2 = PU(DK_VKP_AT_KS + 2), vs2 = PU(DK_VKP_AT_VS + 2);
+    uint nq = uint(dkp.p.nq), nkv = uint(dkp.p.nkv), D = uint(dkp.p.d), Dv = uint(dkp.p.dv);
+    float sl2 = dkp.p.scale * 1.4426950408889634;   // scale * log2(e)
+    uint qb = uint(dkp.p.q.offset) + b * uint(dkp.p.q.stride[0]) + h * uint(dkp.p.q.stride[1]);
+    uint kb = uint(dkp.p.k.offset) + b * uint(dkp.p.k.stride[0]) + h * uint(dkp.p.k.stride[1]);
+    uint vb = uint(dkp.p.v.offset) + b * uint(dkp.p.v.stride[0]) + h * uint(dkp.p.v.stride[1]);
+    uint ob = uint(dkp.p.o.offset) + b * uint(dkp.p.o.stride[0]) + h * uint(dkp.p.o.stride[1]);
+    uint qs2 = uint(dkp.p.q.stride[2]), ks2 = uint(dkp.p.k.stride[2]), vs2 = uint(dkp.p.v.stride[2]);
     uint D8 = D >> 3, Dv8 = Dv >> 3;
     uint r0 = group_x() * uint(NSG * RS) + uint(sg * RS);   // this subgroup's first query row
     int sb = sg * RS * LDS, pb = sg * RS * LDP, ab = sg * RS;
@@ -236,7 +237,7 @@ void main() {
     // (the last block's rescale has read at_a once every lane passes here).
     subgroupBarrier();
     if (sp == 0) at_a[ab + sr] = 1.0 / l_run;
-    uint os2 = PU(DK_VKP_AT_OS + 2), os3 = PU(DK_VKP_AT_OS + 3);
+    uint os2 = uint(dkp.p.o.stride[2]), os3 = uint(dkp.p.o.stride[3]);
     int er = lane >> 1, ec = (lane & 1) * 8;
     uint q = r0 + uint(er);
     [[unroll]] for (int j = 0; j < NF; j++) {

@@ -5,13 +5,15 @@
 // output sub-grid, columns = output channels of group gl_WorkGroupID.z,
 // k = (tap_h, tap_w, ci) with ci fastest.  One shader serves conv2d (the grid is
 // the whole output) and each stride phase of conv_transpose2d (a dense
-// sub-convolution on the outputs oh = OH0 + OSTH*t).  Input coordinate of tap th:
-// ihu = ohs*STRH + OFFH + th*DILH in the (optionally 2x-upsampled) input.
+// sub-convolution on the outputs oh = out_start_h + out_step_h*t).  Input coordinate
+// of tap th: ihu = ohs*stride_h + input_offset_h + th*dilation_h in the (optionally
+// 2x-upsampled) input (dk_vk_conv_params).
 // Epilogue: out = post_act(oscale * act(acc + bias) + rscale * residual); the
 // residual element is read before the same invocation stores that element (it may be y).
 // The GEMM core (dk_gemm_tile.glsl) fetches one k per invocation and slice for
 // 8 rows / 8 columns: rows keep their pixel, the k cursors their (th, tw, ci),
 // advanced without division.
+#define DK_PARAMS dk_vk_conv_params
 #include "dk_common.glsl"
 #include "dk_gemm_tile.glsl"
 
@@ -20,15 +22,15 @@ DK_IO(1, Wt, DT)
 DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
-// 16-byte views for the vector fetches (MODE bits 0 and 1).
+// 16-byte views for the vector fetches (DK_VK_GEMM_MODE_VEC_A, DK_VK_GEMM_MODE_VEC_B_N).
 layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;
 
 
-// MODE bit 2: the input is 2x-upsampled (input coordinate = upsampled one / 2).
+// DK_VK_CONV_MODE_UPSAMPLE2: the input is 2x-upsampled (input coordinate = upsampled one / 2).
 // Without it, a row's pixel offset and a tap's offset are folded into the row
 // and cursor offsets, so a fetch is two adds, two compares and one add.
-const bool CV_UP2 = (MODE & 4) != 0;
+const bool CV_UP2 = (MODE & DK_VK_CONV_MODE_UPSAMPLE2) != 0;
 
 int cv_g;
 // A rows: element offset of (n, group's channel 0) (plus, without CV_UP2, of
@@ -48,15 +50,15 @@ uint cva_koff, cvb_koff;
 int cva_dh, cva_dw;
 
 void cv_kset(inout cv_kcur c, int k) {
-    int cing = P(DK_VKP_CV_CING);
+    int cing = dkp.p.cin_per_group;
     int q = k / cing;
     c.ci = k - q * cing;
-    c.th = q / P(DK_VKP_CV_TW);
-    c.tw = q - c.th * P(DK_VKP_CV_TW);
+    c.th = q / dkp.p.taps_w;
+    c.tw = q - c.th * dkp.p.taps_w;
 }
 
 void cv_kadv(inout cv_kcur c) {
-    int cing = P(DK_VKP_CV_CING), tw_n = P(DK_VKP_CV_TW);
+    int cing = dkp.p.cin_per_group, tw_n = dkp.p.taps_w;
     c.ci += GEMM_BK;
     while (c.ci >= cing) {
         c.ci -= cing;
@@ -68,29 +70,29 @@ void cv_kadv(inout cv_kcur c) {
 }
 
 void cva_derive() {
-    cva_koff = uint(cvka.ci) * PU(DK_VKP_CV_XS + 1);
-    cva_dh = cvka.th * P(DK_VKP_CV_DILH);
-    cva_dw = cvka.tw * P(DK_VKP_CV_DILW);
-    if (!CV_UP2) cva_koff += uint(cva_dh) * PU(DK_VKP_CV_XS + 2) + uint(cva_dw) * PU(DK_VKP_CV_XS + 3);
+    cva_koff = uint(cvka.ci) * uint(dkp.p.x.stride[1]);
+    cva_dh = cvka.th * dkp.p.dilation_h;
+    cva_dw = cvka.tw * dkp.p.dilation_w;
+    if (!CV_UP2) cva_koff += uint(cva_dh) * uint(dkp.p.x.stride[2]) + uint(cva_dw) * uint(dkp.p.x.stride[3]);
 }
 
 void cvb_derive() {
-    cvb_koff = uint(cvkb.ci) * PU(DK_VKP_CV_WGS + 2) +
-               uint(P(DK_VKP_CV_KH0) + cvkb.th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
-               uint(P(DK_VKP_CV_KW0) + cvkb.tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
+    cvb_koff = uint(cvkb.ci) * uint(dkp.p.weight.view.stride[1]) +
+               uint(dkp.p.tap_start_h + cvkb.th * dkp.p.tap_step_h) * uint(dkp.p.weight.view.stride[2]) +
+               uint(dkp.p.tap_start_w + cvkb.tw * dkp.p.tap_step_w) * uint(dkp.p.weight.view.stride[3]);
 }
 
 void gemm_a_row(int j, int m) {
-    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int ows = dkp.p.rows_w, ohs = dkp.p.rows_h;
     int q = m / ows;
     int ow = m - q * ows;
     int n = q / ohs;
     int oh = q - n * ohs;
-    cva_base[j] = PU(DK_VKP_CV_XS + 4) + uint(n) * PU(DK_VKP_CV_XS) +
-                  uint(cv_g * P(DK_VKP_CV_CING)) * PU(DK_VKP_CV_XS + 1);
-    cva_ih[j] = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
-    cva_iw[j] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
-    if (!CV_UP2) cva_base[j] += uint(cva_ih[j]) * PU(DK_VKP_CV_XS + 2) + uint(cva_iw[j]) * PU(DK_VKP_CV_XS + 3);
+    cva_base[j] = uint(dkp.p.x.offset) + uint(n) * uint(dkp.p.x.stride[0]) +
+                  uint(cv_g * dkp.p.cin_per_group) * uint(dkp.p.x.stride[1]);
+    cva_ih[j] = oh * dkp.p.stride_h + dkp.p.input_offset_h;
+    cva_iw[j] = ow * dkp.p.stride_w + dkp.p.input_offset_w;
+    if (!CV_UP2) cva_base[j] += uint(cva_ih[j]) * uint(dkp.p.x.stride[2]) + uint(cva_iw[j]) * uint(dkp.p.x.stride[3]);
 }
 
 // Element offset of row slot j at the A cursor; false where the tap lies in
@@ -99,10 +101,10 @@ bool cv_a_index(int j, out uint idx) {
     int ihu = cva_ih[j] + cva_dh, iwu = cva_iw[j] + cva_dw;
     if (!CV_UP2) {
         idx = cva_base[j] + cva_koff;
-        return uint(ihu) < uint(P(DK_VKP_CV_H)) && uint(iwu) < uint(P(DK_VKP_CV_W));
+        return uint(ihu) < uint(dkp.p.in_h) && uint(iwu) < uint(dkp.p.in_w);
     }
-    idx = cva_base[j] + cva_koff + uint(ihu >> 1) * PU(DK_VKP_CV_XS + 2) + uint(iwu >> 1) * PU(DK_VKP_CV_XS + 3);
-    return uint(ihu) < uint(2 * P(DK_VKP_CV_H)) && uint(iwu) < uint(2 * P(DK_VKP_CV_W));
+    idx = cva_base[j] + cva_koff + uint(ihu >> 1) * uint(dkp.p.x.stride[2]) + uint(iwu >> 1) * uint(dkp.p.x.stride[3]);
+    return uint(ihu) < uint(2 * dkp.p.in_h) && uint(iwu) < uint(2 * dkp.p.in_w);
 }
 
 void gemm_a_kset(int k) {
@@ -132,7 +134,7 @@ void gemm_a_load8(out float v[8]) {
 }
 
 void gemm_b_col(int j, int n) {
-    cvb_col[j] = PU(DK_VKP_CV_WGS + 5) + uint(cv_g) * PU(DK_VKP_CV_WGS) + uint(n) * PU(DK_VKP_CV_WGS + 1);
+    cvb_col[j] = uint(dkp.p.weight.view.offset) + uint(cv_g) * uint(dkp.p.weight.group_stride) + uint(n) * uint(dkp.p.weight.view.stride[0]);
 }
 
 void gemm_b_kset(int k) {
@@ -156,65 +158,65 @@ void gemm_b_load8(out float v[8]) {
 uint cvo_y, cvo_r; // output row m: offsets of its pixel in y and the residual
 
 void gemm_out_row(int m) {
-    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int ows = dkp.p.rows_w, ohs = dkp.p.rows_h;
     int q = m / ows;
     int ows_i = m - q * ows;
     int nb = q / ohs;
     int ohs_i = q - nb * ohs;
-    uint oh = uint(P(DK_VKP_CV_OH0) + ohs_i * P(DK_VKP_CV_OSTH));
-    uint ow = uint(P(DK_VKP_CV_OW0) + ows_i * P(DK_VKP_CV_OSTW));
-    cvo_y = PU(DK_VKP_CV_YS + 4) + uint(nb) * PU(DK_VKP_CV_YS) + oh * PU(DK_VKP_CV_YS + 2) + ow * PU(DK_VKP_CV_YS + 3);
-    cvo_r = PU(DK_VKP_CV_RS + 4) + uint(nb) * PU(DK_VKP_CV_RS) + oh * PU(DK_VKP_CV_RS + 2) + ow * PU(DK_VKP_CV_RS + 3);
+    uint oh = uint(dkp.p.out_start_h + ohs_i * dkp.p.out_step_h);
+    uint ow = uint(dkp.p.out_start_w + ows_i * dkp.p.out_step_w);
+    cvo_y = uint(dkp.p.y.offset) + uint(nb) * uint(dkp.p.y.stride[0]) + oh * uint(dkp.p.y.stride[2]) + ow * uint(dkp.p.y.stride[3]);
+    cvo_r = uint(dkp.p.residual.offset) + uint(nb) * uint(dkp.p.residual.stride[0]) + oh * uint(dkp.p.residual.stride[2]) + ow * uint(dkp.p.residual.stride[3]);
 }
 
 void gemm_store(int m, int n, float acc) {
-    uint co = uint(cv_g * P(DK_VKP_CV_NC) + n);
+    uint co = uint(cv_g * dkp.p.n + n);
     float v = acc;
-    if ((FLAGS & 1) != 0) v += Bias_ld(PU(DK_VKP_CV_BS + 1) + co * PU(DK_VKP_CV_BS));
-    v = PF(DK_VKP_CV_OSCALE) * dk_act(v);
-    if ((FLAGS & 2) != 0) v += PF(DK_VKP_CV_RSCALE) * Res_ld(cvo_r + co * PU(DK_VKP_CV_RS + 1));
-    Y_st(cvo_y + co * PU(DK_VKP_CV_YS + 1), dk_act_post(v));
+    if ((FLAGS & DK_VK_FLAG_BIAS) != 0) v += Bias_ld(uint(dkp.p.bias.offset) + co * uint(dkp.p.bias.stride));
+    v = dkp.p.out_scale * dk_act(v);
+    if ((FLAGS & DK_VK_FLAG_RESIDUAL) != 0) v += dkp.p.residual_scale * Res_ld(cvo_r + co * uint(dkp.p.residual.stride[1]));
+    Y_st(cvo_y + co * uint(dkp.p.y.stride[1]), dk_act_post(v));
 }
 
-// MODE bit 4 (host: Cout/groups <= 8): direct convolution for narrow outputs
+// DK_VK_CONV_MODE_NARROW (host: Cout/groups <= 8): direct convolution for narrow outputs
 // (the SDXL VAE's conv_out, 128 -> 3; depthwise), where a 128-wide GEMM tile
 // would waste 15/16 of its work or more.  One output pixel per invocation
 // (256 per workgroup, grid x = rows / 256), all its channels in fp32 vec4
-// registers (bit 5: at most 4 channels, one vec4; else two).  Taps outside,
+// registers (DK_VK_CONV_MODE_NARROW4: at most 4 channels, one vec4; else two).  Taps outside,
 // input channels inside in chunks of CVN_CI: each chunk's weights [ci][co]
 // are staged in shared memory (read back as broadcast vec4s), each input
-// element is read once per tap (bit 0: 8 channels per 16-byte load).
-const bool CV_NARROW = (MODE & 16) != 0;
-const int CVN_NV = 2 - ((MODE >> 5) & 1);
+// element is read once per tap (DK_VK_GEMM_MODE_VEC_A: 8 channels per 16-byte load).
+const bool CV_NARROW = (MODE & DK_VK_CONV_MODE_NARROW) != 0;
+const int CVN_NV = 2 - ((MODE >> DK_VK_CONV_MODE_NARROW4_SHIFT) & 1);
 const int CVN_CI = 128;
 
 void cv_narrow(int M, int N) {
     int t = int(gl_LocalInvocationIndex);
     int m = int(group_x()) * 256 + t;
     bool live = m < M;
-    int cing = P(DK_VKP_CV_CING), th_n = P(DK_VKP_CV_TH), tw_n = P(DK_VKP_CV_TW);
-    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int cing = dkp.p.cin_per_group, th_n = dkp.p.taps_h, tw_n = dkp.p.taps_w;
+    int ows = dkp.p.rows_w, ohs = dkp.p.rows_h;
     int mm = live ? m : 0;
     int q = mm / ows;
     int ow = mm - q * ows;
     int nb = q / ohs;
     int oh = q - nb * ohs;
-    int ih0 = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH), iw0 = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
+    int ih0 = oh * dkp.p.stride_h + dkp.p.input_offset_h, iw0 = ow * dkp.p.stride_w + dkp.p.input_offset_w;
     int ush = CV_UP2 ? 1 : 0;
-    int hu = P(DK_VKP_CV_H) << ush, wu = P(DK_VKP_CV_W) << ush;
-    uint xbase = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS) + uint(cv_g * cing) * PU(DK_VKP_CV_XS + 1);
-    uint xs_c = PU(DK_VKP_CV_XS + 1), xs_h = PU(DK_VKP_CV_XS + 2), xs_w = PU(DK_VKP_CV_XS + 3);
-    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(cv_g) * PU(DK_VKP_CV_WGS);
-    uint ws_co = PU(DK_VKP_CV_WGS + 1), ws_ci = PU(DK_VKP_CV_WGS + 2);
+    int hu = dkp.p.in_h << ush, wu = dkp.p.in_w << ush;
+    uint xbase = uint(dkp.p.x.offset) + uint(nb) * uint(dkp.p.x.stride[0]) + uint(cv_g * cing) * uint(dkp.p.x.stride[1]);
+    uint xs_c = uint(dkp.p.x.stride[1]), xs_h = uint(dkp.p.x.stride[2]), xs_w = uint(dkp.p.x.stride[3]);
+    uint wbase = uint(dkp.p.weight.view.offset) + uint(cv_g) * uint(dkp.p.weight.group_stride);
+    uint ws_co = uint(dkp.p.weight.view.stride[0]), ws_ci = uint(dkp.p.weight.view.stride[1]);
     const int nch = 4 * CVN_NV;
     vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
     for (int th = 0; th < th_n; th++) {
         for (int tw = 0; tw < tw_n; tw++) {
-            int ihu = ih0 + th * P(DK_VKP_CV_DILH), iwu = iw0 + tw * P(DK_VKP_CV_DILW);
+            int ihu = ih0 + th * dkp.p.dilation_h, iwu = iw0 + tw * dkp.p.dilation_w;
             bool ok = live && ihu >= 0 && iwu >= 0 && ihu < hu && iwu < wu;
             uint xp = xbase + uint(ok ? ihu >> ush : 0) * xs_h + uint(ok ? iwu >> ush : 0) * xs_w;
-            uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
-                      uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
+            uint wt = wbase + uint(dkp.p.tap_start_h + th * dkp.p.tap_step_h) * uint(dkp.p.weight.view.stride[2]) +
+                      uint(dkp.p.tap_start_w + tw * dkp.p.tap_step_w) * uint(dkp.p.weight.view.stride[3]);
             for (int c0 = 0; c0 < cing; c0 += CVN_CI) {
                 barrier(); // the previous chunk's readers are done
                 for (int e = t; e < CVN_CI * nch; e += 256) {
@@ -225,7 +227,7 @@ void cv_narrow(int M, int N) {
                 barrier();
                 if (!ok) continue;
                 int cn = min(CVN_CI, cing - c0);
-                if ((MODE & 1) != 0 && cn == CVN_CI) { // a whole chunk: all its loads in flight at once
+                if ((MODE & DK_VK_GEMM_MODE_VEC_A) != 0 && cn == CVN_CI) { // a whole chunk: all its loads in flight at once
                     [[unroll]] for (int c = 0; c < CVN_CI; c += 8) {
                         float v[8];
                         uint i = xp + uint(c0 + c);
@@ -235,7 +237,7 @@ void cv_narrow(int M, int N) {
                             if (CVN_NV > 1) acc1 += v[e] * gemm_sm[(c + e) * CVN_NV + 1];
                         }
                     }
-                } else if ((MODE & 1) != 0) { // channels contiguous, cing % 8 == 0, 16-byte aligned
+                } else if ((MODE & DK_VK_GEMM_MODE_VEC_A) != 0) { // channels contiguous, cing % 8 == 0, 16-byte aligned
                     for (int c = 0; c < cn; c += 8) {
                         float v[8];
                         uint i = xp + uint(c0 + c);
@@ -265,7 +267,7 @@ void cv_narrow(int M, int N) {
     }
 }
 
-// MODE bit 6 (with bits 4 and 0): lane groups for the channels-last narrow
+// DK_VK_CONV_MODE_LANES (with NARROW and VEC_A): lane groups for the channels-last narrow
 // conv.  One pixel per invocation (above) has a subgroup's 16-byte load touch
 // 32 pixels 256+ bytes apart, one cache line each: the L1 serves the loads a
 // line at a time.  Here 16
@@ -276,20 +278,20 @@ void cv_narrow(int M, int N) {
 // subgroup operations: any subgroup size).  The chunk's weights are staged as
 // [channel % 8][channel / 8][co / 4] vec4s: a lane group reads 16 consecutive
 // vec4s (no bank conflicts).
-const bool CV_LANES = (MODE & 64) != 0;
+const bool CV_LANES = (MODE & DK_VK_CONV_MODE_LANES) != 0;
 const int CVL_L = 16, CVL_PPT = 4, CVL_TILE = 256 / CVL_L * CVL_PPT; // 64 pixels per workgroup
 const int CVL_RLD = CVL_TILE * 4 + 1; // partial-sum rows (one per lane), padded against bank conflicts
 
 void cv_narrow_lanes(int M, int N) {
     int t = int(gl_LocalInvocationIndex), lane = t % CVL_L, slot = t / CVL_L;
     int m0 = int(group_x()) * CVL_TILE;
-    int cing = P(DK_VKP_CV_CING), th_n = P(DK_VKP_CV_TH), tw_n = P(DK_VKP_CV_TW);
-    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    int cing = dkp.p.cin_per_group, th_n = dkp.p.taps_h, tw_n = dkp.p.taps_w;
+    int ows = dkp.p.rows_w, ohs = dkp.p.rows_h;
     int ush = CV_UP2 ? 1 : 0;
-    int hu = P(DK_VKP_CV_H) << ush, wu = P(DK_VKP_CV_W) << ush;
-    uint xs_h = PU(DK_VKP_CV_XS + 2), xs_w = PU(DK_VKP_CV_XS + 3);
-    uint wbase = PU(DK_VKP_CV_WGS + 5) + uint(cv_g) * PU(DK_VKP_CV_WGS);
-    uint ws_co = PU(DK_VKP_CV_WGS + 1), ws_ci = PU(DK_VKP_CV_WGS + 2);
+    int hu = dkp.p.in_h << ush, wu = dkp.p.in_w << ush;
+    uint xs_h = uint(dkp.p.x.stride[2]), xs_w = uint(dkp.p.x.stride[3]);
+    uint wbase = uint(dkp.p.weight.view.offset) + uint(cv_g) * uint(dkp.p.weight.group_stride);
+    uint ws_co = uint(dkp.p.weight.view.stride[0]), ws_ci = uint(dkp.p.weight.view.stride[1]);
     const int nch = 4 * CVN_NV;
     int ih0[CVL_PPT], iw0[CVL_PPT];
     uint xb[CVL_PPT];
@@ -302,9 +304,9 @@ void cv_narrow_lanes(int M, int N) {
         int nb = q / ohs;
         int oh = q - nb * ohs;
         // rows past the end: an input row no tap reaches
-        ih0[j] = m < M ? oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH) : -(1 << 29);
-        iw0[j] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
-        xb[j] = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS) + uint(cv_g * cing) * PU(DK_VKP_CV_XS + 1);
+        ih0[j] = m < M ? oh * dkp.p.stride_h + dkp.p.input_offset_h : -(1 << 29);
+        iw0[j] = ow * dkp.p.stride_w + dkp.p.input_offset_w;
+        xb[j] = uint(dkp.p.x.offset) + uint(nb) * uint(dkp.p.x.stride[0]) + uint(cv_g * cing) * uint(dkp.p.x.stride[1]);
         acc0[j] = vec4(0.0);
         acc1[j] = vec4(0.0);
     }
@@ -313,12 +315,12 @@ void cv_narrow_lanes(int M, int N) {
             bool ok[CVL_PPT];
             uint xp[CVL_PPT];
             [[unroll]] for (int j = 0; j < CVL_PPT; j++) {
-                int ihu = ih0[j] + th * P(DK_VKP_CV_DILH), iwu = iw0[j] + tw * P(DK_VKP_CV_DILW);
+                int ihu = ih0[j] + th * dkp.p.dilation_h, iwu = iw0[j] + tw * dkp.p.dilation_w;
                 ok[j] = ihu >= 0 && iwu >= 0 && ihu < hu && iwu < wu;
                 xp[j] = xb[j] + uint(ok[j] ? ihu >> ush : 0) * xs_h + uint(ok[j] ? iwu >> ush : 0) * xs_w;
             }
-            uint wt = wbase + uint(P(DK_VKP_CV_KH0) + th * P(DK_VKP_CV_KSTH)) * PU(DK_VKP_CV_WGS + 3) +
-                      uint(P(DK_VKP_CV_KW0) + tw * P(DK_VKP_CV_KSTW)) * PU(DK_VKP_CV_WGS + 4);
+            uint wt = wbase + uint(dkp.p.tap_start_h + th * dkp.p.tap_step_h) * uint(dkp.p.weight.view.stride[2]) +
+                      uint(dkp.p.tap_start_w + tw * dkp.p.tap_step_w) * uint(dkp.p.weight.view.stride[3]);
             for (int c0 = 0; c0 < cing; c0 += CVN_CI) {
                 barrier(); // the previous chunk's readers are done
                 for (int e = t; e < CVN_CI * nch; e += 256) {
@@ -377,13 +379,13 @@ void cv_narrow_lanes(int M, int N) {
 void main() {
     cv_g = int(gl_WorkGroupID.z);
     if (CV_LANES) {
-        cv_narrow_lanes(P(DK_VKP_CV_M), P(DK_VKP_CV_NC));
+        cv_narrow_lanes(dkp.p.m, dkp.p.n);
         return;
     }
     if (CV_NARROW) {
-        cv_narrow(P(DK_VKP_CV_M), P(DK_VKP_CV_NC));
+        cv_narrow(dkp.p.m, dkp.p.n);
         return;
     }
-    gemm_run(P(DK_VKP_CV_M), P(DK_VKP_CV_NC), P(DK_VKP_CV_K), int(group_x()) * GEMM_BM,
+    gemm_run(dkp.p.m, dkp.p.n, dkp.p.k, int(group_x()) * GEMM_BM,
              int(gl_WorkGroupID.y) * GEMM_BN);
 }

@@ -12,9 +12,10 @@
 // Rows m = (n, oh, ow) of the output sub-grid, columns = output channels; the
 // sub-grid and tap parameters are those of conv2d.comp, so each stride phase of
 // conv_transpose2d runs here too.  Tiles, pipelining and fragments:
-// dk_gemm_coopmat.glsl.  MODE bit 7 (set by the host when y, and the
+// dk_gemm_coopmat.glsl.  DK_VK_CM_MODE_VEC_OUT (set by the host when y, and the
 // residual if any, have their channels contiguous and 16-byte aligned): the
 // epilogue reads and writes 8 channels per 16-byte vector.
+#define DK_PARAMS dk_vk_conv_params
 #include "dk_common.glsl"
 #include "dk_gemm_coopmat.glsl"
 
@@ -28,14 +29,14 @@ DK_IO(4, Y, DT)
 
 // Output row m -> element offset of its pixel (channel 0) in a tensor with
 // strides s[0..3] (n, c, h, w) and offset s[4], through the sub-grid mapping.
-uint cv_pixel(int m, int ows, int ohs, int sbase) {
+uint cv_pixel(int m, int ows, int ohs, dk_vk_view4 v) {
     int q = m / ows;
     int ow = m - q * ows;
     int nb = q / ohs;
     int oh = q - nb * ohs;
-    uint ohy = uint(P(DK_VKP_CV_OH0) + oh * P(DK_VKP_CV_OSTH));
-    uint owy = uint(P(DK_VKP_CV_OW0) + ow * P(DK_VKP_CV_OSTW));
-    return PU(sbase + 4) + uint(nb) * PU(sbase) + ohy * PU(sbase + 2) + owy * PU(sbase + 3);
+    uint ohy = uint(dkp.p.out_start_h + oh * dkp.p.out_step_h);
+    uint owy = uint(dkp.p.out_start_w + ow * dkp.p.out_step_w);
+    return uint(v.offset) + uint(nb) * uint(v.stride[0]) + ohy * uint(v.stride[2]) + owy * uint(v.stride[3]);
 }
 
 // Per-invocation fetch state, set up once in main(): the input pixel of tap
@@ -55,22 +56,22 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 // wide, shallow convs).
 shared float cv_bias[CMG_BN];
 
-// MODE bit 4 (the host's conditions: vkop_conv_cm_run): the tap grid compiled
-// in, 3x3, 2x2 (bit 5) or 1x1 (bit 6) at step 1 and dilation 1 without
+// DK_VK_CM_MODE_FIXED (the host's conditions: vkop_conv_cm_run): the tap grid compiled
+// in, 3x3, 2x2 (FIXED_2X2) or 1x1 (FIXED_1X1) at step 1 and dilation 1 without
 // upsample, and the tap loop unrolled, so that tap offsets, the halo
 // schedule's branches and the slice buffer's parity are static (the
 // division, counters and branches per step were on the path from each barrier
 // to the next products; docs/conv.md has the measurement).  3x3 and 1x1 taps start
 // at kernel offset 0; 2x2 ones (the phases of a fused upsample) keep theirs.
 // (The channel-slice count is not compiled in: it measured no faster.)
-const bool CV_FIXED = ((MODE >> 4) & 1) != 0;
-const int CV_FT = 3 - ((MODE >> 5) & 1) - 2 * ((MODE >> 6) & 1);   // taps each way when CV_FIXED
-// MODE bits 7 and 8 (the host sets them from FLAGS bits 4 and 1): the
+const bool CV_FIXED = ((MODE >> DK_VK_CM_MODE_FIXED_SHIFT) & 1) != 0;
+const int CV_FT = 3 - ((MODE >> DK_VK_CM_MODE_FIXED_2X2_SHIFT) & 1) - 2 * ((MODE >> DK_VK_CM_MODE_FIXED_1X1_SHIFT) & 1);   // taps each way when CV_FIXED
+// DK_VK_CM_MODE_VEC_OUT and _RESIDUAL (the host sets them from DK_VK_FLAG_VEC_EPILOGUE and _RESIDUAL): the
 // epilogue's 16-byte vectors and the residual compiled in, so that each
 // pipeline holds one epilogue: the driver's code generation pays for the
 // alternatives it never runs (docs/vulkan-backend.md).
-const bool CV_VEC = ((MODE >> 7) & 1) != 0;
-const bool CV_RES = ((MODE >> 8) & 1) != 0;
+const bool CV_VEC = ((MODE >> DK_VK_CM_MODE_VEC_OUT_SHIFT) & 1) != 0;
+const bool CV_RES = ((MODE >> DK_VK_CM_MODE_RESIDUAL_SHIFT) & 1) != 0;
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -122,7 +123,7 @@ void cv_fetch_b(out uvec4 rb[2], out uvec4 rb2[2]) {
     cv_advance();
 }
 
-// Halo staging (MODE bit 3; the host's conditions: vkop_conv_cm_run in
+// Halo staging (DK_VK_CM_MODE_HALO; the host's conditions: vkop_conv_cm_run in
 // vk_conv.c): the tile's 128 rows are consecutive pixels of one sub-grid row,
 // input step 1 along w, 2-3 taps each way and at least 6 in all (2x2 taps
 // measured slower: every step then refills).  Each channel slice's input rows
@@ -194,18 +195,18 @@ void main() {
     cv_t = t;
     int sg = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
     int wm = (sg % CMG_WARPS_M) * CMG_WM, wn = (sg / CMG_WARPS_M) * CMG_WN;
-    int M = P(DK_VKP_CV_M), N = P(DK_VKP_CV_NC), K = P(DK_VKP_CV_K);
+    int M = dkp.p.m, N = dkp.p.n, K = dkp.p.k;
     int m0 = int(group_x()) * CMG_BM, n0 = int(gl_WorkGroupID.y) * CMG_BN;
-    cv_th_n = CV_FIXED ? CV_FT : P(DK_VKP_CV_TH);
-    cv_tw_n = CV_FIXED ? CV_FT : P(DK_VKP_CV_TW);
-    cv_ush = CV_FIXED ? 0 : P(DK_VKP_CV_UPS) - 1;   // upsample 1 or 2: a shift
-    cv_hu = P(DK_VKP_CV_H) << cv_ush;
-    cv_wu = P(DK_VKP_CV_W) << cv_ush;
-    cv_dilh = CV_FIXED ? 1 : P(DK_VKP_CV_DILH);
-    cv_dilw = CV_FIXED ? 1 : P(DK_VKP_CV_DILW);
-    cv_xs_h = PU(DK_VKP_CV_XS + 2);
-    cv_xs_w = PU(DK_VKP_CV_XS + 3);
-    int ows = P(DK_VKP_CV_OWS), ohs = P(DK_VKP_CV_OHS);
+    cv_th_n = CV_FIXED ? CV_FT : dkp.p.taps_h;
+    cv_tw_n = CV_FIXED ? CV_FT : dkp.p.taps_w;
+    cv_ush = CV_FIXED ? 0 : dkp.p.upsample - 1;   // upsample 1 or 2: a shift
+    cv_hu = dkp.p.in_h << cv_ush;
+    cv_wu = dkp.p.in_w << cv_ush;
+    cv_dilh = CV_FIXED ? 1 : dkp.p.dilation_h;
+    cv_dilw = CV_FIXED ? 1 : dkp.p.dilation_w;
+    cv_xs_h = uint(dkp.p.x.stride[2]);
+    cv_xs_w = uint(dkp.p.x.stride[3]);
+    int ows = dkp.p.rows_w, ohs = dkp.p.rows_h;
     [[unroll]] for (int p = 0; p < CMG_LA; p++) {
         int am = m0 + cmg_a_row(t, p);
         cv_arow[p] = am < M;
@@ -213,25 +214,25 @@ void main() {
         int ow = cv_arow[p] ? am - q * ows : 0;
         int an = q / ohs;
         int oh = q - an * ohs;
-        cv_aih0[p] = oh * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
-        cv_aiw0[p] = ow * P(DK_VKP_CV_STRW) + P(DK_VKP_CV_OFFW);
-        cv_abase[p] = PU(DK_VKP_CV_XS + 4) + uint(an) * PU(DK_VKP_CV_XS) + uint(8 * cmg_a_vec(t));
+        cv_aih0[p] = oh * dkp.p.stride_h + dkp.p.input_offset_h;
+        cv_aiw0[p] = ow * dkp.p.stride_w + dkp.p.input_offset_w;
+        cv_abase[p] = uint(dkp.p.x.offset) + uint(an) * uint(dkp.p.x.stride[0]) + uint(8 * cmg_a_vec(t));
     }
     // B: packed weights, co stride 1; this invocation's column (8 channels).
     int bn = n0 + 8 * cmg_b_vec(t);
     cv_bcol = bn < N;
-    cv_wbase = PU(DK_VKP_CV_WGS + 5) + uint(bn);
-    cv_ws_ci = PU(DK_VKP_CV_WGS + 2);
-    cv_ws_kh = PU(DK_VKP_CV_WGS + 3);
-    cv_ws_kw = PU(DK_VKP_CV_WGS + 4);
-    cv_kh0 = CV_FIXED && CV_FT != 2 ? 0 : P(DK_VKP_CV_KH0);
-    cv_kw0 = CV_FIXED && CV_FT != 2 ? 0 : P(DK_VKP_CV_KW0);
-    cv_ksth = CV_FIXED ? 1 : P(DK_VKP_CV_KSTH);
-    cv_kstw = CV_FIXED ? 1 : P(DK_VKP_CV_KSTW);
+    cv_wbase = uint(dkp.p.weight.view.offset) + uint(bn);
+    cv_ws_ci = uint(dkp.p.weight.view.stride[1]);
+    cv_ws_kh = uint(dkp.p.weight.view.stride[2]);
+    cv_ws_kw = uint(dkp.p.weight.view.stride[3]);
+    cv_kh0 = CV_FIXED && CV_FT != 2 ? 0 : dkp.p.tap_start_h;
+    cv_kw0 = CV_FIXED && CV_FT != 2 ? 0 : dkp.p.tap_start_w;
+    cv_ksth = CV_FIXED ? 1 : dkp.p.tap_step_h;
+    cv_kstw = CV_FIXED ? 1 : dkp.p.tap_step_w;
 
     if (t < CMG_BN) {   // (CMG_BN <= CMG_INV) visible after the K loop's barriers (at least one)
         int n = n0 + t;
-        cv_bias[t] = (FLAGS & 1) != 0 && n < N ? Bias_ld(PU(DK_VKP_CV_BS + 1) + uint(n) * PU(DK_VKP_CV_BS)) : 0.0;
+        cv_bias[t] = (FLAGS & DK_VK_FLAG_BIAS) != 0 && n < N ? Bias_ld(uint(dkp.p.bias.offset) + uint(n) * uint(dkp.p.bias.stride)) : 0.0;
     }
     cmg_zero();
     int slices = K / CMG_BK;
@@ -265,10 +266,10 @@ void main() {
         int q = m0 / ows;
         int nb = q / ohs;
         cv_h_n = 127 + cv_tw_n;
-        cv_h_ih0 = (q - nb * ohs) * P(DK_VKP_CV_STRH) + P(DK_VKP_CV_OFFH);
+        cv_h_ih0 = (q - nb * ohs) * dkp.p.stride_h + dkp.p.input_offset_h;
         int tmin = min(0, (cv_tw_n - 1) * cv_dilw);
-        cv_h_iw0 = (m0 - q * ows) + P(DK_VKP_CV_OFFW) + tmin;
-        cv_h_base = PU(DK_VKP_CV_XS + 4) + uint(nb) * PU(DK_VKP_CV_XS);
+        cv_h_iw0 = (m0 - q * ows) + dkp.p.input_offset_w + tmin;
+        cv_h_base = uint(dkp.p.x.offset) + uint(nb) * uint(dkp.p.x.stride[0]);
         int taps = cv_th_n * cv_tw_n, nci = slices / taps;
         // Tap rows 0 .. TH-2 of channel slice 0 (tap row TH-1 comes in steps 0 and 1)
         // and B of step 0.
@@ -311,11 +312,11 @@ void main() {
     uint ypix[4], rpix[4];
     [[unroll]] for (int i = 0; i < CMG_FM; i++) {
         int m = min(m0 + wm + 16 * i + r, M - 1);
-        ypix[i] = cv_pixel(m, ows, ohs, DK_VKP_CV_YS);
-        rpix[i] = CV_RES ? cv_pixel(m, ows, ohs, DK_VKP_CV_RS) : 0u;
+        ypix[i] = cv_pixel(m, ows, ohs, dkp.p.y);
+        rpix[i] = CV_RES ? cv_pixel(m, ows, ohs, dkp.p.residual) : 0u;
     }
-    float osc = PF(DK_VKP_CV_OSCALE), rsc = PF(DK_VKP_CV_RSCALE);
-    uint ys_c = PU(DK_VKP_CV_YS + 1), rs_c = PU(DK_VKP_CV_RS + 1);
+    float osc = dkp.p.out_scale, rsc = dkp.p.residual_scale;
+    uint ys_c = uint(dkp.p.y.stride[1]), rs_c = uint(dkp.p.residual.stride[1]);
     // The residual vectors of all this lane's fragments, loaded at once before
     // the first spill so that their latencies overlap (one per fragment, each
     // before its spill's barriers, left most of each exposed).  16 vectors next to the

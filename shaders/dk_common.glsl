@@ -2,21 +2,24 @@
 // 16-bit storage (no shaderFloat16 needed), activations, parameter access.
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_GOOGLE_include_directive : require
+#define DK_GLSL 1
 #include "dk_vk_params.h"
 
 layout(constant_id = DK_VKS_DT) const int DT = 1;
 layout(constant_id = DK_VKS_DT2) const int DT2 = 1;
 layout(constant_id = DK_VKS_MODE) const int MODE = 0;
 
-// Binding 6: this dispatch's parameter slot (restrict: no store of a shader reaches it, so
-// its values need not be reloaded after each output store); push constant: first workgroup x
-// (large grids are split into several dispatches).
-layout(std430, set = 0, binding = 6) restrict readonly buffer DkParams { int p[]; } dkp;
+// Binding 6: this dispatch's parameter slot, dkp.p, of the type the shader
+// names in DK_PARAMS before including this file (dk_vk_params.h; restrict: no
+// store of a shader reaches it, so its values need not be reloaded after each
+// output store); push constant: first workgroup x (large grids are split into
+// several dispatches).
+#ifndef DK_PARAMS
+#error "define DK_PARAMS (the parameter struct of dk_vk_params.h) before including dk_common.glsl"
+#endif
+layout(std430, set = 0, binding = 6) restrict readonly buffer DkParams { DK_PARAMS p; } dkp;
 layout(push_constant) uniform DkPush { uint base_x; } dkpc;
 
-int P(int i) { return dkp.p[i]; }
-uint PU(int i) { return uint(dkp.p[i]); }
-float PF(int i) { return intBitsToFloat(dkp.p[i]); }
 uint group_x() { return gl_WorkGroupID.x + dkpc.base_x; }
 // The activation, a specialization constant: only its case is compiled.  (As
 // a parameter, every use held every case behind a branch: the tensor-core
@@ -26,7 +29,7 @@ uint group_x() { return gl_WorkGroupID.x + dkpc.base_x; }
 layout(constant_id = DK_VKS_ACT) const int ACT = 0;
 const int ACT_PRE = ACT & 15;
 const int ACT_POST = (ACT >> 4) & 15;
-#define FLAGS P(DK_VKP_FLAGS)
+#define FLAGS dkp.p.epilogue.flags
 
 float dk_h2f(uint u, int dt) {
     return dt == 2 ? unpackHalf2x16(u).x : uintBitsToFloat(u << 16);

@@ -14,8 +14,8 @@
 // before slice s's products and stored to the other buffer after them, so one
 // barrier per slice suffices.
 //
-// The tile shape is the MODE specialization constant (see DK_VKS_MODE):
-//   bit 0: BM 256 (else 128)   bit 1: BN 256 (else 128)   bit 2: BK 16 (else 32)
+// The tile shape is the MODE specialization constant (DK_VK_CM_MODE_*):
+//   BM256: BM 256 (else 128)   BN256: BN 256 (else 128)   BK16: BK 16 (else 32)
 // except in the narrow module (CMG_NARROW_TILE, conv2d_nhwc_cm_narrow, 128
 // invocations): 128 x 16 x 32, the four subgroups stacked along M (32 x 16,
 // two fragments each), for convs of at most 8 output channels (the host packs
@@ -58,10 +58,10 @@ const int CMG_BN = 16;
 const int CMG_BK = 32;
 const int CMG_WARPS_N = 1;
 #else
-const int CMG_BM = 128 << (MODE & 1);
-const int CMG_BN = 128 << ((MODE >> 1) & 1);
-const int CMG_BK = 32 >> ((MODE >> 2) & 1);
-const int CMG_WARPS_N = 2 << ((MODE >> 1) & 1);   // subgroups along N (2 or 4)
+const int CMG_BM = 128 << ((MODE >> DK_VK_CM_MODE_BM256_SHIFT) & 1);
+const int CMG_BN = 128 << ((MODE >> DK_VK_CM_MODE_BN256_SHIFT) & 1);
+const int CMG_BK = 32 >> ((MODE >> DK_VK_CM_MODE_BK16_SHIFT) & 1);
+const int CMG_WARPS_N = 2 << ((MODE >> DK_VK_CM_MODE_BN256_SHIFT) & 1);   // subgroups along N (2 or 4)
 #endif
 const int CMG_WARPS_M = CMG_INV / 32 / CMG_WARPS_N;
 const int CMG_WM = CMG_BM / CMG_WARPS_M;             // 32 or 64
@@ -87,10 +87,10 @@ const int CMG_LB = 1;   // 64 invocations load B's 32 rows x 2 vectors; t / 2 >=
 const int CMG_LB = CMG_BK / CMG_RB;
 #endif
 
-// MODE bit 3 (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
+// DK_VK_CM_MODE_HALO (conv2d_nhwc_cm.comp's halo staging, with MODE 0 at 128
 // invocations): A holds up to three staged input rows of 130 pixels instead
 // of two slice buffers.  As arithmetic (a specialization-constant expression).
-const int CMG_HALO = (MODE >> 3) & 1;
+const int CMG_HALO = (MODE >> DK_VK_CM_MODE_HALO_SHIFT) & 1;
 const int CMG_HALO_ROWS = 130;
 const int CMG_SA_ALLOC = 2 * CMG_SA + CMG_HALO * (3 * CMG_HALO_ROWS * CMG_LDA - 2 * CMG_SA);
 shared uvec4 cmg_sa[CMG_SA_ALLOC];

@@ -19,17 +19,17 @@
 //   float gemm_b_load(int j)         the same for B[cursor][column j]
 //   void  gemm_out_row(int m)        per-row epilogue setup (m < M)
 //   void  gemm_store(int m, int n, float acc)   (m < M and n < N)
-// FLAGS bit 2 (K-fast A): neighbouring invocations fetch neighbouring k of one
+// DK_VK_FLAG_A_KFAST: neighbouring invocations fetch neighbouring k of one
 // row (A's k stride is the small one, e.g. channels-last conv input); else
-// neighbouring rows.  FLAGS bit 5 (K-fast B): the same for B.  FLAGS bit 6:
+// neighbouring rows.  DK_VK_FLAG_B_KFAST: the same for B.  DK_VK_FLAG_ROWS_FASTEST:
 // the epilogue walks rows fastest (see there).
 // Vector fetches (MODE, a specialization constant, so that the scalar path's
-// per-row registers are not allocated when it is off): bit 0 has each
+// per-row registers are not allocated when it is off): DK_VK_GEMM_MODE_VEC_A has each
 // invocation fetch 8 consecutive k of one row (row slot 0: row t & 127,
 // k 8 * (t >> 7)) through
 //   void  gemm_a_load8(out float v[8])   (m < M and k < K; K a multiple of 8)
-// bit 1 8 consecutive columns of one k of B (column slot 0: columns
-// 8 * (t & 15), k = t >> 4; N a multiple of 8), bit 3 instead 8 consecutive k
+// DK_VK_GEMM_MODE_VEC_B_N 8 consecutive columns of one k of B (column slot 0: columns
+// 8 * (t & 15), k = t >> 4; N a multiple of 8), DK_VK_GEMM_MODE_VEC_B_K instead 8 consecutive k
 // of one column of B (column slot 0: column t & 127, k 8 * (t >> 7); K a
 // multiple of 8), both through
 //   void  gemm_b_load8(out float v[8])   (k < K and n < N)
@@ -100,10 +100,11 @@ shared vec4 gemm_sm[2 * GEMM_BOFF];
 
 void gemm_run(int M, int N, int K, int m0, int n0) {
     int t = int(gl_LocalInvocationIndex);
-    bool akf = (FLAGS & 4) != 0, bkf = (FLAGS & 32) != 0;
+    bool akf = (FLAGS & DK_VK_FLAG_A_KFAST) != 0, bkf = (FLAGS & DK_VK_FLAG_B_KFAST) != 0;
     int a_k = akf ? (t & 15) : (t >> 4), a_r = akf ? (t >> 4) : (t & 15);
     int b_k = bkf ? (t & 15) : (t >> 4), b_c = bkf ? (t >> 4) : (t & 15);
-    const bool avec = (MODE & 1) != 0, bvn = (MODE & 2) != 0, bvk = (MODE & 8) != 0, bvec = bvn || bvk;
+    const bool avec = (MODE & DK_VK_GEMM_MODE_VEC_A) != 0, bvn = (MODE & DK_VK_GEMM_MODE_VEC_B_N) != 0,
+               bvk = (MODE & DK_VK_GEMM_MODE_VEC_B_K) != 0, bvec = bvn || bvk;
     if (avec) {
         a_k = (t >> 7) * 8;
         a_r = t & 127;
@@ -182,9 +183,9 @@ void gemm_run(int M, int N, int K, int m0, int n0) {
     // Epilogue in four 64x64 quarters staged through shared memory: the
     // accumulators are indexed by constants only (a dynamic index would put
     // them in local memory) and gemm_store is called from one plain loop.
-    // FLAGS bit 6: neighbouring invocations take neighbouring rows (the output's
+    // DK_VK_FLAG_ROWS_FASTEST: neighbouring invocations take neighbouring rows (the output's
     // m stride is the small one, e.g. NCHW); else neighbouring columns.
-    bool mfo = (FLAGS & 64) != 0;
+    bool mfo = (FLAGS & DK_VK_FLAG_ROWS_FASTEST) != 0;
     [[unroll]] for (int q = 0; q < 4; q++) {
         int mh = q >> 1, h = q & 1;
         [[unroll]] for (int r = 0; r < 4; r++)

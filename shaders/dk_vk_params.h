@@ -1,130 +1,342 @@
-/* Parameter slots shared by the Vulkan host code (backends/vulkan) and the GLSL
- * shaders (shaders/): each dispatch writes an int32 array into its parameter
- * ring slot; these name the indices.  Element offsets/strides are in elements of
- * the tensor's dtype, relative to the tensor's binding. */
+/* Dispatch parameters of the Vulkan backend, declared once for the host code
+ * (backends/vulkan, C11) and the GLSL shaders (shaders/, through
+ * dk_common.glsl, which defines DK_GLSL).  Each dispatch writes one of the
+ * structs below into its 256-byte parameter ring slot; the shader reads it as
+ * dkp.p (binding 6).  Every member is a 32-bit int or float, or a struct or
+ * fixed array of them, so C and GLSL std430 lay them out alike (stride 4, no
+ * padding); the C asserts at the end pin sizes and offsets.  Element offsets and
+ * strides are in elements of the tensor's dtype, relative to its binding. */
 #ifndef DK_VK_PARAMS_H
 #define DK_VK_PARAMS_H
 
-#define DK_VKP_SLOT_INTS 64 /* ints per dispatch (256 bytes) */
+#define DK_VK_PARAM_BYTES 256 /* one parameter slot per dispatch */
+
+/* C needs a typedef to name a struct without the struct keyword; GLSL names
+ * it already. */
+#ifdef DK_GLSL
+#define DK_VK_TYPEDEF(name)
+#else
+#define DK_VK_TYPEDEF(name) typedef struct name name;
+#endif
 
 /* Specialization constant ids: only what changes the inner loops, so that few
  * pipelines get built (lavapipe takes seconds per GEMM pipeline). */
 #define DK_VKS_DT 0     /* 1 f32, 2 f16, 3 bf16 */
-#define DK_VKS_DT2 1    /* second dtype (dk_convert output) */
-#define DK_VKS_MODE 2   /* eltwise: 0 unary, 1 add, 2 nearest resize; group_norm: see DK_VKP_GN_COEF */
+#define DK_VKS_DT2 1    /* second dtype (dk_convert output, the bias / gamma / beta dtype) */
+#define DK_VKS_MODE 2   /* the shader's MODE bits, below */
 #define DK_VKS_ACT 3    /* activation (dk_activation) of the shaders that apply one */
 #define DK_VKS_CM_KB 4  /* cooperative-matrix B row count: never set (16); see dk_coopmat.glsl */
 
-/* Slots every op may use: the epilogue activation and flags (bit 0 bias/gamma,
- * bit 1 residual/beta, bit 2 K-fast A loads for channels-last conv input, bit 3
- * conv weights pre-packed dense [K][Cout]; portable GEMM core, see
- * shaders/dk_gemm_tile.glsl: bit 5 K-fast B loads, bit 6 epilogue rows fastest). */
-#define DK_VKP_ACT 62
-#define DK_VKP_FLAGS 63
+/* ------------------------------------------------------------ FLAGS bits
+ * The epilogue's flags parameter (dk_vk_epilogue.flags): what a dispatch reads
+ * or how it walks, where that is data rather than compiled in. */
+#define DK_VK_FLAG_BIAS 1            /* conv, matmul: add the bias */
+#define DK_VK_FLAG_GAMMA 1           /* group_norm, layer_norm: scale by gamma */
+#define DK_VK_FLAG_RESIDUAL 2        /* conv, matmul: add rscale * residual */
+#define DK_VK_FLAG_BETA 2            /* group_norm, layer_norm: add beta */
+#define DK_VK_FLAG_A_KFAST 4         /* GEMM core: neighbouring invocations fetch neighbouring k of A */
+#define DK_VK_FLAG_PACKED_WEIGHT 8   /* conv: weights pre-packed dense [K][Cout] */
+#define DK_VK_FLAG_VEC_EPILOGUE 16   /* tensor-core conv: y (and the residual) in 16-byte vectors */
+#define DK_VK_FLAG_B_KFAST 32        /* GEMM core: the same for B */
+#define DK_VK_FLAG_ROWS_FASTEST 64   /* GEMM core: the epilogue walks rows (pixels) fastest */
+#define DK_VK_FLAG_GN_STATS_OUT 4    /* split group_norm: the finalize pass writes (mean, variance) */
+#define DK_VK_FLAG_GN_STATS_IN 8     /* split group_norm: the finalize pass reads them */
 
-/* conv (conv2d and each stride phase of conv_transpose2d) as implicit GEMM */
-#define DK_VKP_CV_M 0
-#define DK_VKP_CV_NC 1
-#define DK_VKP_CV_K 2
-#define DK_VKP_CV_CING 3
-#define DK_VKP_CV_H 4
-#define DK_VKP_CV_W 5
-#define DK_VKP_CV_OHS 6
-#define DK_VKP_CV_OWS 7
-#define DK_VKP_CV_TH 8
-#define DK_VKP_CV_TW 9
-#define DK_VKP_CV_STRH 10
-#define DK_VKP_CV_STRW 11
-#define DK_VKP_CV_OFFH 12
-#define DK_VKP_CV_OFFW 13
-#define DK_VKP_CV_DILH 14
-#define DK_VKP_CV_DILW 15
-#define DK_VKP_CV_UPS 16
-#define DK_VKP_CV_KH0 17
-#define DK_VKP_CV_KW0 18
-#define DK_VKP_CV_KSTH 19
-#define DK_VKP_CV_KSTW 20
-#define DK_VKP_CV_OH0 21
-#define DK_VKP_CV_OW0 22
-#define DK_VKP_CV_OSTH 23
-#define DK_VKP_CV_OSTW 24
-#define DK_VKP_CV_XS 25   /* 4 strides n c h w, then offset at +4 */
-#define DK_VKP_CV_WGS 30  /* weight: group stride, co stride, ci stride, kh, kw, offset */
-#define DK_VKP_CV_BS 36   /* bias stride, offset */
-#define DK_VKP_CV_RS 38   /* residual 4 strides + offset */
-#define DK_VKP_CV_YS 43   /* output 4 strides + offset */
-#define DK_VKP_CV_OSCALE 48
-#define DK_VKP_CV_RSCALE 49
+/* ------------------------------------------------------------- MODE bits
+ * The MODE specialization constant, per shader.  Multi-bit fields have a
+ * shift and a mask; single bits that shaders test by shifting have a _SHIFT. */
 
-/* matmul */
-#define DK_VKP_MM_M 0
-#define DK_VKP_MM_N 1
-#define DK_VKP_MM_K 2
-#define DK_VKP_MM_AS 3    /* a: batch, m, k strides, offset */
-#define DK_VKP_MM_BS 7    /* b: batch, k, n strides, offset */
-#define DK_VKP_MM_BIAS 11 /* stride, offset */
-#define DK_VKP_MM_RS 13   /* residual batch, m, n strides, offset */
-#define DK_VKP_MM_YS 17   /* y batch, m, n strides, offset */
-#define DK_VKP_MM_OSCALE 21
-#define DK_VKP_MM_RSCALE 22
+/* Portable GEMM core (dk_gemm_tile.glsl: conv2d.comp's GEMM path, matmul.comp):
+ * 16-byte fetches of 8 k of A, of 8 columns of B, or of 8 k of B. */
+#define DK_VK_GEMM_MODE_VEC_A 1
+#define DK_VK_GEMM_MODE_VEC_B_N 2
+#define DK_VK_GEMM_MODE_VEC_B_K 8
 
-/* elementwise: activation, add, convert, upsample_nearest */
-#define DK_VKP_EW_SHAPE 0 /* y shape[4] */
-#define DK_VKP_EW_AS 4    /* a strides[4], offset */
-#define DK_VKP_EW_BS 9    /* b strides[4], offset */
-#define DK_VKP_EW_YS 14   /* y strides[4], offset */
-#define DK_VKP_EW_ALPHA 19
-#define DK_VKP_EW_BETA 20
-#define DK_VKP_EW_SRCH 21 /* upsample: source H, W */
-#define DK_VKP_EW_SRCW 22
-#define DK_VKP_EW_TOTAL 23
-#define DK_VKP_EW_FLAT 24  /* every operand dense in the walk order (dk__elt_order), 16-byte aligned starts; upsample: the vector path */
-#define DK_VKP_EW_OSCALE 25 /* activation, add: y = oscale * act(...) */
+/* conv2d.comp: bits 0 and 1 as the GEMM core's (bit 0 also the narrow conv's
+ * 8-channel input loads), and: */
+#define DK_VK_CONV_MODE_UPSAMPLE2 4     /* the input is 2x nearest-upsampled */
+#define DK_VK_CONV_MODE_NARROW 16       /* direct convolution, Cout/groups <= 8 */
+#define DK_VK_CONV_MODE_NARROW4_SHIFT 5 /* with NARROW: at most 4 output channels */
+#define DK_VK_CONV_MODE_NARROW4 (1 << DK_VK_CONV_MODE_NARROW4_SHIFT)
+#define DK_VK_CONV_MODE_LANES 64        /* with NARROW and VEC_A: 16 invocations per pixel */
 
-/* group_norm: statistics, finalize, normalize */
-#define DK_VKP_GN_N 0
-#define DK_VKP_GN_C 1
-#define DK_VKP_GN_H 2
-#define DK_VKP_GN_W 3
-#define DK_VKP_GN_G 4
-#define DK_VKP_GN_CHUNKS 5
-#define DK_VKP_GN_CHUNK 6   /* chunk size: elements (MODE 0), vectors (1) or pixels (2) */
-#define DK_VKP_GN_XS 7      /* x strides[4], offset */
-#define DK_VKP_GN_YS 12     /* y strides[4], offset */
-#define DK_VKP_GN_GAMMA 17  /* stride, offset */
-#define DK_VKP_GN_BETA 19   /* stride, offset */
-#define DK_VKP_GN_EPS 21
-#define DK_VKP_GN_CFAST 22  /* 1: channel is the fastest stride (NHWC) */
-#define DK_VKP_GN_SCR 23    /* element offset of the partials in the scratch binding */
-#define DK_VKP_GN_COEF 24   /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
-#define DK_VKP_GN_TOTAL 25  /* elements (MODE 0) or 16-byte vectors (MODE 1, 2) to normalize */
-#define DK_VKP_GN_STATS 26  /* split GroupNorm: element offset of (mean, variance) pairs in binding 3;
-                             * FLAGS 4: the finalize pass writes them (no coefficients), 8: reads them */
-/* GroupNorm MODE (specialization constant): 0 any strides; 1 dense NCHW with H*W
- * a multiple of the vector width; 2 dense NHWC with C a multiple of it.  Modes 1
- * and 2 move 16-byte vectors (8 f16/bf16 or 4 f32 elements) of one image. */
+/* Tensor-core GEMM (dk_gemm_coopmat.glsl) and conv (conv2d_nhwc_cm.comp). */
+#define DK_VK_CM_MODE_BM256_SHIFT 0     /* 256-row tiles (else 128) */
+#define DK_VK_CM_MODE_BM256 (1 << DK_VK_CM_MODE_BM256_SHIFT)
+#define DK_VK_CM_MODE_BN256_SHIFT 1     /* 256-column tiles (else 128) */
+#define DK_VK_CM_MODE_BN256 (1 << DK_VK_CM_MODE_BN256_SHIFT)
+#define DK_VK_CM_MODE_BK16_SHIFT 2      /* 16-deep K slices (else 32) */
+#define DK_VK_CM_MODE_BK16 (1 << DK_VK_CM_MODE_BK16_SHIFT)
+#define DK_VK_CM_MODE_HALO_SHIFT 3      /* halo staging of the input rows */
+#define DK_VK_CM_MODE_HALO (1 << DK_VK_CM_MODE_HALO_SHIFT)
+#define DK_VK_CM_MODE_FIXED_SHIFT 4     /* the tap grid compiled in: 3x3 ... */
+#define DK_VK_CM_MODE_FIXED (1 << DK_VK_CM_MODE_FIXED_SHIFT)
+#define DK_VK_CM_MODE_FIXED_2X2_SHIFT 5 /* ... or, with FIXED, 2x2 ... */
+#define DK_VK_CM_MODE_FIXED_2X2 (1 << DK_VK_CM_MODE_FIXED_2X2_SHIFT)
+#define DK_VK_CM_MODE_FIXED_1X1_SHIFT 6 /* ... or 1x1 */
+#define DK_VK_CM_MODE_FIXED_1X1 (1 << DK_VK_CM_MODE_FIXED_1X1_SHIFT)
+#define DK_VK_CM_MODE_VEC_OUT_SHIFT 7   /* the 16-byte vector epilogue (DK_VK_FLAG_VEC_EPILOGUE) */
+#define DK_VK_CM_MODE_VEC_OUT (1 << DK_VK_CM_MODE_VEC_OUT_SHIFT)
+#define DK_VK_CM_MODE_RESIDUAL_SHIFT 8  /* the residual (DK_VK_FLAG_RESIDUAL) */
+#define DK_VK_CM_MODE_RESIDUAL (1 << DK_VK_CM_MODE_RESIDUAL_SHIFT)
 
-/* layer_norm */
-#define DK_VKP_LN_ROWS 0
-#define DK_VKP_LN_R1 1      /* sizes of leading dims 1 and 2 (dim 0 implied) */
-#define DK_VKP_LN_R2 2
-#define DK_VKP_LN_D 3
-#define DK_VKP_LN_XS 4      /* x strides of the 3 leading dims, then the last dim, offset */
-#define DK_VKP_LN_YS 9
-#define DK_VKP_LN_GAMMA 14
-#define DK_VKP_LN_BETA 16
-#define DK_VKP_LN_EPS 18
+/* eltwise.comp: the operation in bits 0-1; nearest resize: the walk positions
+ * of h and w in bits 2-3 and 4-5. */
+#define DK_VK_EW_MODE_OP_MASK 3
+#define DK_VK_EW_MODE_UNARY 0   /* y = oscale * act(alpha * a) (also dk_convert) */
+#define DK_VK_EW_MODE_ADD 1     /* y = oscale * act(alpha * a + beta * b) */
+#define DK_VK_EW_MODE_RESIZE 2  /* nearest resize */
+#define DK_VK_EW_MODE_HPOS_SHIFT 2
+#define DK_VK_EW_MODE_WPOS_SHIFT 4
+#define DK_VK_EW_MODE_POS_MASK 3
 
-/* attention */
-#define DK_VKP_AT_H 0
-#define DK_VKP_AT_NQ 1
-#define DK_VKP_AT_NKV 2
-#define DK_VKP_AT_D 3
-#define DK_VKP_AT_DV 4
-#define DK_VKP_AT_SCALE 5
-#define DK_VKP_AT_QS 6      /* 4 strides + offset */
-#define DK_VKP_AT_KS 11
-#define DK_VKP_AT_VS 16
-#define DK_VKP_AT_OS 21
+/* transpose.comp (layout changes of the elementwise family) */
+#define DK_VK_TR_MODE_VEC16 1   /* 16-bit copies of one dtype in 16-byte vectors */
+#define DK_VK_TR_MODE_VEC_CVT 2 /* 16-byte vectors of any dtype pair, through floats */
+#define DK_VK_TR_MODE_KPOS_SHIFT 2 /* bits 2-3: the walk position of a's unit-stride dim */
+#define DK_VK_TR_MODE_KPOS_MASK 3
+
+/* gn_stats / gn_final / gn_norm.comp: the layout (a value, not bits) */
+#define DK_VK_GN_MODE_STRIDED 0 /* any strides, one element at a time */
+#define DK_VK_GN_MODE_NCHW 1    /* dense NCHW, H*W a multiple of the vector width */
+#define DK_VK_GN_MODE_NHWC 2    /* dense NHWC, C a multiple of it */
+
+/* attention.comp (portable) */
+#define DK_VK_AT_MODE_VEC_Q 1   /* bits 0-2: 16-byte loads of Q, K, V (bit i: input i) */
+#define DK_VK_AT_MODE_VEC_K 2
+#define DK_VK_AT_MODE_VEC_V 4
+#define DK_VK_AT_MODE_OTILE_SHIFT 3 /* bits 3-4: the O register tile by Dv (0: <= 64, 1: <= 128, 2: <= 256) */
+#define DK_VK_AT_MODE_OTILE_MASK 3
+#define DK_VK_AT_MODE_BIG_SLICES 32 /* the device has the shared memory for the larger slices */
+
+/* attention_cm.comp (tensor cores, large heads) */
+#define DK_VK_ATCM_MODE_CG_MASK 15  /* bits 0-3: column groups (2, 4 or 8) */
+#define DK_VK_ATCM_MODE_R64_SHIFT 5 /* with CG 8: 64 query rows, keys 64 at a time */
+#define DK_VK_ATCM_MODE_R64 (1 << DK_VK_ATCM_MODE_R64_SHIFT)
+#define DK_VK_ATCM_MODE_MASKED 64   /* Nq, Nkv, D or Dv not a multiple of 16 */
+#define DK_VK_ATCM_MODE_D8_SHIFT 8  /* bits 8-14: D / 8 compiled in (0: from the parameters) */
+#define DK_VK_ATCM_MODE_D8_MASK 127
+
+/* attention_cm_rows.comp (tensor cores, D, Dv <= 128): a value */
+#define DK_VK_ATROWS_MODE_WIDE 1    /* 128 wide (D or Dv above 64), else 64 */
+
+/* ------------------------------------------------------------ the structs */
+
+/* A tensor's 4-D view: strides (n, c, h, w or the op's own order) and the
+ * element offset of its start. */
+DK_VK_TYPEDEF(dk_vk_view4)
+struct dk_vk_view4 {
+    int stride[4];
+    int offset;
+};
+
+/* matmul operands: batch, row and column strides, and the offset. */
+DK_VK_TYPEDEF(dk_vk_view3)
+struct dk_vk_view3 {
+    int stride[3];
+    int offset;
+};
+
+/* A per-channel vector (bias, gamma, beta): its stride and offset. */
+DK_VK_TYPEDEF(dk_vk_view1)
+struct dk_vk_view1 {
+    int stride;
+    int offset;
+};
+
+/* Conv weights: the stride between groups, then the view of one group
+ * (co, ci, kh, kw strides, and the offset). */
+DK_VK_TYPEDEF(dk_vk_conv_weight)
+struct dk_vk_conv_weight {
+    int group_stride;
+    dk_vk_view4 view;
+};
+
+/* The tail of every parameter struct, at the same offset in each: the
+ * activation (also a specialization constant) and the FLAGS bits. */
+DK_VK_TYPEDEF(dk_vk_epilogue)
+struct dk_vk_epilogue {
+    int act;
+    int flags;
+};
+
+/* conv2d and each stride phase of conv_transpose2d, as an implicit GEMM of
+ * m rows (n, oh, ow of the sub-grid), n columns (output channels of one group)
+ * and k = taps * input channels of the group.  Input coordinate of tap t of
+ * output row o: o * stride + input_offset + t * dilation (in the upsampled
+ * input); output coordinate out_start + o * out_step; kernel tap
+ * tap_start + t * tap_step. */
+DK_VK_TYPEDEF(dk_vk_conv_params)
+struct dk_vk_conv_params {
+    int m;
+    int n;
+    int k;
+    int cin_per_group;
+    int in_h;
+    int in_w;
+    int rows_h; /* output rows and columns of the (sub-)grid */
+    int rows_w;
+    int taps_h;
+    int taps_w;
+    int stride_h;
+    int stride_w;
+    int input_offset_h;
+    int input_offset_w;
+    int dilation_h;
+    int dilation_w;
+    int upsample; /* 1, or 2 (nearest) */
+    int tap_start_h;
+    int tap_start_w;
+    int tap_step_h;
+    int tap_step_w;
+    int out_start_h;
+    int out_start_w;
+    int out_step_h;
+    int out_step_w;
+    dk_vk_view4 x;
+    dk_vk_conv_weight weight;
+    dk_vk_view1 bias;
+    dk_vk_view4 residual;
+    dk_vk_view4 y;
+    float out_scale;
+    float residual_scale;
+    int unused[12];
+    dk_vk_epilogue epilogue;
+};
+
+/* matmul: y[b][m][n] = sum_k a[b][m][k] * b[b][k][n] */
+DK_VK_TYPEDEF(dk_vk_matmul_params)
+struct dk_vk_matmul_params {
+    int m;
+    int n;
+    int k;
+    dk_vk_view3 a; /* batch, m, k */
+    dk_vk_view3 b; /* batch, k, n */
+    dk_vk_view1 bias;
+    dk_vk_view3 residual; /* batch, m, n */
+    dk_vk_view3 y;        /* batch, m, n */
+    float out_scale;
+    float residual_scale;
+    int unused[39];
+    dk_vk_epilogue epilogue;
+};
+
+/* eltwise.comp and transpose.comp: activation, add, convert, nearest resize.
+ * Shape and strides in the walk order (dk__elt_order). */
+DK_VK_TYPEDEF(dk_vk_eltwise_params)
+struct dk_vk_eltwise_params {
+    int shape[4]; /* y's */
+    dk_vk_view4 a;
+    dk_vk_view4 b;
+    dk_vk_view4 y;
+    float alpha;
+    float beta;
+    int src_h; /* resize: a's H and W */
+    int src_w;
+    int total;
+    /* every operand dense in the walk order with 16-byte aligned starts (8
+     * elements per invocation); resize: its vector path */
+    int vector_path;
+    float out_scale;
+    int unused[36];
+    dk_vk_epilogue epilogue;
+};
+
+/* group_norm: statistics, finalize, normalize (MODE: DK_VK_GN_MODE_*) */
+DK_VK_TYPEDEF(dk_vk_group_norm_params)
+struct dk_vk_group_norm_params {
+    int n;
+    int c;
+    int h;
+    int w;
+    int groups;
+    int chunks;
+    int chunk;  /* chunk size: elements (MODE STRIDED), vectors (NCHW) or pixels (NHWC) */
+    dk_vk_view4 x;
+    dk_vk_view4 y;
+    dk_vk_view1 gamma;
+    dk_vk_view1 beta;
+    float eps;
+    int channels_fastest; /* 1: the channel is the fastest stride (NHWC) */
+    int partials_offset;  /* element offset of the partials in the scratch binding */
+    int coef_offset;      /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
+    int total;            /* elements (MODE STRIDED) or 16-byte vectors to normalize */
+    int stats_offset;     /* split group_norm: element offset of (mean, variance) pairs in binding 3 */
+    int unused[35];
+    dk_vk_epilogue epilogue;
+};
+
+/* layer_norm over the last dim of rows (dims 0-2 flattened) */
+DK_VK_TYPEDEF(dk_vk_layer_norm_params)
+struct dk_vk_layer_norm_params {
+    int rows;
+    int dim1; /* sizes of leading dims 1 and 2 (dim 0 implied) */
+    int dim2;
+    int d;
+    dk_vk_view4 x; /* strides of the 3 leading dims, then of the last */
+    dk_vk_view4 y;
+    dk_vk_view1 gamma;
+    dk_vk_view1 beta;
+    float eps;
+    int unused[43];
+    dk_vk_epilogue epilogue;
+};
+
+/* attention: q [b, h, nq, d], k [b, h, nkv, d], v [b, h, nkv, dv], output o [b, h, nq, dv] */
+DK_VK_TYPEDEF(dk_vk_attention_params)
+struct dk_vk_attention_params {
+    int heads;
+    int nq;
+    int nkv;
+    int d;
+    int dv;
+    float scale;
+    dk_vk_view4 q;
+    dk_vk_view4 k;
+    dk_vk_view4 v;
+    dk_vk_view4 o; /* the output ("out" is a GLSL keyword) */
+    int unused[36];
+    dk_vk_epilogue epilogue;
+};
+
+#ifndef DK_GLSL
+#include <stddef.h>
+/* The GLSL side (std430) packs 4-byte members with no padding; so must C. */
+#define DK_VK_PARAMS_LAYOUT(type)                                                                      \
+    _Static_assert(sizeof(type) == DK_VK_PARAM_BYTES, #type " fills one parameter slot");              \
+    _Static_assert(offsetof(type, epilogue) == DK_VK_PARAM_BYTES - sizeof(dk_vk_epilogue),              \
+                   #type ": the epilogue ends the slot")
+_Static_assert(sizeof(int) == 4 && sizeof(float) == 4, "32-bit int and float parameters");
+_Static_assert(sizeof(dk_vk_view4) == 20 && sizeof(dk_vk_view3) == 16 && sizeof(dk_vk_view1) == 8,
+               "views are packed ints");
+_Static_assert(sizeof(dk_vk_conv_weight) == 24 && sizeof(dk_vk_epilogue) == 8, "packed ints");
+DK_VK_PARAMS_LAYOUT(dk_vk_conv_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_matmul_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_eltwise_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_group_norm_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_layer_norm_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_attention_params);
+/* members after a nested struct sit where the packed layout puts them */
+_Static_assert(offsetof(dk_vk_conv_params, x) == 25 * 4 && offsetof(dk_vk_conv_params, weight) == 30 * 4 &&
+               offsetof(dk_vk_conv_params, bias) == 36 * 4 && offsetof(dk_vk_conv_params, residual) == 38 * 4 &&
+               offsetof(dk_vk_conv_params, y) == 43 * 4 && offsetof(dk_vk_conv_params, out_scale) == 48 * 4,
+               "conv parameter layout");
+_Static_assert(offsetof(dk_vk_matmul_params, a) == 3 * 4 && offsetof(dk_vk_matmul_params, bias) == 11 * 4 &&
+               offsetof(dk_vk_matmul_params, y) == 17 * 4 && offsetof(dk_vk_matmul_params, out_scale) == 21 * 4,
+               "matmul parameter layout");
+_Static_assert(offsetof(dk_vk_eltwise_params, a) == 4 * 4 && offsetof(dk_vk_eltwise_params, y) == 14 * 4 &&
+               offsetof(dk_vk_eltwise_params, alpha) == 19 * 4 && offsetof(dk_vk_eltwise_params, out_scale) == 25 * 4,
+               "eltwise parameter layout");
+_Static_assert(offsetof(dk_vk_group_norm_params, x) == 7 * 4 && offsetof(dk_vk_group_norm_params, gamma) == 17 * 4 &&
+               offsetof(dk_vk_group_norm_params, eps) == 21 * 4 &&
+               offsetof(dk_vk_group_norm_params, stats_offset) == 26 * 4,
+               "group_norm parameter layout");
+_Static_assert(offsetof(dk_vk_layer_norm_params, x) == 4 * 4 && offsetof(dk_vk_layer_norm_params, gamma) == 14 * 4 &&
+               offsetof(dk_vk_layer_norm_params, eps) == 18 * 4,
+               "layer_norm parameter layout");
+_Static_assert(offsetof(dk_vk_attention_params, q) == 6 * 4 && offsetof(dk_vk_attention_params, o) == 21 * 4,
+               "attention parameter layout");
+#undef DK_VK_PARAMS_LAYOUT
+#endif
 
 #endif /* DK_VK_PARAMS_H */

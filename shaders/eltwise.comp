@@ -2,22 +2,24 @@
 #extension GL_GOOGLE_include_directive : require
 // Elementwise over y's 4-D shape (any strides), grid-stride loop; shape and
 // strides come permuted into y's memory order (dk__elt_order), the last fastest.
-// MODE 0: y = oscale * act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
-// MODE 1: y = oscale * act(alpha * a + beta * b)
-// MODE 2: nearest resize: y[n,c,h,w] = a[n,c,h*SRCH/H,w*SRCW/W]; with FLAT set,
-//   integer factors in 16-byte vectors (up_vec_main)
-// (MODE 0 with a layout change, a's unit-stride dim not y's: transpose.comp, so
+// Operation (MODE bits 0-1, DK_VK_EW_MODE_*):
+// UNARY: y = oscale * act(alpha * a) (activation; dk_convert with DT2 = y's dtype)
+// ADD: y = oscale * act(alpha * a + beta * b)
+// RESIZE: nearest resize: y[n,c,h,w] = a[n,c,h*src_h/H,w*src_w/W]; with
+//   vector_path set, integer factors in 16-byte vectors (up_vec_main)
+// (UNARY with a layout change, a's unit-stride dim not y's: transpose.comp, so
 // that these pipelines carry no shared memory: NVIDIA's driver allocates every
 // declared shared array in every pipeline of a module, which cost add and
 // convert occupancy.)
-// MODE bits 2-3 / 4-5: the walk positions of h and w (upsample),
+// MODE bits 2-3 / 4-5 (DK_VK_EW_MODE_HPOS_SHIFT / _WPOS_SHIFT): the walk positions of h and w (upsample),
 // specialized so that the index math folds when the pipeline is built (as push
 // constants the per-dimension selects made the NCHW upsample much slower)
+#define DK_PARAMS dk_vk_eltwise_params
 #include "dk_common.glsl"
 
-#define OP (MODE & 3)
-#define HPOS ((MODE >> 2) & 3)
-#define WPOS ((MODE >> 4) & 3)
+#define OP (MODE & DK_VK_EW_MODE_OP_MASK)
+#define HPOS ((MODE >> DK_VK_EW_MODE_HPOS_SHIFT) & DK_VK_EW_MODE_POS_MASK)
+#define WPOS ((MODE >> DK_VK_EW_MODE_WPOS_SHIFT) & DK_VK_EW_MODE_POS_MASK)
 
 layout(local_size_x = 256) in;
 
@@ -38,31 +40,31 @@ void ew_get8(int dt, uvec4 u0, uvec4 u1, out float v[8]) {
 
 // The output scale (1 skips the multiply: exact either way).
 float ew_out(float v) {
-    float oscale = PF(DK_VKP_EW_OSCALE);
+    float oscale = dkp.p.out_scale;
     return oscale != 1.0 ? v * oscale : v;
 }
 
 float ew_apply(float v, float w) {
-    float alpha = PF(DK_VKP_EW_ALPHA);
+    float alpha = dkp.p.alpha;
     if (alpha != 1.0) v *= alpha;
-    if (OP == 1) v += PF(DK_VKP_EW_BETA) * w;
+    if (OP == DK_VK_EW_MODE_ADD) v += dkp.p.beta * w;
     return ew_out(dk_act(v));
 }
 
-// FLAT: every operand dense in the walk order (element i at offset i) with 16-byte
+// vector_path: every operand dense in the walk order (element i at offset i) with 16-byte
 // aligned starts: eight elements per step as 16-byte vectors, no index arithmetic.
 void flat_main(uint total) {
     uint n8 = total / 8u, step = gl_NumWorkGroups.x * 256u, i0 = group_x() * 256u + gl_LocalInvocationID.x;
-    uint ao = PU(DK_VKP_EW_AS + 4), bo = PU(DK_VKP_EW_BS + 4), yo = PU(DK_VKP_EW_YS + 4);
+    uint ao = uint(dkp.p.a.offset), bo = uint(dkp.p.b.offset), yo = uint(dkp.p.y.offset);
     for (uint g = i0; g < n8; g += step) {
         float va[8], vb[8];
         if (DT == 1) ew_get8(DT, av.v[ao / 4u + 2u * g], av.v[ao / 4u + 2u * g + 1u], va);
         else ew_get8(DT, av.v[ao / 8u + g], uvec4(0u), va);
-        if (OP == 1) {
+        if (OP == DK_VK_EW_MODE_ADD) {
             if (DT == 1) ew_get8(DT, bv.v[bo / 4u + 2u * g], bv.v[bo / 4u + 2u * g + 1u], vb);
             else ew_get8(DT, bv.v[bo / 8u + g], uvec4(0u), vb);
         }
-        for (int j = 0; j < 8; j++) va[j] = ew_apply(va[j], OP == 1 ? vb[j] : 0.0);
+        for (int j = 0; j < 8; j++) va[j] = ew_apply(va[j], OP == DK_VK_EW_MODE_ADD ? vb[j] : 0.0);
         if (DT2 == 1) {
             yv.v[yo / 4u + 2u * g] = floatBitsToUint(vec4(va[0], va[1], va[2], va[3]));
             yv.v[yo / 4u + 2u * g + 1u] = floatBitsToUint(vec4(va[4], va[5], va[6], va[7]));
@@ -73,25 +75,25 @@ void flat_main(uint total) {
         }
     }
     for (uint e = n8 * 8u + i0; e < total; e += step)
-        Y_st(yo + e, ew_apply(A_ld(ao + e), OP == 1 ? B_ld(bo + e) : 0.0));
+        Y_st(yo + e, ew_apply(A_ld(ao + e), OP == DK_VK_EW_MODE_ADD ? B_ld(bo + e) : 0.0));
 }
 
 // Source index along walk dim k of an upsample.
 uint up_src(int k, uint i, uint s) {
-    if (k == HPOS) return i * PU(DK_VKP_EW_SRCH) / s;
-    if (k == WPOS) return i * PU(DK_VKP_EW_SRCW) / s;
+    if (k == HPOS) return i * uint(dkp.p.src_h) / s;
+    if (k == WPOS) return i * uint(dkp.p.src_w) / s;
     return i;
 }
 
 uint up_fac(int k) {
-    if (k == HPOS) return PU(DK_VKP_EW_SHAPE + k) / PU(DK_VKP_EW_SRCH);
-    if (k == WPOS) return PU(DK_VKP_EW_SHAPE + k) / PU(DK_VKP_EW_SRCW);
+    if (k == HPOS) return uint(dkp.p.shape[k]) / uint(dkp.p.src_h);
+    if (k == WPOS) return uint(dkp.p.shape[k]) / uint(dkp.p.src_w);
     return 1u;
 }
 
 uint up_dup(uint h) { return h | (h << 16); }
 
-// MODE 2 with FLAT set (vkop_upsample_vec): integer factors, walk dim 3 unit-stride
+// RESIZE with vector_path set (vkop_upsample_vec): integer factors, walk dim 3 unit-stride
 // in a and y with a's rows in whole 16-byte vectors of 8 elements, every other
 // stride a multiple of 8 elements.  An invocation loads 8 elements of a once and
 // stores the f3 vectors they expand to (each element repeated f3 times) in each of
@@ -99,16 +101,16 @@ uint up_dup(uint h) { return h | (h << 16); }
 // time in per-element index divisions.  Raw bits are copied.
 void up_vec_main() {
     uint f0 = up_fac(0), f1 = up_fac(1), f2 = up_fac(2), f3 = up_fac(3);
-    uint a1 = PU(DK_VKP_EW_SHAPE + 1) / f1, a2 = PU(DK_VKP_EW_SHAPE + 2) / f2, v3 = PU(DK_VKP_EW_SHAPE + 3) / f3 / 8u;
-    uint nv = PU(DK_VKP_EW_SHAPE) / f0 * a1 * a2 * v3, step = gl_NumWorkGroups.x * 256u;
-    uint ys0 = PU(DK_VKP_EW_YS), ys1 = PU(DK_VKP_EW_YS + 1), ys2 = PU(DK_VKP_EW_YS + 2), vw = DT == 1 ? 4u : 8u;
+    uint a1 = uint(dkp.p.shape[1]) / f1, a2 = uint(dkp.p.shape[2]) / f2, v3 = uint(dkp.p.shape[3]) / f3 / 8u;
+    uint nv = uint(dkp.p.shape[0]) / f0 * a1 * a2 * v3, step = gl_NumWorkGroups.x * 256u;
+    uint ys0 = uint(dkp.p.y.stride[0]), ys1 = uint(dkp.p.y.stride[1]), ys2 = uint(dkp.p.y.stride[2]), vw = DT == 1 ? 4u : 8u;
     for (uint g = group_x() * 256u + gl_LocalInvocationID.x; g < nv; g += step) {
         uint r = g;
         uint i3 = r % v3; r /= v3;
         uint i2 = r % a2; r /= a2;
         uint i1 = r % a1, i0 = r / a1;
-        uint ao = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS) + i1 * PU(DK_VKP_EW_AS + 1) + i2 * PU(DK_VKP_EW_AS + 2) + i3 * 8u;
-        uint yb = PU(DK_VKP_EW_YS + 4) + i0 * f0 * ys0 + i1 * f1 * ys1 + i2 * f2 * ys2 + i3 * 8u * f3;
+        uint ao = uint(dkp.p.a.offset) + i0 * uint(dkp.p.a.stride[0]) + i1 * uint(dkp.p.a.stride[1]) + i2 * uint(dkp.p.a.stride[2]) + i3 * 8u;
+        uint yb = uint(dkp.p.y.offset) + i0 * f0 * ys0 + i1 * f1 * ys1 + i2 * f2 * ys2 + i3 * 8u * f3;
         uvec4 u0 = av.v[ao / vw], u1 = DT == 1 ? av.v[ao / vw + 1u] : uvec4(0u);
         for (uint d0 = 0u; d0 < f0; d0++)
             for (uint d1 = 0u; d1 < f1; d1++)
@@ -140,11 +142,11 @@ void up_vec_main() {
 }
 
 void main() {
-    uint s1 = PU(DK_VKP_EW_SHAPE + 1), s2 = PU(DK_VKP_EW_SHAPE + 2), s3 = PU(DK_VKP_EW_SHAPE + 3);
-    uint total = PU(DK_VKP_EW_TOTAL);
+    uint s1 = uint(dkp.p.shape[1]), s2 = uint(dkp.p.shape[2]), s3 = uint(dkp.p.shape[3]);
+    uint total = uint(dkp.p.total);
     uint step = gl_NumWorkGroups.x * 256u;
-    if (PU(DK_VKP_EW_FLAT) != 0u) {
-        if (OP == 2) up_vec_main();
+    if (uint(dkp.p.vector_path) != 0u) {
+        if (OP == DK_VK_EW_MODE_RESIZE) up_vec_main();
         else flat_main(total);
         return;
     }
@@ -155,25 +157,25 @@ void main() {
         uint i1 = r % s1;
         uint i0 = r / s1;
         uint a0 = i0, a1 = i1, a2 = i2, a3 = i3;
-        if (OP == 2) {   // h and w sit at walk positions HPOS, WPOS
-            a0 = up_src(0, i0, PU(DK_VKP_EW_SHAPE));
+        if (OP == DK_VK_EW_MODE_RESIZE) {   // h and w sit at walk positions HPOS, WPOS
+            a0 = up_src(0, i0, uint(dkp.p.shape[0]));
             a1 = up_src(1, i1, s1);
             a2 = up_src(2, i2, s2);
             a3 = up_src(3, i3, s3);
         }
-        float v = A_ld(PU(DK_VKP_EW_AS + 4) + a0 * PU(DK_VKP_EW_AS) + a1 * PU(DK_VKP_EW_AS + 1) + a2 * PU(DK_VKP_EW_AS + 2) +
-                       a3 * PU(DK_VKP_EW_AS + 3));
-        if (OP == 2) {
-            Y_st(PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS) + i1 * PU(DK_VKP_EW_YS + 1) + i2 * PU(DK_VKP_EW_YS + 2) +
-                     i3 * PU(DK_VKP_EW_YS + 3), v);
+        float v = A_ld(uint(dkp.p.a.offset) + a0 * uint(dkp.p.a.stride[0]) + a1 * uint(dkp.p.a.stride[1]) + a2 * uint(dkp.p.a.stride[2]) +
+                       a3 * uint(dkp.p.a.stride[3]));
+        if (OP == DK_VK_EW_MODE_RESIZE) {
+            Y_st(uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[0]) + i1 * uint(dkp.p.y.stride[1]) + i2 * uint(dkp.p.y.stride[2]) +
+                     i3 * uint(dkp.p.y.stride[3]), v);
             continue;
         }
-        float alpha = PF(DK_VKP_EW_ALPHA);
+        float alpha = dkp.p.alpha;
         if (alpha != 1.0) v *= alpha;
-        if (OP == 1)
-            v += PF(DK_VKP_EW_BETA) * B_ld(PU(DK_VKP_EW_BS + 4) + i0 * PU(DK_VKP_EW_BS) + i1 * PU(DK_VKP_EW_BS + 1) +
-                                           i2 * PU(DK_VKP_EW_BS + 2) + i3 * PU(DK_VKP_EW_BS + 3));
-        Y_st(PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS) + i1 * PU(DK_VKP_EW_YS + 1) + i2 * PU(DK_VKP_EW_YS + 2) +
-                 i3 * PU(DK_VKP_EW_YS + 3), ew_out(dk_act(v)));
+        if (OP == DK_VK_EW_MODE_ADD)
+            v += dkp.p.beta * B_ld(uint(dkp.p.b.offset) + i0 * uint(dkp.p.b.stride[0]) + i1 * uint(dkp.p.b.stride[1]) +
+                                           i2 * uint(dkp.p.b.stride[2]) + i3 * uint(dkp.p.b.stride[3]));
+        Y_st(uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[0]) + i1 * uint(dkp.p.y.stride[1]) + i2 * uint(dkp.p.y.stride[2]) +
+                 i3 * uint(dkp.p.y.stride[3]), ew_out(dk_act(v)));
     }
 }

@@ -5,6 +5,7 @@
 // (Chan's formula, population variance) and writes, for each channel c of the
 // group, the vec4 (mean, rstd * gamma[c], beta[c], 0) at COEF + (n*C + c)*4, so
 // the normalize pass is one subtract and one fma per element.
+#define DK_PARAMS dk_vk_group_norm_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -12,7 +13,7 @@ layout(local_size_x = 256) in;
 DK_IO(1, Gamma, DT2)   // gamma and beta: DT, or f32 (DT2, set by the host)
 DK_IO(2, Beta, DT2)
 layout(std430, set = 0, binding = 5) buffer GnScr { float v[]; } scr;
-layout(std430, set = 0, binding = 3) buffer GnStats { float v[]; } stats; // split GroupNorm (FLAGS 4 / 8)
+layout(std430, set = 0, binding = 3) buffer GnStats { float v[]; } stats; // split GroupNorm (DK_VK_FLAG_GN_STATS_OUT / _IN)
 
 shared float sh_n[256], sh_mean[256], sh_m2[256];
 
@@ -25,18 +26,18 @@ void gn_merge(inout float na, inout float ma, inout float qa, float nb, float mb
 }
 
 void main() {
-    uint t = gl_LocalInvocationID.x, ng = group_x(), chunks = PU(DK_VKP_GN_CHUNKS);
+    uint t = gl_LocalInvocationID.x, ng = group_x(), chunks = uint(dkp.p.chunks);
     float cnt = 0.0, mean = 0.0, m2 = 0.0;
-    if ((FLAGS & 8) != 0 && t == 0u) { // statistics given: (mean, variance)
+    if ((FLAGS & DK_VK_FLAG_GN_STATS_IN) != 0 && t == 0u) { // statistics given: (mean, variance)
         cnt = 1.0;
-        mean = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u];
-        m2 = stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u];
+        mean = stats.v[uint(dkp.p.stats_offset) + ng * 2u];
+        m2 = stats.v[uint(dkp.p.stats_offset) + ng * 2u + 1u];
     }
-    if ((FLAGS & 8) != 0) chunks = 0u;
+    if ((FLAGS & DK_VK_FLAG_GN_STATS_IN) != 0) chunks = 0u;
     // 256 invocations, four partials loaded per step so that their latencies
     // overlap: the statistics pass leaves up to 4096 per group, which 64
     // invocations would merge one dependent load at a time.
-    uint i = t, base = PU(DK_VKP_GN_SCR) + ng * chunks * 3u;
+    uint i = t, base = uint(dkp.p.partials_offset) + ng * chunks * 3u;
     for (; i + 768u < chunks; i += 1024u) {
         float v[12];
         [[unroll]] for (uint u = 0u; u < 4u; u++) {
@@ -61,20 +62,20 @@ void main() {
         }
         barrier();
     }
-    if ((FLAGS & 4) != 0) {
+    if ((FLAGS & DK_VK_FLAG_GN_STATS_OUT) != 0) {
         if (t == 0u) {
-            stats.v[PU(DK_VKP_GN_STATS) + ng * 2u] = sh_mean[0];
-            stats.v[PU(DK_VKP_GN_STATS) + ng * 2u + 1u] = sh_m2[0] / sh_n[0];
+            stats.v[uint(dkp.p.stats_offset) + ng * 2u] = sh_mean[0];
+            stats.v[uint(dkp.p.stats_offset) + ng * 2u + 1u] = sh_m2[0] / sh_n[0];
         }
         return;
     }
-    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), cg = C / G, n = ng / G, g = ng % G;
-    float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + PF(DK_VKP_GN_EPS));
+    uint C = uint(dkp.p.c), G = uint(dkp.p.groups), cg = C / G, n = ng / G, g = ng % G;
+    float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + dkp.p.eps);
     for (uint c = g * cg + t; c < g * cg + cg; c += 256u) {
         float a = rstd, b = 0.0;
-        if ((FLAGS & 1) != 0) a *= Gamma_ld(PU(DK_VKP_GN_GAMMA + 1) + c * PU(DK_VKP_GN_GAMMA));
-        if ((FLAGS & 2) != 0) b = Beta_ld(PU(DK_VKP_GN_BETA + 1) + c * PU(DK_VKP_GN_BETA));
-        uint o = PU(DK_VKP_GN_COEF) + (n * C + c) * 4u;
+        if ((FLAGS & DK_VK_FLAG_GAMMA) != 0) a *= Gamma_ld(uint(dkp.p.gamma.offset) + c * uint(dkp.p.gamma.stride));
+        if ((FLAGS & DK_VK_FLAG_BETA) != 0) b = Beta_ld(uint(dkp.p.beta.offset) + c * uint(dkp.p.beta.stride));
+        uint o = uint(dkp.p.coef_offset) + (n * C + c) * 4u;
         scr.v[o] = sh_mean[0]; scr.v[o + 1u] = a; scr.v[o + 2u] = b; scr.v[o + 3u] = 0.0;
     }
 }

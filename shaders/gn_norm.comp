@@ -8,6 +8,7 @@
 // In place is allowed: each element is read and written by the same invocation.
 // MODE 1 and 2 walk the tensor backwards: pass 1 read it forwards, so its last
 // tens of MB are still in the L2 when this pass starts.
+#define DK_PARAMS dk_vk_group_norm_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -36,11 +37,11 @@ uint gn_pair(uint w, vec4 ka, vec4 kb) {
 }
 
 void main() {
-    uint C = PU(DK_VKP_GN_C), H = PU(DK_VKP_GN_H), W = PU(DK_VKP_GN_W);
-    uint total = PU(DK_VKP_GN_TOTAL), cbase = PU(DK_VKP_GN_COEF) / 4u, vw = uint(DK_VW);
+    uint C = uint(dkp.p.c), H = uint(dkp.p.h), W = uint(dkp.p.w);
+    uint total = uint(dkp.p.total), cbase = uint(dkp.p.coef_offset) / 4u, vw = uint(DK_VW);
     uint step = gl_NumWorkGroups.x * 256u;
-    uint xb = PU(DK_VKP_GN_XS + 4) / vw, yb = PU(DK_VKP_GN_YS + 4) / vw;
-    if (MODE == 1) {   // grid-stride over vectors, one channel each: i = (n*C + c) * hwv + s
+    uint xb = uint(dkp.p.x.offset) / vw, yb = uint(dkp.p.y.offset) / vw;
+    if (MODE == DK_VK_GN_MODE_NCHW) {   // grid-stride over vectors, one channel each: i = (n*C + c) * hwv + s
         uint hwv = H * W / vw;
         for (uint ir = group_x() * 256u + gl_LocalInvocationID.x; ir < total; ir += step) {
             uint i = total - 1u - ir;
@@ -54,11 +55,11 @@ void main() {
         }
         return;
     }
-    if (MODE == 2) {   // workgroup (pixel chunk, n), as in gn_stats: an invocation keeps
+    if (MODE == DK_VK_GN_MODE_NHWC) {   // workgroup (pixel chunk, n), as in gn_stats: an invocation keeps
                        // one channel vector and its coefficients over the chunk's pixels
         uint cv = C / vw, rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
-        uint n = PU(DK_VKP_GN_N) - 1u - gl_WorkGroupID.y, hw = H * W, chunk = PU(DK_VKP_GN_CHUNK);
-        uint p0 = (PU(DK_VKP_GN_CHUNKS) - 1u - group_x()) * chunk, p1 = min(hw, p0 + chunk);
+        uint n = uint(dkp.p.n) - 1u - gl_WorkGroupID.y, hw = H * W, chunk = uint(dkp.p.chunk);
+        uint p0 = (uint(dkp.p.chunks) - 1u - group_x()) * chunk, p1 = min(hw, p0 + chunk);
         if (row >= rows) return;
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];
@@ -87,15 +88,15 @@ void main() {
         }
         return;
     }
-    bool cfast = P(DK_VKP_GN_CFAST) != 0;
+    bool cfast = dkp.p.channels_fastest != 0;
     for (uint i = group_x() * 256u + gl_LocalInvocationID.x; i < total; i += step) {
         uint r = i, c, h, w;
         if (cfast) { c = r % C; r /= C; w = r % W; r /= W; h = r % H; r /= H; }
         else { w = r % W; r /= W; h = r % H; r /= H; c = r % C; r /= C; }
         uint n = r;
-        float x = X_ld(PU(DK_VKP_GN_XS + 4) + n * PU(DK_VKP_GN_XS) + c * PU(DK_VKP_GN_XS + 1) + h * PU(DK_VKP_GN_XS + 2) +
-                       w * PU(DK_VKP_GN_XS + 3));
-        Y_st(PU(DK_VKP_GN_YS + 4) + n * PU(DK_VKP_GN_YS) + c * PU(DK_VKP_GN_YS + 1) + h * PU(DK_VKP_GN_YS + 2) +
-                 w * PU(DK_VKP_GN_YS + 3), gn_apply(x, coef.v[cbase + n * C + c]));
+        float x = X_ld(uint(dkp.p.x.offset) + n * uint(dkp.p.x.stride[0]) + c * uint(dkp.p.x.stride[1]) + h * uint(dkp.p.x.stride[2]) +
+                       w * uint(dkp.p.x.stride[3]));
+        Y_st(uint(dkp.p.y.offset) + n * uint(dkp.p.y.stride[0]) + c * uint(dkp.p.y.stride[1]) + h * uint(dkp.p.y.stride[2]) +
+                 w * uint(dkp.p.y.stride[3]), gn_apply(x, coef.v[cbase + n * C + c]));
     }
 }

@@ -12,6 +12,7 @@
 //     several invocations per group.
 // Modes 1 and 2 accumulate sums of (x - K) and (x - K)^2 with K the invocation's
 // first value (no division per element, and no cancellation when |mean| >> std).
+#define DK_PARAMS dk_vk_group_norm_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -39,7 +40,7 @@ void gn_unshift(float cnt, float k, float s1, float s2, out float mean, out floa
 }
 
 void gn_write(uint ng, float cnt, float mean, float m2) {
-    uint o = PU(DK_VKP_GN_SCR) + (ng * PU(DK_VKP_GN_CHUNKS) + group_x()) * 3u;
+    uint o = uint(dkp.p.partials_offset) + (ng * uint(dkp.p.chunks) + group_x()) * 3u;
     scr.v[o] = cnt; scr.v[o + 1u] = mean; scr.v[o + 2u] = m2;
 }
 
@@ -59,19 +60,19 @@ void gn_reduce_write(uint ng) {
 }
 
 void stats_any() {
-    uint C = PU(DK_VKP_GN_C), H = PU(DK_VKP_GN_H), W = PU(DK_VKP_GN_W), G = PU(DK_VKP_GN_G);
+    uint C = uint(dkp.p.c), H = uint(dkp.p.h), W = uint(dkp.p.w), G = uint(dkp.p.groups);
     uint cg = C / G, hw = H * W, len = cg * hw;
     uint ng = gl_WorkGroupID.y, n = ng / G, g = ng % G;
-    uint chunk = PU(DK_VKP_GN_CHUNK);
+    uint chunk = uint(dkp.p.chunk);
     uint e0 = group_x() * chunk, e1 = min(len, e0 + chunk);
-    bool cfast = P(DK_VKP_GN_CFAST) != 0;
-    uint base = PU(DK_VKP_GN_XS + 4) + n * PU(DK_VKP_GN_XS);
+    bool cfast = dkp.p.channels_fastest != 0;
+    uint base = uint(dkp.p.x.offset) + n * uint(dkp.p.x.stride[0]);
     float cnt = 0.0, mean = 0.0, m2 = 0.0;
     for (uint e = e0 + gl_LocalInvocationID.x; e < e1; e += 256u) {
         uint c, s;
         if (cfast) { c = e % cg; s = e / cg; } else { s = e % hw; c = e / hw; }
         uint h = s / W, w = s % W;
-        float x = X_ld(base + (g * cg + c) * PU(DK_VKP_GN_XS + 1) + h * PU(DK_VKP_GN_XS + 2) + w * PU(DK_VKP_GN_XS + 3));
+        float x = X_ld(base + (g * cg + c) * uint(dkp.p.x.stride[1]) + h * uint(dkp.p.x.stride[2]) + w * uint(dkp.p.x.stride[3]));
         cnt += 1.0;
         float d = x - mean;
         mean += d / cnt;
@@ -83,10 +84,10 @@ void stats_any() {
 }
 
 void stats_nchw() {
-    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), vw = uint(DK_VW);
-    uint glen = (C / G) * PU(DK_VKP_GN_H) * PU(DK_VKP_GN_W) / vw;   // vectors per group
-    uint ng = gl_WorkGroupID.y, chunk = PU(DK_VKP_GN_CHUNK);
-    uint base = PU(DK_VKP_GN_XS + 4) / vw + ng * glen;                 // groups are consecutive runs
+    uint C = uint(dkp.p.c), G = uint(dkp.p.groups), vw = uint(DK_VW);
+    uint glen = (C / G) * uint(dkp.p.h) * uint(dkp.p.w) / vw;   // vectors per group
+    uint ng = gl_WorkGroupID.y, chunk = uint(dkp.p.chunk);
+    uint base = uint(dkp.p.x.offset) / vw + ng * glen;                 // groups are consecutive runs
     uint v0 = group_x() * chunk, v1 = min(glen, v0 + chunk);
     float cnt = 0.0, k = 0.0, s1 = 0.0, s2 = 0.0;
     uint v = v0 + gl_LocalInvocationID.x;
@@ -108,12 +109,12 @@ void stats_nchw() {
 }
 
 void stats_nhwc() {
-    uint C = PU(DK_VKP_GN_C), G = PU(DK_VKP_GN_G), vw = uint(DK_VW);
-    uint hw = PU(DK_VKP_GN_H) * PU(DK_VKP_GN_W), cv = C / vw;          // vectors per pixel (<= 256)
+    uint C = uint(dkp.p.c), G = uint(dkp.p.groups), vw = uint(DK_VW);
+    uint hw = uint(dkp.p.h) * uint(dkp.p.w), cv = C / vw;          // vectors per pixel (<= 256)
     uint rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
-    uint n = gl_WorkGroupID.y, chunk = PU(DK_VKP_GN_CHUNK);
+    uint n = gl_WorkGroupID.y, chunk = uint(dkp.p.chunk);
     uint p0 = group_x() * chunk, p1 = min(hw, p0 + chunk);
-    uint base = PU(DK_VKP_GN_XS + 4) / vw + n * hw * cv + col;
+    uint base = uint(dkp.p.x.offset) / vw + n * hw * cv + col;
     float k[8], s1[8], s2[8], cnt = 0.0;
     for (int j = 0; j < 8; j++) { k[j] = 0.0; s1[j] = 0.0; s2[j] = 0.0; }
     uint p = p0 + row;
@@ -193,7 +194,7 @@ void stats_nhwc() {
 }
 
 void main() {
-    if (MODE == 1) stats_nchw();
-    else if (MODE == 2) stats_nhwc();
+    if (MODE == DK_VK_GN_MODE_NCHW) stats_nchw();
+    else if (MODE == DK_VK_GN_MODE_NHWC) stats_nhwc();
     else stats_any();
 }

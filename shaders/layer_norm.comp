@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // LayerNorm over the last dimension: one workgroup per row, fp32 Welford per
 // invocation combined in shared memory, then normalize + affine + activation.
+#define DK_PARAMS dk_vk_layer_norm_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
@@ -15,13 +16,13 @@ shared float sh_n[256], sh_mean[256], sh_m2[256];
 
 void main() {
     uint row = group_x();
-    if (row >= PU(DK_VKP_LN_ROWS)) return;
-    uint r1 = PU(DK_VKP_LN_R1), r2 = PU(DK_VKP_LN_R2), D = PU(DK_VKP_LN_D);
+    if (row >= uint(dkp.p.rows)) return;
+    uint r1 = uint(dkp.p.dim1), r2 = uint(dkp.p.dim2), D = uint(dkp.p.d);
     uint i2 = row % r2, q = row / r2;
     uint i1 = q % r1, i0 = q / r1;
-    uint xb = PU(DK_VKP_LN_XS + 4) + i0 * PU(DK_VKP_LN_XS) + i1 * PU(DK_VKP_LN_XS + 1) + i2 * PU(DK_VKP_LN_XS + 2);
-    uint yb = PU(DK_VKP_LN_YS + 4) + i0 * PU(DK_VKP_LN_YS) + i1 * PU(DK_VKP_LN_YS + 1) + i2 * PU(DK_VKP_LN_YS + 2);
-    uint xs = PU(DK_VKP_LN_XS + 3), ys = PU(DK_VKP_LN_YS + 3);
+    uint xb = uint(dkp.p.x.offset) + i0 * uint(dkp.p.x.stride[0]) + i1 * uint(dkp.p.x.stride[1]) + i2 * uint(dkp.p.x.stride[2]);
+    uint yb = uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[0]) + i1 * uint(dkp.p.y.stride[1]) + i2 * uint(dkp.p.y.stride[2]);
+    uint xs = uint(dkp.p.x.stride[3]), ys = uint(dkp.p.y.stride[3]);
     uint t = gl_LocalInvocationID.x;
     float cnt = 0.0, mean = 0.0, m2 = 0.0;
     for (uint d = t; d < D; d += 256u) {
@@ -47,14 +48,14 @@ void main() {
         barrier();
     }
     float mu = sh_mean[0];
-    float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + PF(DK_VKP_LN_EPS));
+    float rstd = inversesqrt(max(sh_m2[0] / sh_n[0], 0.0) + dkp.p.eps);
     // Every invocation has read the statistics before any output is written
     // (the output may be the input: in place).
     barrier();
     for (uint d = t; d < D; d += 256u) {
         float v = (X_ld(xb + d * xs) - mu) * rstd;
-        if ((FLAGS & 1) != 0) v *= Gamma_ld(PU(DK_VKP_LN_GAMMA + 1) + d * PU(DK_VKP_LN_GAMMA));
-        if ((FLAGS & 2) != 0) v += Beta_ld(PU(DK_VKP_LN_BETA + 1) + d * PU(DK_VKP_LN_BETA));
+        if ((FLAGS & DK_VK_FLAG_GAMMA) != 0) v *= Gamma_ld(uint(dkp.p.gamma.offset) + d * uint(dkp.p.gamma.stride));
+        if ((FLAGS & DK_VK_FLAG_BETA) != 0) v += Beta_ld(uint(dkp.p.beta.offset) + d * uint(dkp.p.beta.stride));
         Y_st(yb + d * ys, dk_act(v));
     }
 }

@@ -9,15 +9,16 @@
 // memory order as for eltwise.comp (same parameter slots).  Workgroups stride
 // over the tiles.  A module of its own: its shared tile would otherwise be
 // allocated in every elementwise pipeline.
-// MODE bit 0: 16-bit copies in one dtype in 16-byte vectors (vec_main); bit 1:
+// DK_VK_TR_MODE_VEC16: 16-bit copies in one dtype in 16-byte vectors (vec_main); DK_VK_TR_MODE_VEC_CVT:
 // copies between any dtypes in 16-byte vectors through floats (cvt_main); both
 // chosen by vkop_transpose16.  Else y = oscale * act(alpha * a) through a 32 x 32 tile
-// of floats (element_main).  MODE bits 2-3: KPOS.
+// of floats (element_main).  MODE bits 2-3 (DK_VK_TR_MODE_KPOS_SHIFT): KPOS.
+#define DK_PARAMS dk_vk_eltwise_params
 #include "dk_common.glsl"
 
-#define VEC ((MODE & 1) != 0)
-#define CVT ((MODE & 2) != 0)
-#define KPOS ((MODE >> 2) & 3)
+#define VEC ((MODE & DK_VK_TR_MODE_VEC16) != 0)
+#define CVT ((MODE & DK_VK_TR_MODE_VEC_CVT) != 0)
+#define KPOS ((MODE >> DK_VK_TR_MODE_KPOS_SHIFT) & DK_VK_TR_MODE_KPOS_MASK)
 
 layout(local_size_x = 256) in;
 
@@ -34,10 +35,10 @@ shared uvec4 tr_tile[TR_VECS];
 void element_main() {
     int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
     uint tx = gl_LocalInvocationID.x % 32u, ty = gl_LocalInvocationID.x / 32u;
-    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
-    uint t3 = (s3 + 31u) / 32u, tk = (sk + 31u) / 32u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
-    uint ak = PU(DK_VKP_EW_AS + KPOS), a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS), y3 = PU(DK_VKP_EW_YS + 3);
-    float alpha = PF(DK_VKP_EW_ALPHA), oscale = PF(DK_VKP_EW_OSCALE);
+    uint s3 = uint(dkp.p.shape[3]), sk = uint(dkp.p.shape[KPOS]), so1 = uint(dkp.p.shape[o1]);
+    uint t3 = (s3 + 31u) / 32u, tk = (sk + 31u) / 32u, tiles = t3 * tk * uint(dkp.p.shape[o0]) * so1;
+    uint ak = uint(dkp.p.a.stride[KPOS]), a3 = uint(dkp.p.a.stride[3]), yk = uint(dkp.p.y.stride[KPOS]), y3 = uint(dkp.p.y.stride[3]);
+    float alpha = dkp.p.alpha, oscale = dkp.p.out_scale;
     for (uint t = group_x(); t < tiles; t += gl_NumWorkGroups.x) {
         uint r = t;
         uint b3 = (r % t3) * 32u;
@@ -45,8 +46,8 @@ void element_main() {
         uint bk = (r % tk) * 32u;
         r /= tk;
         uint i1 = r % so1, i0 = r / so1;
-        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
-        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        uint ba = uint(dkp.p.a.offset) + i0 * uint(dkp.p.a.stride[o0]) + i1 * uint(dkp.p.a.stride[o1]);
+        uint by = uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[o0]) + i1 * uint(dkp.p.y.stride[o1]);
         for (uint rr = ty; rr < 32u; rr += 8u) {
             uint i = rr * 33u + tx;
             if (b3 + rr < s3 && bk + tx < sk)
@@ -75,9 +76,9 @@ void element_main() {
 void vec_main() {
     int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
     uint t = gl_LocalInvocationID.x;
-    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
-    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
-    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
+    uint s3 = uint(dkp.p.shape[3]), sk = uint(dkp.p.shape[KPOS]), so1 = uint(dkp.p.shape[o1]);
+    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * uint(dkp.p.shape[o0]) * so1;
+    uint a3 = uint(dkp.p.a.stride[3]), yk = uint(dkp.p.y.stride[KPOS]);
     for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
         uint r = ti;
         uint b3 = (r % t3) * 64u;
@@ -85,8 +86,8 @@ void vec_main() {
         uint bk = (r % tk) * 64u;
         r /= tk;
         uint i1 = r % so1, i0 = r / so1;
-        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
-        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        uint ba = uint(dkp.p.a.offset) + i0 * uint(dkp.p.a.stride[o0]) + i1 * uint(dkp.p.a.stride[o1]);
+        uint by = uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[o0]) + i1 * uint(dkp.p.y.stride[o1]);
         [[unroll]] for (uint q = 0u; q < 2u; q++) {
             uint row = t / 8u + 32u * q, c = t % 8u;
             if (b3 + row < s3 && bk + 8u * c < sk)
@@ -119,9 +120,9 @@ float cvt_get(uint r, uint kk, uint sw) { return uintBitsToFloat(tr_tile[r * 16u
 void cvt_main() {
     int o0 = KPOS == 0 ? 1 : 0, o1 = KPOS == 2 ? 1 : 2;
     uint t = gl_LocalInvocationID.x;
-    uint s3 = PU(DK_VKP_EW_SHAPE + 3), sk = PU(DK_VKP_EW_SHAPE + KPOS), so1 = PU(DK_VKP_EW_SHAPE + o1);
-    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * PU(DK_VKP_EW_SHAPE + o0) * so1;
-    uint a3 = PU(DK_VKP_EW_AS + 3), yk = PU(DK_VKP_EW_YS + KPOS);
+    uint s3 = uint(dkp.p.shape[3]), sk = uint(dkp.p.shape[KPOS]), so1 = uint(dkp.p.shape[o1]);
+    uint t3 = (s3 + 63u) / 64u, tk = (sk + 63u) / 64u, tiles = t3 * tk * uint(dkp.p.shape[o0]) * so1;
+    uint a3 = uint(dkp.p.a.stride[3]), yk = uint(dkp.p.y.stride[KPOS]);
     for (uint ti = group_x(); ti < tiles; ti += gl_NumWorkGroups.x) {
         uint r = ti;
         uint b3 = (r % t3) * 64u;
@@ -129,8 +130,8 @@ void cvt_main() {
         uint bk = (r % tk) * 64u;
         r /= tk;
         uint i1 = r % so1, i0 = r / so1;
-        uint ba = PU(DK_VKP_EW_AS + 4) + i0 * PU(DK_VKP_EW_AS + o0) + i1 * PU(DK_VKP_EW_AS + o1);
-        uint by = PU(DK_VKP_EW_YS + 4) + i0 * PU(DK_VKP_EW_YS + o0) + i1 * PU(DK_VKP_EW_YS + o1);
+        uint ba = uint(dkp.p.a.offset) + i0 * uint(dkp.p.a.stride[o0]) + i1 * uint(dkp.p.a.stride[o1]);
+        uint by = uint(dkp.p.y.offset) + i0 * uint(dkp.p.y.stride[o0]) + i1 * uint(dkp.p.y.stride[o1]);
         if (DT == 1) {
             [[unroll]] for (uint q = 0u; q < 4u; q++) {
                 uint row = t / 16u + 16u * q, c = t % 16u, sw = DT2 == 1 ? (row / 4u) % 8u : (row / 8u) % 8u;

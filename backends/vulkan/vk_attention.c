@@ -15,21 +15,25 @@
  * of shared memory.  shaders/attention_cm.comp (larger heads): the same with CG
  * 8, 48896 bytes; CG 2 and 4 (forced, for benchmarks) load fragments in place
  * and need Nq, Nkv, D and Dv multiples of 16 (the caller's check).
- * p: the parameter slot with the four tensors' strides and offsets. */
+ * params: the four tensors' strides and offsets. */
 static int vkop_attention_cm_ok(const dk_vk_state *s, const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
-                                const dk_tensor *out, const int32_t *p, const dk_vk_binding *bind, int rows) {
-    static const int vkop_at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
+                                const dk_tensor *out, const dk_vk_attention_params *params, const dk_vk_binding *bind,
+                                int rows) {
+    const dk_vk_view4 *inputs[3];
     int i, j;
+    inputs[0] = &params->q;
+    inputs[1] = &params->k;
+    inputs[2] = &params->v;
     if (!dk__vk_cm_dtype(s, q->dtype) || s->props.limits.maxComputeSharedMemorySize < (rows ? 47616u : 48896u) ||
         k->dtype != q->dtype || v->dtype != q->dtype || out->dtype != q->dtype)
         return 0;
     if (q->shape[3] % 8 || v->shape[3] % 8) return 0;
     for (i = 0; i < 3; i++) {
-        const int32_t *t = &p[vkop_at_in[i]];
-        if (t[3] != 1 || bind[i].offset % 16) return 0;
+        const dk_vk_view4 *t = inputs[i];
+        if (t->stride[3] != 1 || bind[i].offset % 16) return 0;
         for (j = 0; j < 3; j++)
-            if (t[j] % 8) return 0;
-        if (t[4] % 8) return 0;
+            if (t->stride[j] % 8) return 0;
+        if (t->offset % 8) return 0;
     }
     return 1;
 }
@@ -38,7 +42,7 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
                            const dk_tensor *v, const dk_tensor *out) {
     const char *op = "dk_attention";
     dk_vk_binding bind[DK_VK_BINDINGS];
-    int32_t p[DK_VKP_SLOT_INTS];
+    dk_vk_attention_params params;
     uint32_t spec[DK_VK_SPEC];
     int64_t dd = q->shape[3];
     float scale = d->scale != 0.0f ? d->scale : (float)(1.0 / sqrt((double)dd));
@@ -48,18 +52,18 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
                         (long long)q->shape[3], (long long)v->shape[3]);
     if (q->shape[1] > 65535 || q->shape[0] > 65535) return dk__vkop_too_big(ctx, op, "B or H", 65536);
     memset(bind, 0, sizeof bind);
-    memset(p, 0, sizeof p);
-    st = dk__vkop_bind(ctx, op, "q", q, 0, &bind[0], &p[DK_VKP_AT_QS]);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "k", k, 0, &bind[1], &p[DK_VKP_AT_KS]);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "v", v, 0, &bind[2], &p[DK_VKP_AT_VS]);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "out", out, 1, &bind[4], &p[DK_VKP_AT_OS]);
+    memset(&params, 0, sizeof params);
+    st = dk__vkop_bind(ctx, op, "q", q, 0, &bind[0], &params.q);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "k", k, 0, &bind[1], &params.k);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "v", v, 0, &bind[2], &params.v);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "out", out, 1, &bind[4], &params.o);
     if (st != DK_OK) return st;
-    p[DK_VKP_AT_H] = (int32_t)q->shape[1];
-    p[DK_VKP_AT_NQ] = (int32_t)q->shape[2];
-    p[DK_VKP_AT_NKV] = (int32_t)k->shape[2];
-    p[DK_VKP_AT_D] = (int32_t)dd;
-    p[DK_VKP_AT_DV] = (int32_t)v->shape[3];
-    p[DK_VKP_AT_SCALE] = dk__vkop_fbits(scale);
+    params.heads = (int32_t)q->shape[1];
+    params.nq = (int32_t)q->shape[2];
+    params.nkv = (int32_t)k->shape[2];
+    params.d = (int32_t)dd;
+    params.dv = (int32_t)v->shape[3];
+    params.scale = scale;
     {
         /* D, Dv <= 128: 16 query rows per subgroup, 128 per workgroup, keys 32 at
          * a time (shaders/attention_cm_rows.comp, 64 or 128 wide; it replaced the
@@ -76,28 +80,30 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
         uint32_t cg = forced ? (uint32_t)ctx->knobs.vulkan_attn_cg : 8;
         uint64_t br;
         if (cg != 8 && (q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16)) cg = 8;
-        if (dm <= 128 && !(forced && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 1)) {
-            dk__vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, dm > 64 ? 1u : 0u);
+        if (dm <= 128 && !(forced && dm > 64) && vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, &params, bind, 1)) {
+            dk__vkop_spec(spec, &params.epilogue, q->dtype, DK_ACT_NONE, 0, q->dtype,
+                          dm > 64 ? DK_VK_ATROWS_MODE_WIDE : 0u);
             return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM_ROWS, q->dtype), spec,
-                                   bind, p, DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + 127) / 128,
+                                   bind, &params, sizeof params, ((uint64_t)q->shape[2] + 127) / 128,
                                    (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
         }
-        if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, p, bind, 0)) {
-            /* MODE bit 5 (cg 8): 64 query rows per workgroup, keys 64 at a time (1.5x fewer
+        if (vkop_attention_cm_ok(dk__vk(ctx), q, k, v, out, &params, bind, 0)) {
+            /* DK_VK_ATCM_MODE_R64 (cg 8): 64 query rows per workgroup, keys 64 at a time (1.5x fewer
              * bytes per product; attention_cm.comp) where that grid still fills a large GPU
              * (72 workgroups and more: with fewer, half the SMs idle where cg 8's 128-row
              * grid still fills them; the measurements are in docs/attention.md).
              * DIFKERN_VULKAN_ATTN_R64=0|1 forces it, for benchmarks and tests. */
             const uint64_t groups64 = ((uint64_t)q->shape[2] + 63) / 64 * (uint64_t)q->shape[1] * (uint64_t)q->shape[0];
             const int r64 = cg == 8 && (ctx->knobs.vulkan_attn_r64 >= 0 ? ctx->knobs.vulkan_attn_r64 == 1 : groups64 >= 72);
-            /* MODE bit 6: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
+            /* DK_VK_ATCM_MODE_MASKED: Nq, Nkv, D or Dv not a multiple of 16 (the masks by key and column) */
             const int anyn = q->shape[2] % 16 || k->shape[2] % 16 || dd % 16 || v->shape[3] % 16;
             br = r64 ? 64 : 256 / cg;
-            /* bits 8-14: D / 8 compiled in (aligned shapes only: the masked ones measured slower) */
-            dk__vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype,
-                          cg | (r64 ? 32u : 0u) | (anyn ? 64u : (uint32_t)(dd / 8) << 8));
-            return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, p,
-                                   DK_VKP_SLOT_INTS, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
+            /* D / 8 compiled in (aligned shapes only: the masked ones measured slower) */
+            dk__vkop_spec(spec, &params.epilogue, q->dtype, DK_ACT_NONE, 0, q->dtype,
+                          cg | (r64 ? DK_VK_ATCM_MODE_R64 : 0u) |
+                              (anyn ? DK_VK_ATCM_MODE_MASKED : (uint32_t)(dd / 8) << DK_VK_ATCM_MODE_D8_SHIFT));
+            return dk__vk_dispatch(ctx, dk__vk_cm_shader(dk__vk(ctx), DK_VK_SH_ATTENTION_CM, q->dtype), spec, bind, &params,
+                                   sizeof params, ((uint64_t)q->shape[2] + br - 1) / br, (uint32_t)q->shape[1],
                                    (uint32_t)q->shape[0]);
         }
     }
@@ -107,29 +113,32 @@ dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *d, const dk
          * chunks of V and O, one dispatch each (S is recomputed per chunk: 1.5x
          * the FLOPs at D = Dv = 512, but the one-dispatch variant with a wider
          * O tile ran 7x slower per FLOP on the H100, measured before the
-         * shader's epilogue went through shared memory: worth re-measuring).  MODE bits 0..2: 16-byte
-         * loads of Q, K, V (head dimension contiguous, a multiple of 8, every
-         * other stride and the start whole 16-byte vectors); bits 3..4 the O
-         * register tile by Dv; bit 5 the larger slices where the device has
-         * the shared memory (40,192 bytes). */
-        static const int at_in[3] = {DK_VKP_AT_QS, DK_VKP_AT_KS, DK_VKP_AT_VS};
-        int32_t vw = q->dtype == DK_F32 ? 4 : 8, voff = p[DK_VKP_AT_VS + 4], ooff = p[DK_VKP_AT_OS + 4];
+         * shader's epilogue went through shared memory: worth re-measuring).  MODE: 16-byte
+         * loads of Q, K, V (DK_VK_AT_MODE_VEC_*: head dimension contiguous, a
+         * multiple of 8, every other stride and the start whole 16-byte
+         * vectors); the O register tile by Dv; DK_VK_AT_MODE_BIG_SLICES where
+         * the device has the shared memory (40,192 bytes). */
+        const dk_vk_view4 *inputs[3];
+        int32_t vw = q->dtype == DK_F32 ? 4 : 8, v_offset0 = params.v.offset, o_offset0 = params.o.offset;
         int64_t dvt = v->shape[3], dv0, dvc, bq;
         for (dv0 = 0; dv0 < dvt; dv0 += 256) {
             uint32_t mode = 0;
             int i;
             dvc = dvt - dv0 < 256 ? dvt - dv0 : 256;
-            p[DK_VKP_AT_DV] = (int32_t)dvc;
-            p[DK_VKP_AT_VS + 4] = voff + (int32_t)dv0 * p[DK_VKP_AT_VS + 3];
-            p[DK_VKP_AT_OS + 4] = ooff + (int32_t)dv0 * p[DK_VKP_AT_OS + 3];
+            params.dv = (int32_t)dvc;
+            params.v.offset = v_offset0 + (int32_t)dv0 * params.v.stride[3];
+            params.o.offset = o_offset0 + (int32_t)dv0 * params.o.stride[3];
+            inputs[0] = &params.q;
+            inputs[1] = &params.k;
+            inputs[2] = &params.v;
             for (i = 0; i < 3; i++)
-                if ((i < 2 ? dd : dvc) % 8 == 0 && bind[i].offset % 16 == 0 && dk__vkop_vec_view(&p[at_in[i]], 3, vw))
-                    mode |= 1u << i;
-            mode |= (dvc <= 64 ? 0u : dvc <= 128 ? 1u : 2u) << 3;
-            if (dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= 40192) mode |= 32;
-            dk__vkop_spec(spec, p, q->dtype, DK_ACT_NONE, 0, q->dtype, mode);
+                if ((i < 2 ? dd : dvc) % 8 == 0 && bind[i].offset % 16 == 0 && dk__vkop_vec_view(inputs[i], 3, vw))
+                    mode |= (uint32_t)DK_VK_AT_MODE_VEC_Q << i;
+            mode |= (dvc <= 64 ? 0u : dvc <= 128 ? 1u : 2u) << DK_VK_AT_MODE_OTILE_SHIFT;
+            if (dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= 40192) mode |= DK_VK_AT_MODE_BIG_SLICES;
+            dk__vkop_spec(spec, &params.epilogue, q->dtype, DK_ACT_NONE, 0, q->dtype, mode);
             bq = dvc <= 128 ? 64 : 32;
-            st = dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, p, DK_VKP_SLOT_INTS,
+            st = dk__vk_dispatch(ctx, DK_VK_SH_ATTENTION, spec, bind, &params, sizeof params,
                                  (uint64_t)(q->shape[2] + bq - 1) / bq, (uint32_t)q->shape[1], (uint32_t)q->shape[0]);
             if (st != DK_OK) return st;
         }

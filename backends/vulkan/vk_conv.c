@@ -86,7 +86,7 @@ static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const
     dst.strides[1] = transposed ? pk->s_co : pk->s_ci;
     dst.strides[2] = pk->s_kh;
     dst.strides[3] = pk->s_kw;
-    st = dk__vkop_eltwise(ctx, "dk_prepare_weight", 0, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, 1.0f, &dst);
+    st = dk__vkop_eltwise(ctx, "dk_prepare_weight", DK_VK_EW_MODE_UNARY, DK_ACT_NONE, 1.0f, w, 0.0f, NULL, 1.0f, &dst);
     if (st != DK_OK) {
         vkop_packed_free(ctx, pk);
         return st;
@@ -108,25 +108,26 @@ dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_ten
 }
 
 /* Point the conv's weight binding and strides at a packed copy. */
-static void vkop_bind_packed(vkop_packed *pk, dk_vk_binding *b, int32_t *p) {
+static void vkop_bind_packed(vkop_packed *pk, dk_vk_binding *b, dk_vk_conv_params *params) {
     b->buf = &pk->buf;
     b->offset = pk->buf.base;
     b->range = pk->buf.size;
     b->write = 0;
-    p[DK_VKP_CV_WGS] = 0;
-    p[DK_VKP_CV_WGS + 1] = pk->s_co;
-    p[DK_VKP_CV_WGS + 2] = pk->s_ci;
-    p[DK_VKP_CV_WGS + 3] = pk->s_kh;
-    p[DK_VKP_CV_WGS + 4] = pk->s_kw;
-    p[DK_VKP_CV_WGS + 5] = 0;
+    params->weight.group_stride = 0;
+    params->weight.view.stride[0] = pk->s_co;
+    params->weight.view.stride[1] = pk->s_ci;
+    params->weight.view.stride[2] = pk->s_kh;
+    params->weight.view.stride[3] = pk->s_kw;
+    params->weight.view.offset = 0;
 }
 
 /* ... at the packed copy of w (groups == 1). */
-static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dk_vk_binding *b, int32_t *p) {
+static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_tensor *w, dk_vk_binding *b,
+                                 dk_vk_conv_params *params) {
     vkop_packed *pk;
     dk_status st = vkop_packed_weight(ctx, use, w, &pk);
     if (st != DK_OK) return st;
-    vkop_bind_packed(pk, b, p);
+    vkop_bind_packed(pk, b, params);
     return DK_OK;
 }
 
@@ -134,7 +135,7 @@ static dk_status vkop_use_packed(dk_context *ctx, dk_weight_use use, const dk_te
  * parameters that do not depend on the sub-grid. */
 typedef struct vkop_conv {
     dk_vk_binding bind[DK_VK_BINDINGS];
-    int32_t p[DK_VKP_SLOT_INTS];
+    dk_vk_conv_params params;
     uint32_t spec[DK_VK_SPEC];
 } vkop_conv;
 
@@ -142,89 +143,86 @@ static dk_status vkop_conv_common(dk_context *ctx, const char *op, vkop_conv *c,
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                   const dk_tensor *y, dk_activation act, dk_activation post, float oscale,
                                   float rscale) {
-    int32_t wp[5];
+    dk_vk_view4 weight_view;
     dk_status st;
     uint32_t flags = 0;
     memset(c, 0, sizeof *c);
-    st = dk__vkop_bind(ctx, op, "x", x, 0, &c->bind[0], &c->p[DK_VKP_CV_XS]);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "w", w, 0, &c->bind[1], wp);
-    if (st == DK_OK && residual) st = dk__vkop_bind(ctx, op, "residual", residual, 0, &c->bind[3], &c->p[DK_VKP_CV_RS]);
-    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "y", y, 1, &c->bind[4], &c->p[DK_VKP_CV_YS]);
+    st = dk__vkop_bind(ctx, op, "x", x, 0, &c->bind[0], &c->params.x);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "w", w, 0, &c->bind[1], &weight_view);
+    if (st == DK_OK && residual) st = dk__vkop_bind(ctx, op, "residual", residual, 0, &c->bind[3], &c->params.residual);
+    if (st == DK_OK) st = dk__vkop_bind(ctx, op, "y", y, 1, &c->bind[4], &c->params.y);
     if (st != DK_OK) return st;
-    /* bias [C]: its stride sits in slot 3 of the 4-D view; restore the pair. */
     if (bias) {
-        int32_t bst[5];
-        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &c->bind[2], bst);
+        dk_vk_view4 bias_view;
+        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &c->bind[2], &bias_view);
         if (st != DK_OK) return st;
-        c->p[DK_VKP_CV_BS] = bst[3];
-        c->p[DK_VKP_CV_BS + 1] = bst[4];
-        flags |= 1;
+        c->params.bias = dk__vkop_view1(&bias_view);
+        flags |= DK_VK_FLAG_BIAS;
     }
-    if (residual) flags |= 2;
+    if (residual) flags |= DK_VK_FLAG_RESIDUAL;
     /* K-fast A loads when the input is channels-last (C stride below W stride). */
-    if (x->shape[1] > 1 && (x->shape[3] == 1 || x->strides[1] < x->strides[3])) flags |= 4;
-    c->p[DK_VKP_CV_WGS + 1] = wp[0]; /* caller re-maps for transposed weights */
-    c->p[DK_VKP_CV_WGS + 2] = wp[1];
-    c->p[DK_VKP_CV_WGS + 3] = wp[2];
-    c->p[DK_VKP_CV_WGS + 4] = wp[3];
-    c->p[DK_VKP_CV_WGS + 5] = wp[4];
-    c->p[DK_VKP_CV_OSCALE] = dk__vkop_fbits(oscale);
-    c->p[DK_VKP_CV_RSCALE] = dk__vkop_fbits(rscale);
+    if (x->shape[1] > 1 && (x->shape[3] == 1 || x->strides[1] < x->strides[3])) flags |= DK_VK_FLAG_A_KFAST;
+    c->params.weight.view = weight_view; /* caller re-maps for transposed weights */
+    c->params.out_scale = oscale;
+    c->params.residual_scale = rscale;
     /* DT2: the bias's dtype (f32 with 16-bit activations, or theirs) */
-    dk__vkop_spec(c->spec, c->p, y->dtype, dk__vkop_epilogue_act(act, post), flags, bias ? bias->dtype : y->dtype, 0);
+    dk__vkop_spec(c->spec, &c->params.epilogue, y->dtype, dk__vkop_epilogue_act(act, post), flags,
+                  bias ? bias->dtype : y->dtype, 0);
     return DK_OK;
 }
 
 static dk_status vkop_conv_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc, uint64_t k,
                                uint32_t groups) {
-    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
+    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->params.cin_per_group;
     if (m > 0x7fffffff) return dk__vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "Cin/groups*KH*KW", k);
-    c->p[DK_VKP_CV_M] = (int32_t)m;
-    c->p[DK_VKP_CV_NC] = (int32_t)nc;
-    c->p[DK_VKP_CV_K] = (int32_t)k;
-    /* 128x128 output tiles (shaders/dk_gemm_tile.glsl); bit 6: the epilogue
-     * walks rows (pixels) fastest when y's channel stride is the larger one. */
-    c->p[DK_VKP_FLAGS] &= ~64;
-    if (c->p[DK_VKP_CV_YS + 1] > c->p[DK_VKP_CV_YS + 3]) c->p[DK_VKP_FLAGS] |= 64;
-    /* MODE bits 0, 1: 16-byte fetches of 8 input channels (channels-last input)
-     * and of 8 output channels of the weights (packed: [tap][ci][co], co fastest). */
-    c->spec[DK_VKS_MODE] = c->p[DK_VKP_CV_UPS] == 2 ? 4 : 0; /* bit 2: fused 2x upsample */
-    if (cing % 8 == 0 && dk__vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) c->spec[DK_VKS_MODE] |= 1;
-    if (nc % 8 == 0 && c->p[DK_VKP_CV_WGS] % v == 0 && dk__vkop_vec_view(&c->p[DK_VKP_CV_WGS + 1], 0, v))
-        c->spec[DK_VKS_MODE] |= 2;
-    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 127) / 128,
+    c->params.m = (int32_t)m;
+    c->params.n = (int32_t)nc;
+    c->params.k = (int32_t)k;
+    /* 128x128 output tiles (shaders/dk_gemm_tile.glsl); the epilogue walks
+     * rows (pixels) fastest when y's channel stride is the larger one. */
+    c->params.epilogue.flags &= ~DK_VK_FLAG_ROWS_FASTEST;
+    if (c->params.y.stride[1] > c->params.y.stride[3]) c->params.epilogue.flags |= DK_VK_FLAG_ROWS_FASTEST;
+    /* 16-byte fetches of 8 input channels (channels-last input) and of 8
+     * output channels of the weights (packed: [tap][ci][co], co fastest). */
+    c->spec[DK_VKS_MODE] = c->params.upsample == 2 ? DK_VK_CONV_MODE_UPSAMPLE2 : 0;
+    if (cing % 8 == 0 && dk__vkop_vec_view(&c->params.x, 1, v)) c->spec[DK_VKS_MODE] |= DK_VK_GEMM_MODE_VEC_A;
+    if (nc % 8 == 0 && c->params.weight.group_stride % v == 0 && dk__vkop_vec_view(&c->params.weight.view, 0, v))
+        c->spec[DK_VKS_MODE] |= DK_VK_GEMM_MODE_VEC_B_N;
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, &c->params, sizeof c->params, (m + 127) / 128,
                            (uint32_t)((nc + 127) / 128), groups);
 }
 
 /* Narrow outputs (Cout/groups <= 8: depthwise, and the SDXL VAE's conv_out
  * 128 -> 3 where the tensor-core narrow tile cannot take it: f32, groups,
- * Cin % 32 != 0, no cooperative matrices): MODE bit 4 of shaders/conv2d.comp,
+ * Cin % 32 != 0, no cooperative matrices): DK_VK_CONV_MODE_NARROW of shaders/conv2d.comp,
  * a direct convolution with one
  * output pixel per invocation, instead of 128-wide GEMM tiles that would waste
- * 15/16 of their work or more; any dtype, layout and groups.  Bit 5: at most 4
- * channels; bits 0 and 2 as in the GEMM path (16-byte channel loads, fused
- * upsample); bit 6 with bit 0: 16 invocations per pixel (shaders/conv2d.comp). */
+ * 15/16 of their work or more; any dtype, layout and groups.  NARROW4: at most 4
+ * channels; VEC_A and UPSAMPLE2 as in the GEMM path (16-byte channel loads, fused
+ * upsample); LANES with VEC_A: 16 invocations per pixel (shaders/conv2d.comp). */
 static int vkop_narrow_lanes(const dk_context *ctx) { return ctx->knobs.vulkan_narrow_lanes != 0; }
 
 static dk_status vkop_conv_narrow_run(dk_context *ctx, const char *op, vkop_conv *c, uint64_t m, uint64_t nc,
                                       uint32_t groups) {
-    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->p[DK_VKP_CV_CING];
+    int32_t v = c->spec[DK_VKS_DT] == DK_F32 ? 4 : 8, cing = c->params.cin_per_group;
     if (m > 0x7fffffff) return dk__vkop_too_big(ctx, op, "N*OH*OW", m);
-    c->p[DK_VKP_CV_M] = (int32_t)m;
-    c->p[DK_VKP_CV_NC] = (int32_t)nc;
-    c->spec[DK_VKS_MODE] = 16 | (nc <= 4 ? 32 : 0) | (c->p[DK_VKP_CV_UPS] == 2 ? 4 : 0);
-    if (cing % 8 == 0 && dk__vkop_vec_view(&c->p[DK_VKP_CV_XS], 1, v)) {
-        /* bit 6: lane groups (16 invocations per pixel, 64 pixels per
+    c->params.m = (int32_t)m;
+    c->params.n = (int32_t)nc;
+    c->spec[DK_VKS_MODE] = DK_VK_CONV_MODE_NARROW | (nc <= 4 ? DK_VK_CONV_MODE_NARROW4 : 0) |
+                           (c->params.upsample == 2 ? DK_VK_CONV_MODE_UPSAMPLE2 : 0);
+    if (cing % 8 == 0 && dk__vkop_vec_view(&c->params.x, 1, v)) {
+        /* lane groups (16 invocations per pixel, 64 pixels per
          * workgroup); DIFKERN_VULKAN_NARROW_LANES=0 keeps one pixel per
          * invocation, for benchmarks */
         int lanes = vkop_narrow_lanes(ctx);
-        c->spec[DK_VKS_MODE] |= 1 | (lanes ? 64 : 0);
+        c->spec[DK_VKS_MODE] |= DK_VK_GEMM_MODE_VEC_A | (lanes ? DK_VK_CONV_MODE_LANES : 0);
         if (lanes)
-            return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 63) / 64, 1,
-                                   groups);
+            return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, &c->params, sizeof c->params,
+                                   (m + 63) / 64, 1, groups);
     }
-    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, c->p, DK_VKP_SLOT_INTS, (m + 255) / 256, 1, groups);
+    return dk__vk_dispatch(ctx, DK_VK_SH_CONV2D, c->spec, c->bind, &c->params, sizeof c->params, (m + 255) / 256, 1,
+                           groups);
 }
 
 /* The tensor-core conv's narrow module (CMG_NARROW_TILE in
@@ -240,29 +238,29 @@ static int vkop_cm_narrow(const dk_context *ctx, int64_t coutg) {
 
 /* The tensor-core conv (shaders/conv2d_nhwc_cm.comp) takes f16 data whose
  * channels are contiguous and 16-byte aligned (8 elements), Cin a multiple of
- * its 32-deep K slice and Cout a multiple of 8; p holds the bound views'
+ * its 32-deep K slice and Cout a multiple of 8; params holds the bound views'
  * strides and offsets.  Its weights are packed by us (vkop_packed_weight), so
  * their strides are whole vectors. */
-static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_tensor *y, const int32_t *p,
-                                  int64_t cing, int64_t coutg) {
+static int vkop_conv_tensor_cores(dk_context *ctx, const dk_tensor *x, const dk_tensor *y,
+                                  const dk_vk_conv_params *params, int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
     int i;
     if (!dk__vk_cm_dtype(s, x->dtype) || y->dtype != x->dtype || cing % 32 != 0) return 0;
     if (coutg % 8 != 0 && !vkop_cm_narrow(ctx, coutg)) return 0;
     if (s->props.limits.maxComputeSharedMemorySize < VKOP_CM_SHARED) return 0;
-    if (p[DK_VKP_CV_XS + 1] != 1 || p[DK_VKP_CV_XS + 4] % 8 != 0) return 0;
+    if (params->x.stride[1] != 1 || params->x.offset % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
-        if (i != 1 && p[DK_VKP_CV_XS + i] % 8 != 0) return 0;
+        if (i != 1 && params->x.stride[i] % 8 != 0) return 0;
     return 1;
 }
 
-/* A 4-D view (strides at p[base..base+3], offset at p[base+4]) whose channels
- * are contiguous and whose pixels start on 16-byte vectors (f16). */
-static int vkop_cm_vec_view(const int32_t *p, int base) {
+/* A 4-D view whose channels are contiguous and whose pixels start on 16-byte
+ * vectors (f16). */
+static int vkop_cm_vec_view(const dk_vk_view4 *view) {
     int i;
-    if (p[base + 1] != 1 || p[base + 4] % 8 != 0) return 0;
+    if (view->stride[1] != 1 || view->offset % 8 != 0) return 0;
     for (i = 0; i < 4; i++)
-        if (i != 1 && p[base + i] % 8 != 0) return 0;
+        if (i != 1 && view->stride[i] % 8 != 0) return 0;
     return 1;
 }
 
@@ -272,7 +270,7 @@ static int vkop_cm_vec_view(const int32_t *p, int base) {
  * of 128 invocations (four 64x64 subgroups), the fastest tile measured on
  * either module (docs/conv.md).  It compiles to 241 registers, two workgroups
  * per SM, 32 KB of loads in flight per SM. */
-static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, int32_t *p, uint64_t m,
+static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c, dk_vk_conv_params *params, uint64_t m,
                                   int64_t coutg, int64_t k, int has_residual) {
     uint32_t spec[DK_VK_SPEC];
     /* benchmarks: DIFKERN_VULKAN_CM_INV=256 (eight subgroups) and DIFKERN_VULKAN_CM_TILE, another valid MODE
@@ -283,38 +281,43 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     const uint32_t mode = narrow                                         ? 0u
                           : tile == 0 || tile == 4 || (inv == 256 && tile > 0) ? (uint32_t)tile
                           : inv == 128 || !khr                           ? 0u
-                                                                         : 4u;
-    const uint32_t bm = 128u << (mode & 1), bn = narrow ? 16u : 128u << ((mode >> 1) & 1);
-    const int fixed = ctx->knobs.vulkan_cm_fixed && p[DK_VKP_CV_TH] == p[DK_VKP_CV_TW] &&
-                      p[DK_VKP_CV_DILH] == 1 && p[DK_VKP_CV_DILW] == 1 && p[DK_VKP_CV_UPS] == 1 &&
-                      p[DK_VKP_CV_KSTH] == 1 && p[DK_VKP_CV_KSTW] == 1 &&
-                      (p[DK_VKP_CV_TH] == 2 ||
-                       ((p[DK_VKP_CV_TH] == 3 || p[DK_VKP_CV_TH] == 1) && p[DK_VKP_CV_KH0] == 0 && p[DK_VKP_CV_KW0] == 0));
+                                                                         : DK_VK_CM_MODE_BK16;
+    const uint32_t bm = 128u << ((mode >> DK_VK_CM_MODE_BM256_SHIFT) & 1),
+                   bn = narrow ? 16u : 128u << ((mode >> DK_VK_CM_MODE_BN256_SHIFT) & 1);
+    const int fixed = ctx->knobs.vulkan_cm_fixed && params->taps_h == params->taps_w &&
+                      params->dilation_h == 1 && params->dilation_w == 1 && params->upsample == 1 &&
+                      params->tap_step_h == 1 && params->tap_step_w == 1 &&
+                      (params->taps_h == 2 ||
+                       ((params->taps_h == 3 || params->taps_h == 1) && params->tap_start_h == 0 &&
+                        params->tap_start_w == 0));
     if (m > 0x7fffffff) return dk__vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
-    p[DK_VKP_CV_M] = (int32_t)m;
-    p[DK_VKP_CV_NC] = (int32_t)coutg;
-    p[DK_VKP_CV_K] = (int32_t)k;
-    /* bit 4: 16-byte epilogue vectors (y and the residual channels-last, aligned) */
-    p[DK_VKP_FLAGS] &= ~16;
-    if (coutg % 8 == 0 && vkop_cm_vec_view(p, DK_VKP_CV_YS) && (!has_residual || vkop_cm_vec_view(p, DK_VKP_CV_RS)))
-        p[DK_VKP_FLAGS] |= 16;
+    params->m = (int32_t)m;
+    params->n = (int32_t)coutg;
+    params->k = (int32_t)k;
+    /* 16-byte epilogue vectors (y and the residual channels-last, aligned) */
+    params->epilogue.flags &= ~DK_VK_FLAG_VEC_EPILOGUE;
+    if (coutg % 8 == 0 && vkop_cm_vec_view(&params->y) && (!has_residual || vkop_cm_vec_view(&params->residual)))
+        params->epilogue.flags |= DK_VK_FLAG_VEC_EPILOGUE;
     memcpy(spec, c->spec, sizeof spec);
     spec[DK_VKS_MODE] = mode;
-    /* MODE bit 3, halo staging: 128-pixel tiles inside one sub-grid row, input step 1 along w,
+    /* Halo staging: 128-pixel tiles inside one sub-grid row, input step 1 along w,
      * 2-3 taps each way and 6 or more in all (shaders/conv2d_nhwc_cm.comp).
      * DIFKERN_VULKAN_CM_HALO=0: off. */
-    if (!narrow && inv == 128 && mode == 0 && ctx->knobs.vulkan_cm_halo && p[DK_VKP_CV_STRW] == 1 &&
-        (p[DK_VKP_CV_DILW] == 1 || p[DK_VKP_CV_DILW] == -1) && p[DK_VKP_CV_TH] >= 2 && p[DK_VKP_CV_TH] <= 3 &&
-        p[DK_VKP_CV_TW] >= 2 && p[DK_VKP_CV_TW] <= 3 && p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW] >= 6 &&
-        p[DK_VKP_CV_OWS] % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
-        spec[DK_VKS_MODE] |= 8u;
-    /* MODE bit 4: the tap grid compiled in, 3x3 or 1x1 (bit 6) at kernel offset 0 or 2x2 (bit 5), step 1,
+    if (!narrow && inv == 128 && mode == 0 && ctx->knobs.vulkan_cm_halo && params->stride_w == 1 &&
+        (params->dilation_w == 1 || params->dilation_w == -1) && params->taps_h >= 2 && params->taps_h <= 3 &&
+        params->taps_w >= 2 && params->taps_w <= 3 && params->taps_h * params->taps_w >= 6 &&
+        params->rows_w % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
+        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_HALO;
+    /* The tap grid compiled in, 3x3 or 1x1 at kernel offset 0 or 2x2, step 1,
      * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
-    if (fixed) spec[DK_VKS_MODE] |= p[DK_VKP_CV_TH] == 3 ? 16u : p[DK_VKP_CV_TH] == 2 ? 48u : 80u;
-    /* MODE bits 7, 8: the vector epilogue and the residual compiled in */
-    if (p[DK_VKP_FLAGS] & 16) spec[DK_VKS_MODE] |= 128u;
-    if (p[DK_VKP_FLAGS] & 2) spec[DK_VKS_MODE] |= 256u;
+    if (fixed)
+        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | (params->taps_h == 3   ? 0u
+                                                    : params->taps_h == 2 ? DK_VK_CM_MODE_FIXED_2X2
+                                                                          : DK_VK_CM_MODE_FIXED_1X1);
+    /* the vector epilogue and the residual compiled in */
+    if (params->epilogue.flags & DK_VK_FLAG_VEC_EPILOGUE) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_VEC_OUT;
+    if (params->epilogue.flags & DK_VK_FLAG_RESIDUAL) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_RESIDUAL;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
@@ -322,8 +325,8 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                                                          : DK_VK_SH_CONV2D_NHWC_CM,
                                             (dk_dtype)spec[DK_VKS_DT]),
                            spec,
-                           c->bind, p, DK_VKP_SLOT_INTS, (m + bm - 1) / bm, (uint32_t)(((uint64_t)coutg + bn - 1) / bn),
-                           1);
+                           c->bind, params, sizeof *params, (m + bm - 1) / bm,
+                           (uint32_t)(((uint64_t)coutg + bn - 1) / bn), 1);
 }
 
 /* Fused nearest-2x upsample where the conv has stride 1, dilation 1, one group
@@ -387,37 +390,38 @@ static dk_status vkop_conv2d_up2(dk_context *ctx, const dk_conv2d_desc *d, const
                                  const dk_tensor *y, int has_residual, vkop_conv *c, int64_t cing, int64_t coutg) {
     dk_up2_axis ah, aw;
     vkop_packed *pk;
-    int32_t *p = c->p;
-    int tc = vkop_conv_tensor_cores(ctx, x, y, c->p, cing, coutg), a, b;
+    dk_vk_conv_params *params = &c->params;
+    int tc = vkop_conv_tensor_cores(ctx, x, y, params, cing, coutg), a, b;
     dk_status st;
     dk__up2_axis(w->shape[2], d->pad_h, &ah);
     dk__up2_axis(w->shape[3], d->pad_w, &aw);
     st = vkop_up2_weight(ctx, w, d, &pk);
     if (st != DK_OK) return st;
-    vkop_bind_packed(pk, &c->bind[1], p);
-    p[DK_VKP_CV_UPS] = 1;
-    p[DK_VKP_CV_OSTH] = 2;
-    p[DK_VKP_CV_OSTW] = 2;
-    p[DK_VKP_CV_KSTH] = 1;
-    p[DK_VKP_CV_KSTW] = 1;
-    p[DK_VKP_CV_DILH] = 1;
-    p[DK_VKP_CV_DILW] = 1;
+    vkop_bind_packed(pk, &c->bind[1], params);
+    params->upsample = 1;
+    params->out_step_h = 2;
+    params->out_step_w = 2;
+    params->tap_step_h = 1;
+    params->tap_step_w = 1;
+    params->dilation_h = 1;
+    params->dilation_w = 1;
     for (a = 0; a < 2; a++)
         for (b = 0; b < 2; b++) {
             const int64_t ohs = (y->shape[2] - a + 1) / 2, ows = (y->shape[3] - b + 1) / 2;
             const int64_t k = cing * ah.taps[a] * aw.taps[b];
             if (ohs <= 0 || ows <= 0) continue;
-            p[DK_VKP_CV_OH0] = a;
-            p[DK_VKP_CV_OW0] = b;
-            p[DK_VKP_CV_KH0] = (int32_t)(a * ah.tmax);
-            p[DK_VKP_CV_KW0] = (int32_t)(b * aw.tmax);
-            p[DK_VKP_CV_TH] = (int32_t)ah.taps[a];
-            p[DK_VKP_CV_TW] = (int32_t)aw.taps[b];
-            p[DK_VKP_CV_OFFH] = (int32_t)ah.off0[a];
-            p[DK_VKP_CV_OFFW] = (int32_t)aw.off0[b];
-            p[DK_VKP_CV_OHS] = (int32_t)ohs;
-            p[DK_VKP_CV_OWS] = (int32_t)ows;
-            st = tc ? vkop_conv_cm_run(ctx, "dk_conv2d", c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg, k, has_residual)
+            params->out_start_h = a;
+            params->out_start_w = b;
+            params->tap_start_h = (int32_t)(a * ah.tmax);
+            params->tap_start_w = (int32_t)(b * aw.tmax);
+            params->taps_h = (int32_t)ah.taps[a];
+            params->taps_w = (int32_t)aw.taps[b];
+            params->input_offset_h = (int32_t)ah.off0[a];
+            params->input_offset_w = (int32_t)aw.off0[b];
+            params->rows_h = (int32_t)ohs;
+            params->rows_w = (int32_t)ows;
+            st = tc ? vkop_conv_cm_run(ctx, "dk_conv2d", c, params, (uint64_t)(y->shape[0] * ohs * ows), coutg, k,
+                                       has_residual)
                     : vkop_conv_run(ctx, "dk_conv2d", c, (uint64_t)(y->shape[0] * ohs * ows), (uint64_t)coutg,
                                     (uint64_t)k, 1);
             if (st != DK_OK) return st;
@@ -566,36 +570,36 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
     st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->post_activation,
                           d->output_scale, d->residual_scale);
     if (st != DK_OK) return st;
-    c.p[DK_VKP_CV_WGS] = (int32_t)(coutg * c.p[DK_VKP_CV_WGS + 1]);
-    c.p[DK_VKP_CV_CING] = (int32_t)cing;
-    c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
-    c.p[DK_VKP_CV_W] = (int32_t)x->shape[3];
-    c.p[DK_VKP_CV_OHS] = (int32_t)y->shape[2];
-    c.p[DK_VKP_CV_OWS] = (int32_t)y->shape[3];
-    c.p[DK_VKP_CV_TH] = (int32_t)w->shape[2];
-    c.p[DK_VKP_CV_TW] = (int32_t)w->shape[3];
-    c.p[DK_VKP_CV_STRH] = d->stride_h;
-    c.p[DK_VKP_CV_STRW] = d->stride_w;
-    c.p[DK_VKP_CV_OFFH] = -d->pad_h;
-    c.p[DK_VKP_CV_OFFW] = -d->pad_w;
-    c.p[DK_VKP_CV_DILH] = d->dilation_h;
-    c.p[DK_VKP_CV_DILW] = d->dilation_w;
-    c.p[DK_VKP_CV_UPS] = d->upsample;
-    c.p[DK_VKP_CV_KSTH] = 1;
-    c.p[DK_VKP_CV_KSTW] = 1;
-    c.p[DK_VKP_CV_OSTH] = 1;
-    c.p[DK_VKP_CV_OSTW] = 1;
+    c.params.weight.group_stride = (int32_t)(coutg * c.params.weight.view.stride[0]);
+    c.params.cin_per_group = (int32_t)cing;
+    c.params.in_h = (int32_t)x->shape[2];
+    c.params.in_w = (int32_t)x->shape[3];
+    c.params.rows_h = (int32_t)y->shape[2];
+    c.params.rows_w = (int32_t)y->shape[3];
+    c.params.taps_h = (int32_t)w->shape[2];
+    c.params.taps_w = (int32_t)w->shape[3];
+    c.params.stride_h = d->stride_h;
+    c.params.stride_w = d->stride_w;
+    c.params.input_offset_h = -d->pad_h;
+    c.params.input_offset_w = -d->pad_w;
+    c.params.dilation_h = d->dilation_h;
+    c.params.dilation_w = d->dilation_w;
+    c.params.upsample = d->upsample;
+    c.params.tap_step_h = 1;
+    c.params.tap_step_w = 1;
+    c.params.out_step_h = 1;
+    c.params.out_step_w = 1;
     if (vkop_up2_ok(ctx, d, coutg)) return vkop_conv2d_up2(ctx, d, x, w, y, residual != NULL, &c, cing, coutg);
     if (d->groups == 1) {
-        int tc = (coutg > 8 || vkop_cm_narrow(ctx, coutg)) && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
+        int tc = (coutg > 8 || vkop_cm_narrow(ctx, coutg)) && vkop_conv_tensor_cores(ctx, x, y, &c.params, cing, coutg);
         vkop_packed *pk;
         /* the narrow tile (coutg <= 8) reads 16 packed output channels per tap row */
         st = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, w, tc && coutg <= 8, padcin, &pk);
         if (st != DK_OK) return st;
-        vkop_bind_packed(pk, &c.bind[1], c.p);
-        c.p[DK_VKP_FLAGS] |= 8; /* every tap in order: B is dense [K][Cout] */
+        vkop_bind_packed(pk, &c.bind[1], &c.params);
+        c.params.epilogue.flags |= DK_VK_FLAG_PACKED_WEIGHT; /* every tap in order */
         if (tc)
-            return vkop_conv_cm_run(ctx, "dk_conv2d", &c, c.p, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
+            return vkop_conv_cm_run(ctx, "dk_conv2d", &c, &c.params, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                                     coutg, cing * w->shape[2] * w->shape[3], residual != NULL);
     }
     if (coutg <= 8)
@@ -641,40 +645,40 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
                           d->post_activation, d->output_scale, d->residual_scale);
     if (st != DK_OK) return st;
     /* w is [Cin, Cout/groups, KH, KW]: the GEMM's n is w's dim 1, k's ci is dim 0. */
-    ws_ci = c.p[DK_VKP_CV_WGS + 1];
-    ws_co = c.p[DK_VKP_CV_WGS + 2];
-    c.p[DK_VKP_CV_WGS] = (int32_t)(cing * ws_ci);
-    c.p[DK_VKP_CV_WGS + 1] = ws_co;
-    c.p[DK_VKP_CV_WGS + 2] = ws_ci;
-    c.p[DK_VKP_CV_CING] = (int32_t)cing;
-    c.p[DK_VKP_CV_H] = (int32_t)x->shape[2];
-    c.p[DK_VKP_CV_W] = (int32_t)x->shape[3];
-    c.p[DK_VKP_CV_STRH] = 1;
-    c.p[DK_VKP_CV_STRW] = 1;
-    c.p[DK_VKP_CV_UPS] = 1;
-    c.p[DK_VKP_CV_OSTH] = d->stride_h;
-    c.p[DK_VKP_CV_OSTW] = d->stride_w;
-    tc = d->groups == 1 && coutg > 8 && vkop_conv_tensor_cores(ctx, x, y, c.p, cing, coutg);
+    ws_ci = c.params.weight.view.stride[0];
+    ws_co = c.params.weight.view.stride[1];
+    c.params.weight.group_stride = (int32_t)(cing * ws_ci);
+    c.params.weight.view.stride[0] = ws_co;
+    c.params.weight.view.stride[1] = ws_ci;
+    c.params.cin_per_group = (int32_t)cing;
+    c.params.in_h = (int32_t)x->shape[2];
+    c.params.in_w = (int32_t)x->shape[3];
+    c.params.stride_h = 1;
+    c.params.stride_w = 1;
+    c.params.upsample = 1;
+    c.params.out_step_h = d->stride_h;
+    c.params.out_step_w = d->stride_w;
+    tc = d->groups == 1 && coutg > 8 && vkop_conv_tensor_cores(ctx, x, y, &c.params, cing, coutg);
     if (d->groups == 1) {
-        st = vkop_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &c.bind[1], c.p);
+        st = vkop_use_packed(ctx, DK_WEIGHT_CONV_TRANSPOSE2D, w, &c.bind[1], &c.params);
         if (st != DK_OK) return st;
     }
     /* Every phase writes its own outputs: no barrier between the phases. */
     for (rh = 0; rh < d->stride_h; rh++) {
         for (rw = 0; rw < d->stride_w; rw++) {
-            int32_t *p = c.p;
+            dk_vk_conv_params *params = &c.params;
             int64_t ohs = vkop_phase(rh, d->stride_h, d->pad_h, d->dilation_h, w->shape[2], y->shape[2],
-                                     &p[DK_VKP_CV_OH0], &p[DK_VKP_CV_KH0], &p[DK_VKP_CV_KSTH], &p[DK_VKP_CV_TH],
-                                     &p[DK_VKP_CV_OFFH], &p[DK_VKP_CV_DILH]);
+                                     &params->out_start_h, &params->tap_start_h, &params->tap_step_h, &params->taps_h,
+                                     &params->input_offset_h, &params->dilation_h);
             int64_t ows = vkop_phase(rw, d->stride_w, d->pad_w, d->dilation_w, w->shape[3], y->shape[3],
-                                     &p[DK_VKP_CV_OW0], &p[DK_VKP_CV_KW0], &p[DK_VKP_CV_KSTW], &p[DK_VKP_CV_TW],
-                                     &p[DK_VKP_CV_OFFW], &p[DK_VKP_CV_DILW]);
+                                     &params->out_start_w, &params->tap_start_w, &params->tap_step_w, &params->taps_w,
+                                     &params->input_offset_w, &params->dilation_w);
             if (ohs == 0 || ows == 0) continue;
-            p[DK_VKP_CV_OHS] = (int32_t)ohs;
-            p[DK_VKP_CV_OWS] = (int32_t)ows;
+            params->rows_h = (int32_t)ohs;
+            params->rows_w = (int32_t)ows;
             if (tc) {
-                st = vkop_conv_cm_run(ctx, "dk_conv_transpose2d", &c, p, (uint64_t)(y->shape[0] * ohs * ows), coutg,
-                                      cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW], residual != NULL);
+                st = vkop_conv_cm_run(ctx, "dk_conv_transpose2d", &c, params, (uint64_t)(y->shape[0] * ohs * ows), coutg,
+                                      cing * params->taps_h * params->taps_w, residual != NULL);
                 if (st != DK_OK) return st;
                 c.bind[4].write = 2;
                 continue;
@@ -684,7 +688,7 @@ dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_des
                                           (uint64_t)coutg, (uint32_t)d->groups);
             else
                 st = vkop_conv_run(ctx, "dk_conv_transpose2d", &c, (uint64_t)(y->shape[0] * ohs * ows),
-                                   (uint64_t)coutg, (uint64_t)(cing * p[DK_VKP_CV_TH] * p[DK_VKP_CV_TW]),
+                                   (uint64_t)coutg, (uint64_t)(cing * params->taps_h * params->taps_w),
                                    (uint32_t)d->groups);
             if (st != DK_OK) return st;
             c.bind[4].write = 2;
@@ -706,7 +710,7 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int *taken) {
     dk__matmul_conv c;
     dk_vk_binding bind;
-    int32_t t[5];
+    dk_vk_view4 bound;
     int64_t bs[4], bst[4], k = a->shape[a->ndim - 1], n = y->shape[y->ndim - 1];
     int i;
     *taken = 0;
@@ -715,10 +719,11 @@ static dk_status vkop_matmul_tc(dk_context *ctx, const dk_matmul_desc *d, const 
         k % 32 != 0 || n % 8 != 0 || n <= 8)
         return DK_OK;
     dk__matmul_as_conv(d, a, b, residual, y, &c);
-    if (dk__vkop_bind(ctx, "dk_matmul", "a", &c.x, 0, &bind, t) != DK_OK) return DK_OK; /* the matmul path reports it */
-    if (t[1] != 1 || t[4] % 8 != 0) return DK_OK;
+    /* a failed bind: the matmul path reports it */
+    if (dk__vkop_bind(ctx, "dk_matmul", "a", &c.x, 0, &bind, &bound) != DK_OK) return DK_OK;
+    if (bound.stride[1] != 1 || bound.offset % 8 != 0) return DK_OK;
     for (i = 0; i < 4; i++)
-        if (i != 1 && t[i] % 8 != 0) return DK_OK;
+        if (i != 1 && bound.stride[i] % 8 != 0) return DK_OK;
     *taken = 1;
     return dk__vk_conv2d(ctx, &c.desc, &c.x, &c.w, bias, residual ? &c.r : NULL, &c.y);
 }
@@ -727,7 +732,8 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     const char *op = "dk_matmul";
     dk_vk_binding bind[DK_VK_BINDINGS];
-    int32_t p[DK_VKP_SLOT_INTS], t[5];
+    dk_vk_matmul_params params;
+    dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0, mode = 0;
     int64_t shape[4], strides[4];
     int64_t batch, m, n, k;
@@ -735,60 +741,63 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
     dk_status st = vkop_matmul_tc(ctx, d, a, b, bias, residual, y, &taken);
     if (taken) return st;
     memset(bind, 0, sizeof bind);
-    memset(p, 0, sizeof p);
+    memset(&params, 0, sizeof params);
     dk__vkop_view4(y, shape, strides);
     batch = shape[1];
     m = shape[2];
     n = shape[3];
     k = a->shape[a->ndim - 1];
     /* 4-D views are right-aligned [1, B, rows, cols]: slots 1..3 are batch, row, col. */
-    st = dk__vkop_bind(ctx, op, "a", a, 0, &bind[0], t);
+    st = dk__vkop_bind(ctx, op, "a", a, 0, &bind[0], &bound);
     if (st != DK_OK) return st;
-    p[DK_VKP_MM_AS] = t[1], p[DK_VKP_MM_AS + 1] = t[2], p[DK_VKP_MM_AS + 2] = t[3], p[DK_VKP_MM_AS + 3] = t[4];
-    st = dk__vkop_bind(ctx, op, "b", b, 0, &bind[1], t);
+    params.a = dk__vkop_view3(&bound);
+    st = dk__vkop_bind(ctx, op, "b", b, 0, &bind[1], &bound);
     if (st != DK_OK) return st;
-    p[DK_VKP_MM_BS] = t[1], p[DK_VKP_MM_BS + 1] = t[2], p[DK_VKP_MM_BS + 2] = t[3], p[DK_VKP_MM_BS + 3] = t[4];
+    params.b = dk__vkop_view3(&bound);
     if (bias) {
-        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &bind[2], t);
+        st = dk__vkop_bind(ctx, op, "bias", bias, 0, &bind[2], &bound);
         if (st != DK_OK) return st;
-        p[DK_VKP_MM_BIAS] = t[3], p[DK_VKP_MM_BIAS + 1] = t[4];
-        flags |= 1;
+        params.bias = dk__vkop_view1(&bound);
+        flags |= DK_VK_FLAG_BIAS;
     }
     if (residual) {
-        st = dk__vkop_bind(ctx, op, "residual", residual, 0, &bind[3], t);
+        st = dk__vkop_bind(ctx, op, "residual", residual, 0, &bind[3], &bound);
         if (st != DK_OK) return st;
-        p[DK_VKP_MM_RS] = t[1], p[DK_VKP_MM_RS + 1] = t[2], p[DK_VKP_MM_RS + 2] = t[3], p[DK_VKP_MM_RS + 3] = t[4];
-        flags |= 2;
+        params.residual = dk__vkop_view3(&bound);
+        flags |= DK_VK_FLAG_RESIDUAL;
     }
-    st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], t);
+    st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &bound);
     if (st != DK_OK) return st;
-    p[DK_VKP_MM_YS] = t[1], p[DK_VKP_MM_YS + 1] = t[2], p[DK_VKP_MM_YS + 2] = t[3], p[DK_VKP_MM_YS + 3] = t[4];
+    params.y = dk__vkop_view3(&bound);
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "M, N or K", 0x80000000u);
-    p[DK_VKP_MM_M] = (int32_t)m;
-    p[DK_VKP_MM_N] = (int32_t)n;
-    p[DK_VKP_MM_K] = (int32_t)k;
-    p[DK_VKP_MM_OSCALE] = dk__vkop_fbits(d->output_scale);
-    p[DK_VKP_MM_RSCALE] = dk__vkop_fbits(d->residual_scale);
-    /* K-fast fetches (bit 2 for a, bit 5 for b) where k has the smaller stride: coalesced loads. */
-    if (k > 1 && (m == 1 || p[DK_VKP_MM_AS + 2] < p[DK_VKP_MM_AS + 1])) flags |= 4;
-    if (k > 1 && (n == 1 || p[DK_VKP_MM_BS + 1] < p[DK_VKP_MM_BS + 2])) flags |= 32;
-    if (n > 1 && m > 1 && p[DK_VKP_MM_YS + 1] < p[DK_VKP_MM_YS + 2]) flags |= 64; /* epilogue rows fastest */
-    {   /* MODE bits 0, 1, 3: 16-byte fetches of 8 k of a row of a, of 8 columns of a
-         * row of b, or of 8 k of a column of b (linear's W^T) */
-        int32_t v = y->dtype == DK_F32 ? 4 : 8, va[5], vb[5];
-        va[0] = p[DK_VKP_MM_AS], va[1] = p[DK_VKP_MM_AS + 1], va[2] = 0, va[3] = p[DK_VKP_MM_AS + 2];
-        va[4] = p[DK_VKP_MM_AS + 3];
-        vb[0] = p[DK_VKP_MM_BS], vb[1] = p[DK_VKP_MM_BS + 1], vb[2] = 0, vb[3] = p[DK_VKP_MM_BS + 2];
-        vb[4] = p[DK_VKP_MM_BS + 3];
-        if (k % 8 == 0 && dk__vkop_vec_view(va, 3, v)) mode |= 1;
-        if (n % 8 == 0 && dk__vkop_vec_view(vb, 3, v)) mode |= 2;
-        vb[1] = p[DK_VKP_MM_BS + 2], vb[3] = p[DK_VKP_MM_BS + 1]; /* k now in slot 3 */
-        if (!(mode & 2) && k % 8 == 0 && dk__vkop_vec_view(vb, 3, v)) mode |= 8;
+    params.m = (int32_t)m;
+    params.n = (int32_t)n;
+    params.k = (int32_t)k;
+    params.out_scale = d->output_scale;
+    params.residual_scale = d->residual_scale;
+    /* K-fast fetches where k has the smaller stride: coalesced loads. */
+    if (k > 1 && (m == 1 || params.a.stride[2] < params.a.stride[1])) flags |= DK_VK_FLAG_A_KFAST;
+    if (k > 1 && (n == 1 || params.b.stride[1] < params.b.stride[2])) flags |= DK_VK_FLAG_B_KFAST;
+    if (n > 1 && m > 1 && params.y.stride[1] < params.y.stride[2]) flags |= DK_VK_FLAG_ROWS_FASTEST;
+    {   /* 16-byte fetches of 8 k of a row of a, of 8 columns of a row of b, or of
+         * 8 k of a column of b (linear's W^T): the checks see each operand as a
+         * 4-D view (batch, rows, unused, the candidate unit-stride dim) */
+        int32_t v = y->dtype == DK_F32 ? 4 : 8;
+        dk_vk_view4 a_view, b_view;
+        a_view.stride[0] = params.a.stride[0], a_view.stride[1] = params.a.stride[1], a_view.stride[2] = 0;
+        a_view.stride[3] = params.a.stride[2], a_view.offset = params.a.offset;
+        b_view.stride[0] = params.b.stride[0], b_view.stride[1] = params.b.stride[1], b_view.stride[2] = 0;
+        b_view.stride[3] = params.b.stride[2], b_view.offset = params.b.offset;
+        if (k % 8 == 0 && dk__vkop_vec_view(&a_view, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_A;
+        if (n % 8 == 0 && dk__vkop_vec_view(&b_view, 3, v)) mode |= DK_VK_GEMM_MODE_VEC_B_N;
+        b_view.stride[1] = params.b.stride[2], b_view.stride[3] = params.b.stride[1]; /* k now unit-stride candidate */
+        if (!(mode & DK_VK_GEMM_MODE_VEC_B_N) && k % 8 == 0 && dk__vkop_vec_view(&b_view, 3, v))
+            mode |= DK_VK_GEMM_MODE_VEC_B_K;
     }
-    dk__vkop_spec(spec, p, y->dtype, dk__vkop_epilogue_act(d->activation, d->post_activation), flags,
+    dk__vkop_spec(spec, &params.epilogue, y->dtype, dk__vkop_epilogue_act(d->activation, d->post_activation), flags,
                   bias ? bias->dtype : y->dtype, mode); /* DT2: the bias's dtype */
     /* 128x128 output tiles (shaders/dk_gemm_tile.glsl) */
-    return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, p, DK_VKP_SLOT_INTS, (uint64_t)(m + 127) / 128,
+    return dk__vk_dispatch(ctx, DK_VK_SH_MATMUL, spec, bind, &params, sizeof params, (uint64_t)(m + 127) / 128,
                            (uint32_t)((n + 127) / 128), (uint32_t)batch);
 }
 

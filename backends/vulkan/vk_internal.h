@@ -258,7 +258,7 @@ dk_status dk__vk_wait_serial(dk_context *ctx, uint64_t serial);
 void dk__vk_access(dk_context *ctx, dk_vk_binding *b, uint32_t n); /* barriers + tracking */
 void dk__vk_forget(dk_vk_state *s, dk_vk_buf *b);    /* drop from hazard tracking */
 dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec,
-                          dk_vk_binding *bind, const int32_t *params, uint32_t nparams,
+                          dk_vk_binding *bind, const void *params, size_t param_bytes,
                           uint64_t gx, uint32_t gy, uint32_t gz);
 dk_status dk__vk_sync(dk_context *ctx);
 dk_status dk__vk_timer_begin(dk_context *ctx);

@@ -1,5 +1,5 @@
 /* Vulkan backend ops: turn validated op arguments into bindings, parameter
- * slots (shaders/dk_vk_params.h) and dispatches.  Each tensor is bound at its
+ * structs (shaders/dk_vk_params.h) and dispatches.  Each tensor is bound at its
  * own (aligned) offset with the range its view spans, so element offsets and
  * strides fit the shaders' 32-bit indices.  This file: the helpers every op
  * file uses (vk_ops_common.h). */
@@ -22,9 +22,9 @@ void dk__vkop_view4(const dk_tensor *t, int64_t shape[4], int64_t strides[4]) {
     }
 }
 
-/* Bind tensor t in slot b; p[0..3] = its 4-D strides, p[4] = its element offset. */
+/* Bind tensor t in slot b; *view = its 4-D strides and its element offset. */
 dk_status dk__vkop_bind(dk_context *ctx, const char *op, const char *name, const dk_tensor *t, int write,
-                        dk_vk_binding *b, int32_t *p) {
+                        dk_vk_binding *b, dk_vk_view4 *view) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_buf *vb = dk__vk_buf(t->buffer);
     uint64_t es = dk_dtype_size(t->dtype), align = s->props.limits.minStorageBufferOffsetAlignment;
@@ -48,9 +48,27 @@ dk_status dk__vkop_bind(dk_context *ctx, const char *op, const char *name, const
     b->offset = aligned;
     b->range = range;
     b->write = write;
-    for (i = 0; i < 4; i++) p[i] = (int32_t)strides[i];
-    p[4] = (int32_t)(delta / es);
+    for (i = 0; i < 4; i++) view->stride[i] = (int32_t)strides[i];
+    view->offset = (int32_t)(delta / es);
     return DK_OK;
+}
+
+/* A bound per-channel vector ([C], right-aligned in the 4-D view): its last
+ * stride and its offset. */
+dk_vk_view1 dk__vkop_view1(const dk_vk_view4 *v) {
+    dk_vk_view1 r;
+    r.stride = v->stride[3];
+    r.offset = v->offset;
+    return r;
+}
+
+/* A bound 3-D matmul operand: the strides of its last three dims and its offset. */
+dk_vk_view3 dk__vkop_view3(const dk_vk_view4 *v) {
+    dk_vk_view3 r;
+    int i;
+    for (i = 0; i < 3; i++) r.stride[i] = v->stride[i + 1];
+    r.offset = v->offset;
+    return r;
 }
 
 /* A backend-owned buffer (scratch, staging) of at least bytes: a larger one
@@ -72,12 +90,6 @@ dk_status dk__vkop_grow(dk_context *ctx, dk_vk_buf *b, uint64_t bytes) {
     return DK_OK;
 }
 
-int32_t dk__vkop_fbits(float f) {
-    int32_t i;
-    memcpy(&i, &f, 4);
-    return i;
-}
-
 dk_status dk__vkop_too_big(dk_context *ctx, const char *op, const char *what, uint64_t v) {
     return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: %s (=%llu) exceeds the vulkan backend's 32-bit index range", op, what,
                     (unsigned long long)v);
@@ -90,25 +102,24 @@ dk_activation dk__vkop_epilogue_act(dk_activation act, dk_activation post) {
     return (dk_activation)((int)act | ((int)post << 4));
 }
 
-/* Specialization constants, and the activation + flags parameter slots. */
-void dk__vkop_spec(uint32_t *spec, int32_t *p, dk_dtype dt, dk_activation act, uint32_t flags, dk_dtype dt2,
-                   uint32_t mode) {
+/* Specialization constants, and the epilogue parameters (activation, flags). */
+void dk__vkop_spec(uint32_t *spec, dk_vk_epilogue *epilogue, dk_dtype dt, dk_activation act, uint32_t flags,
+                   dk_dtype dt2, uint32_t mode) {
     spec[DK_VKS_DT] = (uint32_t)dt;
     spec[DK_VKS_DT2] = (uint32_t)dt2;
     spec[DK_VKS_MODE] = mode;
     spec[DK_VKS_ACT] = (uint32_t)act;
-    p[DK_VKP_ACT] = (int32_t)act;
-    p[DK_VKP_FLAGS] = (int32_t)flags;
+    epilogue->act = (int32_t)act;
+    epilogue->flags = (int32_t)flags;
 }
 
-/* Whether the 4-D view with strides p[0..3] and offset p[4] has stride 1 on
- * dim `unit` and every other stride and the offset a multiple of v elements
- * (16 bytes): the portable GEMM core may then fetch 8 elements along `unit`
- * with 16-byte loads. */
-int dk__vkop_vec_view(const int32_t *p, int unit, int32_t v) {
+/* Whether the 4-D view has stride 1 on dim `unit` and every other stride and
+ * the offset a multiple of v elements (16 bytes): the portable GEMM core may
+ * then fetch 8 elements along `unit` with 16-byte loads. */
+int dk__vkop_vec_view(const dk_vk_view4 *view, int unit, int32_t v) {
     int i;
-    if (p[unit] != 1 || p[4] % v != 0) return 0;
+    if (view->stride[unit] != 1 || view->offset % v != 0) return 0;
     for (i = 0; i < 4; i++)
-        if (i != unit && p[i] % v != 0) return 0;
+        if (i != unit && view->stride[i] % v != 0) return 0;
     return 1;
 }

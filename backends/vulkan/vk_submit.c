@@ -312,7 +312,7 @@ static dk_status vksub_eager(dk_context *ctx) {
 }
 
 dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec, dk_vk_binding *bind,
-                          const int32_t *params, uint32_t nparams, uint64_t gx, uint32_t gy, uint32_t gz) {
+                          const void *params, size_t param_bytes, uint64_t gx, uint32_t gy, uint32_t gz) {
     dk_vk_state *s = dk__vk(ctx);
     const uint32_t *maxc = s->props.limits.maxComputeWorkGroupCount;
     VkDescriptorBufferInfo info[DK_VK_BINDINGS];
@@ -326,7 +326,7 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
     if (gy > maxc[1] || gz > maxc[2])
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "vulkan backend: grid %ux%u (y, z) exceeds the device limit %ux%u", gy,
                         gz, maxc[1], maxc[2]);
-    if (nparams > DK_VKP_SLOT_INTS) return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: too many parameters");
+    if (param_bytes > DK_VK_PARAM_BYTES) return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: too many parameters");
     st = dk__vk_pipeline(ctx, shader, spec, &pipe);
     if (st != DK_OK) return st;
     st = dk__vk_begin(ctx);
@@ -338,12 +338,12 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
     }
     f = &s->frames[s->cur];
     if (!f->params) {
-        st = dk__vk_host_block(ctx, (uint64_t)DK_VK_PARAM_SLOTS * DK_VKP_SLOT_INTS * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+        st = dk__vk_host_block(ctx, (uint64_t)DK_VK_PARAM_SLOTS * DK_VK_PARAM_BYTES, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                                &f->params);
         if (st != DK_OK) return st;
     }
-    slot_off = (uint64_t)f->params_used++ * DK_VKP_SLOT_INTS * 4;
-    memcpy((unsigned char *)f->params->mapped + slot_off, params, nparams * 4);
+    slot_off = (uint64_t)f->params_used++ * DK_VK_PARAM_BYTES;
+    memcpy((unsigned char *)f->params->mapped + slot_off, params, param_bytes);
 
     for (i = 0; i < DK_VK_BINDINGS; i++) {
         if (i < DK_VK_BINDINGS - 1 && bind[i].buf) {
@@ -353,7 +353,7 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
         } else { /* the parameter slot; also stands in for unused bindings */
             info[i].buffer = f->params->buffer;
             info[i].offset = slot_off;
-            info[i].range = DK_VKP_SLOT_INTS * 4;
+            info[i].range = DK_VK_PARAM_BYTES;
         }
         memset(&wr[i], 0, sizeof wr[i]);
         wr[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
