@@ -5,15 +5,13 @@ over --split ms; per run its span, the dispatches' summed times (bottom - top)
 and the gaps between them (top - previous bottom); for the last run, or --run N,
 the same per shader and specialization."""
 import argparse
+import os
 import re
 import sys
 from collections import defaultdict
 
-# The order of dk_vk_shader (backends/vulkan/vk_internal.h).
-NAMES = ("conv2d matmul eltwise gn_stats gn_final gn_norm layer_norm attention transpose "
-         "conv_cm conv_cm_khr conv_cm_bf16 conv_cm128 conv_cm128_khr conv_cm128_bf16 conv_narrow "
-         "conv_narrow_khr conv_narrow_bf16 attn_cm attn_cm_khr attn_cm_bf16 attn_rows attn_rows_khr "
-         "attn_rows_bf16").split()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shaders"))
+import shader_list  # noqa: E402
 
 LINE = re.compile(r"vktrace (\d+) shader (\d+) spec (\d+) (\d+) (\d+) (\d+) groups (\d+) ([-0-9.]+) ([-0-9.]+)(?: host ([-0-9.]+))?")
 
@@ -23,7 +21,11 @@ def main():
     ap.add_argument("file", nargs="?", default="-")
     ap.add_argument("--split", type=float, default=1.0, help="host gap (ms) that starts a new run")
     ap.add_argument("--run", type=int, default=-1, help="the run to break down (default: the last)")
+    ap.add_argument("--list", default=shader_list.DEFAULT_LIST,
+                    help="the shaders.list of the traced build (default: this checkout's)")
     a = ap.parse_args()
+    # The trace's shader index is a dk_vk_shader: the list's modules in order.
+    names = [m.trace for m in shader_list.modules(shader_list.parse(a.list))]
     text = sys.stdin.read() if a.file == "-" else open(a.file).read()
     recs = [m.groups() for m in LINE.finditer(text)]
     if not recs:
@@ -46,7 +48,7 @@ def main():
     run = runs[a.run]
     agg = defaultdict(lambda: [0, 0.0, 0.0])
     for sh, spec, groups, top, bot, gap in run:
-        name = NAMES[sh] if sh < len(NAMES) else str(sh)
+        name = names[sh] if sh < len(names) else str(sh)
         e = agg[(name, spec, groups)]
         e[0] += 1
         e[1] += (bot - top) / 1e3

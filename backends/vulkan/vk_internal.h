@@ -55,39 +55,9 @@ typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
 #define DK_VK_COMPONENT_BFLOAT16 1000141000
 #define DK_VK_SCOPE_SUBGROUP 3
 
-/* Shaders (index into the embedded SPIR-V table). */
-typedef enum dk_vk_shader {
-    DK_VK_SH_CONV2D = 0,
-    DK_VK_SH_MATMUL,
-    DK_VK_SH_ELTWISE,
-    DK_VK_SH_GN_STATS,
-    DK_VK_SH_GN_FINAL,
-    DK_VK_SH_GN_NORM,
-    DK_VK_SH_LAYER_NORM,
-    DK_VK_SH_ATTENTION,
-    DK_VK_SH_TRANSPOSE,
-    /* Tensor-core shaders: only when s->coopmat; this and every later shader is
-     * a tensor-core one (vk_pipeline.c relies on it).  Each comes in three
-     * modules, in this order: NV spelling (f16), the same as
-     * SPV_KHR_cooperative_matrix (shaders/coopmat_khr.py), KHR with bf16 A and
-     * B (only when s->coopmat_bf16); dk__vk_cm_shader picks one. */
-    DK_VK_SH_CONV2D_NHWC_CM,
-    DK_VK_SH_CONV2D_NHWC_CM_KHR,
-    DK_VK_SH_CONV2D_NHWC_CM_BF16,
-    DK_VK_SH_CONV2D_NHWC_CM128, /* the same with 128 invocations (CMG_INV) */
-    DK_VK_SH_CONV2D_NHWC_CM128_KHR,
-    DK_VK_SH_CONV2D_NHWC_CM128_BF16,
-    DK_VK_SH_CONV2D_NHWC_CM_NARROW, /* 128 x 16 tiles, Cout <= 8 (CMG_NARROW_TILE) */
-    DK_VK_SH_CONV2D_NHWC_CM_NARROW_KHR,
-    DK_VK_SH_CONV2D_NHWC_CM_NARROW_BF16,
-    DK_VK_SH_ATTENTION_CM,
-    DK_VK_SH_ATTENTION_CM_KHR,
-    DK_VK_SH_ATTENTION_CM_BF16,
-    DK_VK_SH_ATTENTION_CM_ROWS,
-    DK_VK_SH_ATTENTION_CM_ROWS_KHR,
-    DK_VK_SH_ATTENTION_CM_ROWS_BF16,
-    DK_VK_SH_COUNT
-} dk_vk_shader;
+/* enum dk_vk_shader (DK_VK_SH_*), DK_VK_SH_COUNT and DK_VK_SH_FIRST_COOPMAT,
+ * generated from shaders/shaders.list, where every shader module is declared. */
+#include "backends/vulkan/dk_vk_shaders.h"
 
 typedef struct dk_vk_range { uint64_t offset, size; } dk_vk_range;
 

@@ -3,7 +3,7 @@
  * VkPipelineCache persisted on disk (a file from another driver or a corrupt
  * one is ignored: its header must match this device). */
 #include "vk_internal.h"
-#include "backends/vulkan/dk_vk_spirv.h"
+#include "backends/vulkan/dk_vk_spirv.h" /* dk__vk_spirv[DK_VK_SH_COUNT]: each shader's code */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,35 +15,6 @@
 #else
 #define VKPIPE_MKDIR(p) mkdir(p, 0755)
 #endif
-
-typedef struct vkpipe_code { const uint32_t *words; size_t bytes; } vkpipe_code;
-
-static const vkpipe_code vkpipe_shaders[DK_VK_SH_COUNT] = {
-    {dk__vk_spv_conv2d, sizeof dk__vk_spv_conv2d},
-    {dk__vk_spv_matmul, sizeof dk__vk_spv_matmul},
-    {dk__vk_spv_eltwise, sizeof dk__vk_spv_eltwise},
-    {dk__vk_spv_gn_stats, sizeof dk__vk_spv_gn_stats},
-    {dk__vk_spv_gn_final, sizeof dk__vk_spv_gn_final},
-    {dk__vk_spv_gn_norm, sizeof dk__vk_spv_gn_norm},
-    {dk__vk_spv_layer_norm, sizeof dk__vk_spv_layer_norm},
-    {dk__vk_spv_attention, sizeof dk__vk_spv_attention},
-    {dk__vk_spv_transpose, sizeof dk__vk_spv_transpose},
-    {dk__vk_spv_conv2d_nhwc_cm, sizeof dk__vk_spv_conv2d_nhwc_cm},
-    {dk__vk_spv_conv2d_nhwc_cm_khr, sizeof dk__vk_spv_conv2d_nhwc_cm_khr},
-    {dk__vk_spv_conv2d_nhwc_cm_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm_khr_bf16},
-    {dk__vk_spv_conv2d_nhwc_cm128, sizeof dk__vk_spv_conv2d_nhwc_cm128},
-    {dk__vk_spv_conv2d_nhwc_cm128_khr, sizeof dk__vk_spv_conv2d_nhwc_cm128_khr},
-    {dk__vk_spv_conv2d_nhwc_cm128_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm128_khr_bf16},
-    {dk__vk_spv_conv2d_nhwc_cm_narrow, sizeof dk__vk_spv_conv2d_nhwc_cm_narrow},
-    {dk__vk_spv_conv2d_nhwc_cm_narrow_khr, sizeof dk__vk_spv_conv2d_nhwc_cm_narrow_khr},
-    {dk__vk_spv_conv2d_nhwc_cm_narrow_khr_bf16, sizeof dk__vk_spv_conv2d_nhwc_cm_narrow_khr_bf16},
-    {dk__vk_spv_attention_cm, sizeof dk__vk_spv_attention_cm},
-    {dk__vk_spv_attention_cm_khr, sizeof dk__vk_spv_attention_cm_khr},
-    {dk__vk_spv_attention_cm_khr_bf16, sizeof dk__vk_spv_attention_cm_khr_bf16},
-    {dk__vk_spv_attention_cm_rows, sizeof dk__vk_spv_attention_cm_rows},
-    {dk__vk_spv_attention_cm_rows_khr, sizeof dk__vk_spv_attention_cm_rows_khr},
-    {dk__vk_spv_attention_cm_rows_khr_bf16, sizeof dk__vk_spv_attention_cm_rows_khr_bf16},
-};
 
 /* options->pipeline_cache_path, else $XDG_CACHE_HOME/difkern or ~/.cache/difkern. */
 static void vkpipe_cache_path(dk_vk_state *s, const char *path) {
@@ -260,8 +231,8 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
         VkShaderModuleCreateInfo mi;
         memset(&mi, 0, sizeof mi);
         mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-        mi.codeSize = vkpipe_shaders[shader].bytes;
-        mi.pCode = vkpipe_shaders[shader].words;
+        mi.codeSize = dk__vk_spirv[shader].bytes;
+        mi.pCode = dk__vk_spirv[shader].words;
         r = s->vk.vkCreateShaderModule(s->device, &mi, NULL, &s->modules[shader]);
         if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateShaderModule");
     }
@@ -286,7 +257,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     ci.stage.module = s->modules[shader];
-    if (s->cm_wave32 && shader >= DK_VK_SH_CONV2D_NHWC_CM) {
+    if (s->cm_wave32 && shader >= DK_VK_SH_FIRST_COOPMAT) {
         /* tensor-core shaders: 8 subgroups of 32 per workgroup (vk_device.c) */
         memset(&rs, 0, sizeof rs);
         rs.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
