@@ -32,6 +32,22 @@ static dk_status vkop_scratch(dk_context *ctx, uint64_t bytes) {
     return dk__vkop_grow(ctx, &dk__vk(ctx)->scratch, bytes < 65536 ? 65536 : bytes);
 }
 
+/* The optional per-channel gamma and beta of a norm at bindings 1 and 2. */
+static dk_status vkop_bind_affine(dk_context *ctx, const char *op, const dk_tensor *gamma, const dk_tensor *beta,
+                                  dk_vk_binding *bind, dk_vk_view1 *g, dk_vk_view1 *b, uint32_t *flags) {
+    dk_vk_view4 bound;
+    dk_status st = DK_OK;
+    if (gamma && (st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &bound)) == DK_OK) {
+        *g = dk__vkop_view1(&bound);
+        *flags |= DK_VK_FLAG_GAMMA;
+    }
+    if (st == DK_OK && beta && (st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &bound)) == DK_OK) {
+        *b = dk__vkop_view1(&bound);
+        *flags |= DK_VK_FLAG_BETA;
+    }
+    return st;
+}
+
 /* GroupNorm vector mode: DK_VK_GN_MODE_NCHW when x or y (view ps, binding b) is
  * dense NCHW, DK_VK_GN_MODE_NHWC dense NHWC, in 16-byte vectors of vw elements
  * that never straddle a channel (NCHW) or an image (NHWC); else
@@ -64,12 +80,7 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     memset(bind, 0, sizeof bind);
     memset(&params, 0, sizeof params);
     st = dk__vkop_bind(ctx, op, "x", x, 0, &bind[0], &params.x);
-    if (st == DK_OK && gamma)
-        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &bound), params.gamma = dk__vkop_view1(&bound),
-        flags |= DK_VK_FLAG_GAMMA;
-    if (st == DK_OK && beta)
-        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &bound), params.beta = dk__vkop_view1(&bound),
-        flags |= DK_VK_FLAG_BETA;
+    if (st == DK_OK) st = vkop_bind_affine(ctx, op, gamma, beta, bind, &params.gamma, &params.beta, &flags);
     if (st == DK_OK && y) st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &params.y);
     if (st == DK_OK && stats) {
         /* split GroupNorm: the finalize pass writes or reads the statistics */
@@ -152,7 +163,6 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
     const char *op = "dk_layer_norm";
     dk_vk_binding bind[DK_VK_BINDINGS];
     dk_vk_layer_norm_params params;
-    dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0;
     int64_t shape[4], strides[4];
     uint64_t rows;
@@ -163,12 +173,7 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
     rows = (uint64_t)(shape[0] * shape[1] * shape[2]);
     if (rows > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the row count", rows);
     st = dk__vkop_bind(ctx, op, "x", x, 0, &bind[0], &params.x);
-    if (st == DK_OK && gamma)
-        st = dk__vkop_bind(ctx, op, "gamma", gamma, 0, &bind[1], &bound), params.gamma = dk__vkop_view1(&bound),
-        flags |= DK_VK_FLAG_GAMMA;
-    if (st == DK_OK && beta)
-        st = dk__vkop_bind(ctx, op, "beta", beta, 0, &bind[2], &bound), params.beta = dk__vkop_view1(&bound),
-        flags |= DK_VK_FLAG_BETA;
+    if (st == DK_OK) st = vkop_bind_affine(ctx, op, gamma, beta, bind, &params.gamma, &params.beta, &flags);
     if (st == DK_OK) st = dk__vkop_bind(ctx, op, "y", y, 1, &bind[4], &params.y);
     if (st != DK_OK) return st;
     params.rows = (int32_t)(uint32_t)rows;
