@@ -71,7 +71,7 @@
       "0: the direct narrow conv (Cout/groups <= 8) takes one invocation per pixel instead of 16") \
     X(vulkan_cm_narrow, VULKAN_CM_NARROW, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: convs with at most 8 output channels take the direct narrow conv, not the tensor cores") \
-    X(vulkan_cm_padcin, VULKAN_CM_PADCIN, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
+    X(vulkan_cm_pad_cin, VULKAN_CM_PAD_CIN, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: convs whose Cin is not a multiple of 32 take the portable conv, not zero-padded tensor cores") \
     X(vulkan_cm_halo, VULKAN_CM_HALO, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: the tensor-core conv without halo staging") \
@@ -107,7 +107,7 @@
       "0: Hopper TMA loads in the wgmma conv off (cp.async instead)") \
     X(hip_stage_nhwc, HIP_STAGE_NHWC, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: f16/bf16 conv operands that are not channels-last are not copied to channels-last scratch") \
-    X(hip_cinpad, HIP_CINPAD, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
+    X(hip_pad_cin, HIP_PAD_CIN, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: f16/bf16 convs with few input channels (e.g. 3) take the generic kernel instead of the fast GEMM on " \
       "channels zero-padded to its reduction slice") \
     X(hip_up2, HIP_UP2, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \

@@ -215,7 +215,7 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
  * w [Cin, Cout/g, KH, KW] -> [Cout/g][KH][KW][Cin]).  A permutation of w that does
  * not depend on groups, made once on the device by a strided copy and kept in
  * the context's weight cache (keyed by the weight's buffer, generation, view).
- * A conv2d on zero-padded input channels (hipops_cinpad) packs with cpad
+ * A conv2d on zero-padded input channels (hipops_padded_cin) packs with cpad
  * channels, the ones past w's zero, as a separate cache entry. */
 typedef struct hipops_packed {
     dk_buffer buf;
@@ -332,7 +332,7 @@ typedef struct hipops_stage {
 
 /* Channels-last with 16-byte aligned pixels: what the fast kernels load (x) and
  * what their epilogue stores in vectors (y, the residual). */
-static int hipops_cl16(const dk_tensor *t) { return dk__channels_last16(t, hipops_addr(t), 1); }
+static int hipops_channels_last16(const dk_tensor *t) { return dk__channels_last16(t, hipops_addr(t), 1); }
 
 /* Returns 0 (nothing done) where no operand needs a copy, the copies would not
  * make the conv fast-eligible, or their scratch cannot be had; else 1 with *st
@@ -341,7 +341,7 @@ static int hipops_cl16(const dk_tensor *t) { return dk__channels_last16(t, hipop
  * from a channels-last x (any dtype) and stores y by element: only x is copied
  * (reading NCHW input by element was several times slower than the copy).
  * cpad > 0: x is copied, whatever its layout, to channels-last scratch of cpad
- * channels, those past its own zero (hipops_cinpad); cin_g is then cpad. */
+ * channels, those past its own zero (hipops_padded_cin); cin_g is then cpad. */
 static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *residual, const dk_tensor *y,
                            int64_t cin_g, int64_t ups, int64_t pixels, int narrow, int64_t cpad, hipops_stage *sg,
                            dk_status *st) {
@@ -358,7 +358,7 @@ static int hipops_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor 
     /* the narrow kernel stores y and reads the residual by element: only x is
      * copied for it; the copies are 256-byte aligned in the scratch */
     for (i = 0; i < 3; i++)
-        want[i] = src[i] && ctx->knobs.hip_stage_nhwc && !hipops_cl16(src[i]) && !(narrow && i > 0);
+        want[i] = src[i] && ctx->knobs.hip_stage_nhwc && !hipops_channels_last16(src[i]) && !(narrow && i > 0);
     if (!dk__conv_stage_plan(src, want, cpad, 1, 256, &plan)) return 0;
     memset(sg, 0, sizeof *sg);
     sg->buf.wrapped = 1;
@@ -403,12 +403,12 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
  * pixel from 16 output channels up (fewer take the narrow kernel); on small
  * images the two extra launches (fill, copy) would weigh more than the work
  * they save.  groups 1 and no fused upsample only: the grouped and
- * phase-weight packs keep w's channels.  DIFKERN_HIP_CINPAD=0 turns it off
+ * phase-weight packs keep w's channels.  DIFKERN_HIP_PAD_CIN=0 turns it off
  * (A/B timing). */
-static int64_t hipops_cinpad(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+static int64_t hipops_padded_cin(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                              const dk_tensor *y, int64_t pixels) {
     const int64_t cin = w->shape[1], cpad = dk__conv_cin_pad(d, x, y, cin, DKH_GEMM_MMA_BK);
-    if (!ctx->knobs.hip_cinpad || !ctx->knobs.hip_fast || !cpad) return 0;
+    if (!ctx->knobs.hip_pad_cin || !ctx->knobs.hip_fast || !cpad) return 0;
     if ((x->dtype != DK_F16 && x->dtype != DK_BF16) || x->ndim != 4) return 0;
     if (cin >= (1 << 16) || cpad > 16 * cin) return 0;
     return w->shape[0] >= 16 && pixels >= 1024 ? cpad : 0;
@@ -439,7 +439,7 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     if (!cpad) {
         hipops_stage sg;
         dk_status s;
-        const int64_t pad = fast || narrow ? 0 : hipops_cinpad(ctx, d, x, w, y, p.N);
+        const int64_t pad = fast || narrow ? 0 : hipops_padded_cin(ctx, d, x, w, y, p.N);
         if (hipops_stage_in(ctx, x, residual, y, pad ? pad : p.cin_g, d->upsample, p.N, narrow, pad, &sg, &s)) {
             if (s == DK_OK) s = hipops_conv2d(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], pad);
             return hipops_stage_out(ctx, &sg, y, s);

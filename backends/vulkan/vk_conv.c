@@ -32,7 +32,7 @@ static void vkop_packed_free(dk_context *ctx, void *data) {
 /* w: conv2d [Cout, Cin, KH, KW] or conv_transpose2d [Cin, Cout, KH, KW].
  * pad16: Cout padded to 16 with zeros (the tensor-core conv's narrow tile,
  * conv2d only); pad32: Cin padded to a multiple of 32 with zeros (the
- * tensor-core conv of a padded input, vkop_padcin_ok); each cached apart. */
+ * tensor-core conv of a padded input, vkop_padded_cin_ok); each cached apart. */
 static dk_status vkop_packed_weight_as(dk_context *ctx, dk_weight_use use, const dk_tensor *w, int pad16, int pad32,
                                        vkop_packed **out) {
     dk_weight_key key;
@@ -449,7 +449,7 @@ typedef struct vkop_stage {
 
 /* Channels-last with every pixel on a 16-byte vector: as vkop_conv_tensor_cores,
  * vkop_cm_vec_view and the portable conv's vector fetches (dk__vkop_vec_view) want it. */
-static int vkop_cl16(const dk_tensor *t) { return dk__channels_last16(t, t->offset, 0); }
+static int vkop_channels_last16(const dk_tensor *t) { return dk__channels_last16(t, t->offset, 0); }
 
 /* Returns 0 where nothing is staged (no operand needs it or gains from it, or
  * staging memory cannot be had); else 1, with sg's tensors to run the conv on
@@ -475,7 +475,7 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
         return 0;
     /* y and the residual only for the tensor-core conv (not narrow); the channel
      * counts are whole vectors (checked above); each copy has its own buffer */
-    for (i = 0; i < 3; i++) want[i] = src[i] && !vkop_cl16(src[i]) && (i == 0 || (tc && !narrow));
+    for (i = 0; i < 3; i++) want[i] = src[i] && !vkop_channels_last16(src[i]) && (i == 0 || (tc && !narrow));
     if (!dk__conv_stage_plan(src, want, 0, 0, 1, &plan)) return 0;
     memset(sg, 0, sizeof *sg);
     for (i = 0; i < 3; i++) {
@@ -490,7 +490,7 @@ static int vkop_stage_in(dk_context *ctx, const dk_tensor *x, const dk_tensor *r
         sg->buf[i].size = plan.bytes[i];
         sg->buf[i].wrapped = 1;
         sg->buf[i].impl = &s->stage[i];
-        /* dense channels-last with C % (16 / es) == 0 (checked above): vkop_cl16 holds */
+        /* dense channels-last with C % (16 / es) == 0 (checked above): vkop_channels_last16 holds */
         sg->t[i] = dk_tensor_nhwc(&sg->buf[i], 0, t->dtype, t->shape[0], t->shape[1], t->shape[2], t->shape[3]);
         sg->staged[i] = 1;
     }
@@ -511,21 +511,21 @@ static dk_status vkop_stage_out(dk_context *ctx, vkop_stage *sg, const dk_tensor
  * than that faster per product, without the portable path's per-element
  * loads.  One group, no
  * fused upsample (its phase weights are packed apart).
- * DIFKERN_VULKAN_CM_PADCIN=0: off, for benchmarks. */
-static int vkop_padcin_ok(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y,
+ * DIFKERN_VULKAN_CM_PAD_CIN=0: off, for benchmarks. */
+static int vkop_padded_cin_ok(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *y,
                           int64_t cing, int64_t coutg) {
     dk_vk_state *s = dk__vk(ctx);
     const int64_t cpad = dk__conv_cin_pad(d, x, y, cing, 32); /* the 32-deep K slice */
     const uint64_t padded = (uint64_t)(x->shape[0] * x->shape[2] * x->shape[3]) * (uint64_t)cpad;
-    return ctx->knobs.vulkan_cm_padcin && cpad && dk__vk_cm_dtype(s, x->dtype) && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(ctx, coutg)) &&
+    return ctx->knobs.vulkan_cm_pad_cin && cpad && dk__vk_cm_dtype(s, x->dtype) && ((coutg > 8 && coutg % 8 == 0) || vkop_cm_narrow(ctx, coutg)) &&
            s->props.limits.maxComputeSharedMemorySize >= VKOP_CM_SHARED && padded <= VKOP_MAX_INDEX;
 }
 
 static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int padcin);
+                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int padded_cin);
 
-/* The padded copy of x (vkop_padcin_ok), then the conv on it. */
-static dk_status vkop_conv2d_padcin(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
+/* The padded copy of x (vkop_padded_cin_ok), then the conv on it. */
+static dk_status vkop_conv2d_padded_cin(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     dk_vk_state *s = dk__vk(ctx);
     const dk_tensor *ops[3] = {x, NULL, NULL};
@@ -551,20 +551,20 @@ static dk_status vkop_conv2d_padcin(dk_context *ctx, const dk_conv2d_desc *d, co
 
 dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
-    if (vkop_padcin_ok(ctx, d, x, y, x->shape[1] / d->groups, y->shape[1] / d->groups))
-        return vkop_conv2d_padcin(ctx, d, x, w, bias, residual, y);
+    if (vkop_padded_cin_ok(ctx, d, x, y, x->shape[1] / d->groups, y->shape[1] / d->groups))
+        return vkop_conv2d_padded_cin(ctx, d, x, w, bias, residual, y);
     return vkop_conv2d_run(ctx, d, x, w, bias, residual, y, 0);
 }
 
-/* padcin: x has w's Cin rounded up to a multiple of 32 (zeros past it). */
+/* padded_cin: x has w's Cin rounded up to a multiple of 32 (zeros past it). */
 static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
-                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int padcin) {
+                                 const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y, int padded_cin) {
     vkop_conv c;
     vkop_stage sg;
     int64_t cing = x->shape[1] / d->groups, coutg = y->shape[1] / d->groups;
     dk_status st;
     if (vkop_stage_in(ctx, x, residual, y, d->groups, cing, coutg, &sg, &st)) {
-        if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], padcin);
+        if (st == DK_OK) st = vkop_conv2d_run(ctx, d, &sg.t[0], w, bias, residual ? &sg.t[2] : NULL, &sg.t[1], padded_cin);
         return vkop_stage_out(ctx, &sg, y, st);
     }
     st = vkop_conv_common(ctx, "dk_conv2d", &c, x, w, bias, residual, y, d->activation, d->post_activation,
@@ -594,7 +594,7 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
         int tc = (coutg > 8 || vkop_cm_narrow(ctx, coutg)) && vkop_conv_tensor_cores(ctx, x, y, &c.params, cing, coutg);
         vkop_packed *pk;
         /* the narrow tile (coutg <= 8) reads 16 packed output channels per tap row */
-        st = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, w, tc && coutg <= 8, padcin, &pk);
+        st = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, w, tc && coutg <= 8, padded_cin, &pk);
         if (st != DK_OK) return st;
         vkop_bind_packed(pk, &c.bind[1], &c.params);
         c.params.epilogue.flags |= DK_VK_FLAG_PACKED_WEIGHT; /* every tap in order */

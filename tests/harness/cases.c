@@ -123,17 +123,17 @@ static const hcb_conv hcb_conv2d[] = {
     {"narrow_tc_k3x2_c32to5_4x129", 0, {.cin = 32, .h = 4, .w = 129, .cout = 5, .kh = 3, .kw = 2, .pad_h = 1, .bias = 1}},
     /* Cin % 32 != 0 on the tensor cores with the channels zero-padded (Vulkan): halo rows of
      * 128, two images with an input gap, the narrow tile, a stride */
-    {"padcin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
-    {"padcin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
-    {"padcin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
+    {"padded_cin_b2_c3to64_2x128_res_silu_ingap", I, {.n = 2, .cin = 3, .h = 2, .w = 128, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"padded_cin_narrow_c36to3_5x9", 0, {.cin = 36, .h = 5, .w = 9, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"padded_cin_s2_c20to24_7x9", 0, {.cin = 20, .h = 7, .w = 9, .cout = 24, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1}},
     /* HIP: Cin % 32 != 0 on the fast GEMM from 1024 output pixels and 16 output channels on
-     * (hipops_cinpad): the input copied to channels-last scratch with its channels zero-padded
+     * (hipops_padded_cin): the input copied to channels-last scratch with its channels zero-padded
      * to 32 (40: 64, wgmma and TMA rows of 64 on Hopper), the weight packed the same way; the
      * epilogue's bias, residual (in place too), activations and scales unchanged */
-    {"cinpad_c3to128_40x40", Q, {.cin = 3, .h = 40, .w = 40, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
-    {"cinpad_c4to32_res_silu_40x40", I, {.cin = 4, .h = 40, .w = 40, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
-    {"cinpad_b2_c3to64_post_relu_res_inplace_32x36", G, {.n = 2, .cin = 3, .h = 32, .w = 36, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU}},
-    {"cinpad_c40to48_32x64", 0, {.cin = 40, .h = 32, .w = 64, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"padded_cin_c3to128_40x40", Q, {.cin = 3, .h = 40, .w = 40, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    {"padded_cin_c4to32_res_silu_40x40", I, {.cin = 4, .h = 40, .w = 40, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"padded_cin_b2_c3to64_post_relu_res_inplace_32x36", G, {.n = 2, .cin = 3, .h = 32, .w = 36, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU}},
+    {"padded_cin_c40to48_32x64", 0, {.cin = 40, .h = 32, .w = 64, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
     /* padding per side (the VAE encoder's downsampler: 0 top/left, 1 bottom/right, 3x3 stride 2):
      * portable paths, top > bottom with a 4-wide kernel, pad_h given equal to pad_top, the GPU fast
      * paths (tensor cores / MFMA / wgmma with Cin % 64 == 0, TMA rows of 32, Vulkan halo rows of
@@ -147,7 +147,7 @@ static const hcb_conv hcb_conv2d[] = {
     {"up2_pad_t1b0l0r2_c32to40_res_5x6", 0, {.cin = 32, .h = 5, .w = 6, .cout = 40, .kh = 3, .kw = 3, .upsample = 2, .sides = 1, .pad_top = 1, .pad_right = 2, .bias = 1, .residual = 1}},
     {"up2_pad_t0b1l2r0_c8to6_4x5", 0, {.cin = 8, .h = 4, .w = 5, .cout = 6, .kh = 3, .kw = 3, .upsample = 2, .sides = 1, .pad_bottom = 1, .pad_left = 2, .bias = 1}},
     {"narrow_pad_t0b1l0r1_s2_c64to4_9x9", 0, {.cin = 64, .h = 9, .w = 9, .cout = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
-    {"padcin_pad_t0b1l0r1_s2_c3to32_8x8", 0, {.cin = 3, .h = 8, .w = 8, .cout = 32, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    {"padded_cin_pad_t0b1l0r1_s2_c3to32_8x8", 0, {.cin = 3, .h = 8, .w = 8, .cout = 32, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .sides = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
     /* the activation after the residual (TAESD's relu(conv(x) + x)) and the residual given as y's
      * own view (in place; _outgap: the element-wise epilogue), on each kernel family */
     {"post_relu_res_c16_8x8", Q, {.cin = 16, .h = 8, .w = 8, .cout = 16, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .post_act = DK_ACT_RELU}},
