@@ -289,7 +289,7 @@ static void test_shrink(int32_t h, int32_t w, int ndtypes) {
         CHECK(err <= tols[t], "in place vs plain rel L2 %.3g > %.3g", err, tols[t]);
         CHECK(ia.plan_device_bytes < ib.plan_device_bytes, "the in-place conv did not shrink the plan (%llu >= %llu)",
               (unsigned long long)ia.plan_device_bytes, (unsigned long long)ib.plan_device_bytes);
-        if (types[t] != DK_F32) { /* issue 4: <= 1 GB at 1024x1024, backend scratch included */
+        if (types[t] != DK_F32) { /* the promised bound: <= 1 GB at 1024x1024, scratch included */
             dk_sdxl_vae_info ip;
             uint64_t all;
             CHECK(dk_sdxl_vae_plan(vae, 128, 128, &ip) == DK_OK, "%s", dk_last_error(ctx));
