@@ -189,35 +189,40 @@ dk_status dk__knobs_load(dk_knobs *k, const char *settings, char *err, size_t ca
     return DK_OK;
 }
 
+/* Entry `index` of the '|'-separated list (the inverse of knobs_in_list). */
+static const char *knobs_list_entry(const char *list, int64_t index, int *len) {
+    for (; index > 0 && *list; index--) list += strcspn(list, "|") + (list[strcspn(list, "|")] ? 1 : 0);
+    *len = (int)strcspn(list, "|");
+    return list;
+}
+
 dk_status dk__knob_text(const dk_knobs *k, const char *name, char *value, size_t cap, char *err, size_t errcap) {
-    int i, w = -1;
-    for (i = 0; i < DK_KNOB_COUNT; i++) {
+    int i, w, len;
+    for (i = 0; i < DK_KNOB_COUNT && strcmp(knobs_table[i].name, name) != 0; i++) {}
+    if (i == DK_KNOB_COUNT) {
+        snprintf(err, errcap, "dk_setting_value: unknown setting '%.200s' (docs/environment.md lists them)", name);
+        if (cap) value[0] = '\0';
+        return DK_ERR_INVALID_ARGUMENT;
+    }
+    {
         const dk_knob_info *in = &knobs_table[i];
-        int64_t num = in->type == DK_KNOB_STRING ? 0 : *(const int64_t *)(const void *)((const char *)k + in->offset);
-        if (strcmp(in->name, name) != 0) continue;
+        const char *field = (const char *)k + in->offset;
+        int64_t num = in->type == DK_KNOB_STRING ? 0 : *(const int64_t *)(const void *)field;
         if (in->type == DK_KNOB_STRING) {
-            w = snprintf(value, cap, "%s", (const char *)k + in->offset);
-        } else if (in->type == DK_KNOB_ENUM || (in->type == DK_KNOB_INT && in->accepted) || in->def < 0) {
-            /* a negative value is the "unset: the library decides" default */
-            if (num < 0) w = snprintf(value, cap, "%s", "");
-            else if (in->type == DK_KNOB_ENUM) {
-                const char *p = in->accepted;
-                int64_t j;
-                for (j = 0; j < num && *p; j++) p += strcspn(p, "|") + (p[strcspn(p, "|")] ? 1 : 0);
-                w = snprintf(value, cap, "%.*s", (int)strcspn(p, "|"), p);
-            } else
-                w = snprintf(value, cap, "%lld", (long long)num);
+            w = snprintf(value, cap, "%s", field);
+        } else if (num < 0) { /* the parser takes no sign: negative is the "unset, the library decides" default */
+            w = snprintf(value, cap, "%s", "");
+        } else if (in->type == DK_KNOB_ENUM) {
+            const char *word = knobs_list_entry(in->accepted, num, &len);
+            w = snprintf(value, cap, "%.*s", len, word);
         } else {
             w = snprintf(value, cap, "%lld", (long long)num);
         }
-        if (w < 0 || (size_t)w >= cap) {
-            snprintf(err, errcap, "dk_setting_value: the value of %s needs %d bytes, cap is %zu", name, w + 1, cap);
-            if (cap) value[0] = '\0';
-            return DK_ERR_INVALID_ARGUMENT;
-        }
-        return DK_OK;
     }
-    snprintf(err, errcap, "dk_setting_value: unknown setting '%.200s' (docs/environment.md lists them)", name);
-    if (cap) value[0] = '\0';
-    return DK_ERR_INVALID_ARGUMENT;
+    if (w < 0 || (size_t)w >= cap) {
+        snprintf(err, errcap, "dk_setting_value: the value of %s needs %d bytes, cap is %zu", name, w + 1, cap);
+        if (cap) value[0] = '\0';
+        return DK_ERR_INVALID_ARGUMENT;
+    }
+    return DK_OK;
 }
