@@ -17,7 +17,9 @@
  *     dk_buffer_download waits for the work queued before it.
  *   - A tensor is a strided view of a buffer: logical shape plus element strides.
  *     4-D image tensors always have the logical shape [N, C, H, W]; NCHW and NHWC
- *     differ only in their strides (see dk_tensor_nchw / dk_tensor_nhwc).
+ *     differ only in their strides (see dk_tensor_nchw / dk_tensor_nhwc).  5-D
+ *     video tensors have the logical shape [N, C, T, H, W] (NCDHW and NDHWC:
+ *     dk_tensor_ncdhw / dk_tensor_ndhwc).
  *   - Descriptors are initialized with their dk_*_desc_init function, then the
  *     fields of interest are set.
  *   - A buffer belongs to the context that created (or wrapped) it.  Passing it
@@ -54,7 +56,7 @@ extern "C" {
 #endif
 
 #define DK_VERSION_MAJOR 0
-#define DK_VERSION_MINOR 1
+#define DK_VERSION_MINOR 2
 #define DK_VERSION_PATCH 0
 
 #ifndef DK_API
@@ -151,7 +153,7 @@ DK_API dk_status dk_setting_value(const dk_context *ctx, const char *name, char 
 /* Is this backend compiled into the library (not: present on this machine)? */
 DK_API int dk_backend_compiled(dk_backend_kind kind);
 
-DK_API const char *dk_version_string(void); /* "0.1.0" */
+DK_API const char *dk_version_string(void); /* "0.2.0" */
 DK_API uint32_t dk_version(void);           /* (major << 16) | (minor << 8) | patch */
 
 /* Wait until every queued op has finished; reports asynchronous failures. */
@@ -234,7 +236,7 @@ DK_API dk_status dk_buffer_invalidate(dk_context *ctx, dk_buffer *buffer);
 
 typedef enum dk_dtype { DK_F32 = 1, DK_F16 = 2, DK_BF16 = 3 } dk_dtype;
 
-#define DK_MAX_DIMS 4
+#define DK_MAX_DIMS 5
 
 typedef struct dk_tensor {
     dk_buffer *buffer;
@@ -295,7 +297,35 @@ static inline dk_tensor dk_tensor_nhwc(dk_buffer *b, uint64_t offset, dk_dtype t
                                        int64_t n, int64_t c, int64_t h, int64_t w) {
     return dk__tensor_4d(b, offset, t, n, c, h, w, 1);
 }
-/* Row-major contiguous tensor of ndim dims (1..4). */
+/* Logical [N, C, T, H, W] with the given strides, after checking the element count. */
+static inline dk_tensor dk__tensor_5d(dk_buffer *b, uint64_t offset, dk_dtype t, int64_t n, int64_t c,
+                                      int64_t d, int64_t h, int64_t w, int channels_last) {
+    dk_tensor x;
+    int64_t hw, dhw, cdhw;
+    if (!dk_checked_mul(h, w, &hw) || !dk_checked_mul(d, hw, &dhw) || !dk_checked_mul(c, dhw, &cdhw) ||
+        !dk_checked_mul(n, cdhw, &cdhw))
+        return dk__tensor_invalid(b, offset, t);
+    x.buffer = b; x.offset = offset; x.dtype = t; x.ndim = 5;
+    x.shape[0] = n; x.shape[1] = c; x.shape[2] = d; x.shape[3] = h; x.shape[4] = w;
+    if (channels_last) {
+        x.strides[1] = 1; x.strides[4] = c; x.strides[3] = w * c; x.strides[2] = hw * c; x.strides[0] = dhw * c;
+    } else {
+        x.strides[4] = 1; x.strides[3] = w; x.strides[2] = hw; x.strides[1] = dhw; x.strides[0] = c * dhw;
+    }
+    return x;
+}
+
+/* Logical [N, C, T, H, W] (T: frames), stored NCDHW (W fastest). */
+static inline dk_tensor dk_tensor_ncdhw(dk_buffer *b, uint64_t offset, dk_dtype t, int64_t n, int64_t c,
+                                        int64_t d, int64_t h, int64_t w) {
+    return dk__tensor_5d(b, offset, t, n, c, d, h, w, 0);
+}
+/* Logical [N, C, T, H, W], stored NDHWC (C fastest; PyTorch's channels_last_3d). */
+static inline dk_tensor dk_tensor_ndhwc(dk_buffer *b, uint64_t offset, dk_dtype t, int64_t n, int64_t c,
+                                        int64_t d, int64_t h, int64_t w) {
+    return dk__tensor_5d(b, offset, t, n, c, d, h, w, 1);
+}
+/* Row-major contiguous tensor of ndim dims (1..5). */
 static inline dk_tensor dk_tensor_contiguous(dk_buffer *b, uint64_t offset, dk_dtype t,
                                              int32_t ndim, const int64_t *shape) {
     dk_tensor x;
@@ -311,7 +341,7 @@ static inline dk_tensor dk_tensor_contiguous(dk_buffer *b, uint64_t offset, dk_d
     }
     return x;
 }
-/* Number of elements; -1 when the view is malformed (ndim outside 1..4, a size
+/* Number of elements; -1 when the view is malformed (ndim outside 1..5, a size
  * < 1) or the count does not fit int64. */
 static inline int64_t dk_tensor_numel(const dk_tensor *x) {
     int64_t n = 1;

@@ -125,7 +125,7 @@ const char *dk_activation_name(dk_activation a) {
     return "invalid";
 }
 
-const char *dk_version_string(void) { return "0.1.0"; }
+const char *dk_version_string(void) { return "0.2.0"; }
 uint32_t dk_version(void) {
     return ((uint32_t)DK_VERSION_MAJOR << 16) | ((uint32_t)DK_VERSION_MINOR << 8) | DK_VERSION_PATCH;
 }
