@@ -468,9 +468,12 @@ typedef struct dk_group_norm_desc {
 
 DK_API void dk_group_norm_desc_init(dk_group_norm_desc *desc);
 
-/* x, y: [N, C, H, W] (any strides, may be the same view: in place);
- * gamma, beta: [C] or both NULL (no affine), in x's dtype or (with f16/bf16 x)
- * both f32.  Statistics in fp32 or wider. */
+/* x, y: [N, C, H, W] (any strides, may be the same view: in place), or a video
+ * [N, C, T, H, W] whose statistics span the group's channels and all of T, H and
+ * W (T must merge with H, or H with W, in x's and y's strides: any dense NCDHW
+ * or NDHWC view does; others are DK_ERR_UNSUPPORTED); gamma, beta: [C] or both
+ * NULL (no affine), in x's dtype or (with f16/bf16 x) both f32.  Statistics in
+ * fp32 or wider.  The split form below takes 5-D x and y the same way. */
 DK_API dk_status dk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc,
                                const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
                                const dk_tensor *y);
@@ -509,7 +512,7 @@ typedef struct dk_layer_norm_desc {
 
 DK_API void dk_layer_norm_desc_init(dk_layer_norm_desc *desc);
 
-/* Normalizes over the last dimension D.  x, y: [..., D] (1-4 dims, same shape,
+/* Normalizes over the last dimension D.  x, y: [..., D] (1-5 dims, same shape,
  * may be the same view); gamma, beta: [D] or NULL (each independently). */
 DK_API dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc,
                                const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
@@ -525,14 +528,16 @@ DK_API void dk_attention_desc_init(dk_attention_desc *desc);
 
 /* softmax(scale * Q K^T) V per batch and head, fp32 accumulation, online softmax.
  * q: [B, H, Nq, D];  k: [B, H, Nkv, D];  v: [B, H, Nkv, Dv];  out: [B, H, Nq, Dv].
- * Any strides, so [B, N, H, D] storage is a view.  D, Dv <= 512. */
+ * Any strides, so [B, N, H, D] storage is a view.  D, Dv <= 512.  With two batch
+ * dims all four are 5-D, [B, B2, H, N, D]: e.g. per-frame attention over a
+ * channels-last video [N, C, T, H, W] is q = [N, T, 1, H*W, C] as a view. */
 DK_API dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc,
                               const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                               const dk_tensor *out);
 
 /* -------------------------------------------------------------- elementwise */
 
-/* y = act(x).  x and y: same logical shape; may be the same view. */
+/* y = act(x).  x and y: same logical shape (1-5 dims); may be the same view. */
 DK_API dk_status dk_activation_forward(dk_context *ctx, dk_activation act,
                                        const dk_tensor *x, const dk_tensor *y);
 
@@ -543,16 +548,19 @@ DK_API dk_status dk_activation_forward(dk_context *ctx, dk_activation act,
 DK_API dk_status dk_activation_scaled(dk_context *ctx, float in_scale, dk_activation act,
                                       float out_scale, const dk_tensor *x, const dk_tensor *y);
 
-/* y = act(alpha * a + beta * b).  Same logical shapes; y may be the same view as a or b. */
+/* y = act(alpha * a + beta * b).  Same logical shapes (1-5 dims); y may be the same view as a or b. */
 DK_API dk_status dk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
                         const dk_tensor *b, dk_activation act, const dk_tensor *y);
 
 /* Nearest-neighbour resize of [N, C, H, W] to y's [N, C, OH, OW]:
- * y[n,c,i,j] = x[n,c, floor(i*H/OH), floor(j*W/OW)] (exact integer arithmetic). */
+ * y[n,c,i,j] = x[n,c, floor(i*H/OH), floor(j*W/OW)] (exact integer arithmetic).
+ * Videos [N, C, T, H, W] to [N, C, OT, OH, OW] likewise on all three axes: a
+ * per-frame 2x is OT = T, a time 2x OT = 2T with OH = H, OW = W. */
 DK_API dk_status dk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 
-/* y = x with y's dtype and strides: layout conversion (NCHW <-> NHWC or any
- * strides) and dtype conversion (round to nearest even, NaN stays NaN). */
+/* y = x with y's dtype and strides: layout conversion (NCHW <-> NHWC, NCDHW <->
+ * NDHWC or any strides, 1-5 dims) and dtype conversion (round to nearest even,
+ * NaN stays NaN). */
 DK_API dk_status dk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
 
 /* -------------------------------------------------------- prepared weights */

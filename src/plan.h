@@ -9,7 +9,8 @@
  *                       small-Cin padding, packed weight layouts, fused 2x
  *                       upsample eligibility (its weights: conv_up2.c)
  *   norm_plan.c         GroupNorm's vector mode
- *   elementwise_plan.c  the vector paths of the elementwise walk */
+ *   elementwise_plan.c  the vector paths of the elementwise walk
+ *   dims.c              5-D views lowered to the backends' 4-D views */
 #ifndef DK_PLAN_H
 #define DK_PLAN_H
 
@@ -136,5 +137,29 @@ int dk__elt_upsample_vec(const int64_t shape[4], const int64_t a_ext[4], const i
  * pair (through floats), 0: element tiles. */
 int dk__elt_transpose16(const int64_t shape[4], const int64_t as[4], const int64_t ys[4], int k, dk_dtype at,
                         dk_dtype yt, int aligned);
+
+/* ---- dims.c ---- */
+
+/* Up to DK_FOLD_MAX views of one op lowered to views of at most 4 dims (the
+ * backends' limit) that reach the same elements in the same order: adjacent
+ * dims that every view lays out as one run merge (innermost pairs first);
+ * bit d of keep forbids merging dims d and d + 1 (they mean different things
+ * to the op).  Where that is not enough and allow_loop is set, the leading dim
+ * becomes a loop: view i of iteration j is dk__fold_view(f, i, j).  The views
+ * must have equal ndim (and, for a loop, equal leading sizes).  Returns 0 when
+ * the views cannot be lowered so (nothing is written then but *f). */
+#define DK_FOLD_MAX 4
+typedef struct dk_fold {
+    dk_tensor v[DK_FOLD_MAX];
+    uint64_t step[DK_FOLD_MAX]; /* bytes per loop iteration */
+    int64_t loops;              /* 1: no loop */
+    int count;
+} dk_fold;
+int dk__fold_views(int count, const dk_tensor *const in[], unsigned keep, int allow_loop, dk_fold *f);
+dk_tensor dk__fold_view(const dk_fold *f, int i, int64_t loop);
+/* t without dim d, at index `index` of it. */
+dk_tensor dk__drop_dim(const dk_tensor *t, int32_t d, int64_t index);
+/* t with dims a and b exchanged (a view of the same elements). */
+dk_tensor dk__swap_dims(const dk_tensor *t, int32_t a, int32_t b);
 
 #endif /* DK_PLAN_H */

@@ -88,6 +88,15 @@ static dk_status val_ndim(dk_context *ctx, const char *op, const char *name, con
     return DK_OK;
 }
 
+/* An image [N, C, H, W] or a video [N, C, T, H, W]. */
+static dk_status val_ndim45(dk_context *ctx, const char *op, const char *name, const dk_tensor *t,
+                            const char *layout4, const char *layout5) {
+    if (t->ndim != 4 && t->ndim != 5)
+        return dk__fail(ctx, VAL_BAD, "%s: %s.ndim (=%d) must be 4 (%s) or 5 (%s)", op, name, (int)t->ndim, layout4,
+                        layout5);
+    return DK_OK;
+}
+
 static dk_status val_dim(dk_context *ctx, const char *op, const char *name, const dk_tensor *t, int dim,
                          const char *what, int64_t expected) {
     if (t->shape[dim] != expected)
@@ -608,7 +617,7 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     }
 
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, C, H, W]"));
+    VAL_TRY(val_ndim45(ctx, op, "x", x, "[N, C, H, W]", "[N, C, T, H, W]"));
     if (x->shape[1] % d->groups)
         return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by desc->groups (=%d)", op,
                         (long long)x->shape[1], (int)d->groups);
@@ -664,6 +673,7 @@ dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, 
 dk_status dk__validate_attention(dk_context *ctx, const dk_attention_desc *d, const dk_tensor *q,
                                  const dk_tensor *k, const dk_tensor *v, const dk_tensor *out) {
     static const char op[] = "dk_attention";
+    int32_t o;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "q", q));
     VAL_TRY(val_need(ctx, op, "k", k));
@@ -675,30 +685,36 @@ dk_status dk__validate_attention(dk_context *ctx, const dk_attention_desc *d, co
     VAL_TRY(dk__validate_tensor(ctx, op, "k", k));
     VAL_TRY(dk__validate_tensor(ctx, op, "v", v));
     VAL_TRY(dk__validate_tensor(ctx, op, "out", out));
-    VAL_TRY(val_ndim(ctx, op, "q", q, 4, "[B, H, Nq, D]"));
-    VAL_TRY(val_ndim(ctx, op, "k", k, 4, "[B, H, Nkv, D]"));
-    VAL_TRY(val_ndim(ctx, op, "v", v, 4, "[B, H, Nkv, Dv]"));
-    VAL_TRY(val_ndim(ctx, op, "out", out, 4, "[B, H, Nq, Dv]"));
+    VAL_TRY(val_ndim45(ctx, op, "q", q, "[B, H, Nq, D]", "[B, B2, H, Nq, D]"));
+    o = q->ndim - 4; /* a 5-D call has two batch dims: the rest moves up by one */
+    VAL_TRY(val_ndim(ctx, op, "k", k, q->ndim, o ? "[B, B2, H, Nkv, D] like q" : "[B, H, Nkv, D]"));
+    VAL_TRY(val_ndim(ctx, op, "v", v, q->ndim, o ? "[B, B2, H, Nkv, Dv] like q" : "[B, H, Nkv, Dv]"));
+    VAL_TRY(val_ndim(ctx, op, "out", out, q->ndim, o ? "[B, B2, H, Nq, Dv] like q" : "[B, H, Nq, Dv]"));
     VAL_TRY(val_same_dtype(ctx, op, "k", k, "q", q));
     VAL_TRY(val_same_dtype(ctx, op, "v", v, "q", q));
     VAL_TRY(val_same_dtype(ctx, op, "out", out, "q", q));
 
-    if (q->shape[3] > VAL_MAX_HEAD_DIM)
-        return dk__fail(ctx, VAL_BAD, "%s: q.shape[3] (=D=%lld) must be <= %d", op, (long long)q->shape[3],
-                        VAL_MAX_HEAD_DIM);
-    if (v->shape[3] > VAL_MAX_HEAD_DIM)
-        return dk__fail(ctx, VAL_BAD, "%s: v.shape[3] (=Dv=%lld) must be <= %d", op, (long long)v->shape[3],
-                        VAL_MAX_HEAD_DIM);
+    if (q->shape[3 + o] > VAL_MAX_HEAD_DIM)
+        return dk__fail(ctx, VAL_BAD, "%s: q.shape[%d] (=D=%lld) must be <= %d", op, 3 + o,
+                        (long long)q->shape[3 + o], VAL_MAX_HEAD_DIM);
+    if (v->shape[3 + o] > VAL_MAX_HEAD_DIM)
+        return dk__fail(ctx, VAL_BAD, "%s: v.shape[%d] (=Dv=%lld) must be <= %d", op, 3 + o,
+                        (long long)v->shape[3 + o], VAL_MAX_HEAD_DIM);
+    if (o) {
+        VAL_TRY(val_dim(ctx, op, "k", k, 1, "B2 = q.shape[1]", q->shape[1]));
+        VAL_TRY(val_dim(ctx, op, "v", v, 1, "B2 = q.shape[1]", q->shape[1]));
+        VAL_TRY(val_dim(ctx, op, "out", out, 1, "B2 = q.shape[1]", q->shape[1]));
+    }
     VAL_TRY(val_dim(ctx, op, "k", k, 0, "B = q.shape[0]", q->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "k", k, 1, "H = q.shape[1]", q->shape[1]));
-    VAL_TRY(val_dim(ctx, op, "k", k, 3, "D = q.shape[3]", q->shape[3]));
+    VAL_TRY(val_dim(ctx, op, "k", k, 1 + o, o ? "H = q.shape[2]" : "H = q.shape[1]", q->shape[1 + o]));
+    VAL_TRY(val_dim(ctx, op, "k", k, 3 + o, o ? "D = q.shape[4]" : "D = q.shape[3]", q->shape[3 + o]));
     VAL_TRY(val_dim(ctx, op, "v", v, 0, "B = q.shape[0]", q->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "v", v, 1, "H = q.shape[1]", q->shape[1]));
-    VAL_TRY(val_dim(ctx, op, "v", v, 2, "Nkv = k.shape[2]", k->shape[2]));
+    VAL_TRY(val_dim(ctx, op, "v", v, 1 + o, o ? "H = q.shape[2]" : "H = q.shape[1]", q->shape[1 + o]));
+    VAL_TRY(val_dim(ctx, op, "v", v, 2 + o, o ? "Nkv = k.shape[3]" : "Nkv = k.shape[2]", k->shape[2 + o]));
     VAL_TRY(val_dim(ctx, op, "out", out, 0, "B = q.shape[0]", q->shape[0]));
-    VAL_TRY(val_dim(ctx, op, "out", out, 1, "H = q.shape[1]", q->shape[1]));
-    VAL_TRY(val_dim(ctx, op, "out", out, 2, "Nq = q.shape[2]", q->shape[2]));
-    VAL_TRY(val_dim(ctx, op, "out", out, 3, "Dv = v.shape[3]", v->shape[3]));
+    VAL_TRY(val_dim(ctx, op, "out", out, 1 + o, o ? "H = q.shape[2]" : "H = q.shape[1]", q->shape[1 + o]));
+    VAL_TRY(val_dim(ctx, op, "out", out, 2 + o, o ? "Nq = q.shape[3]" : "Nq = q.shape[2]", q->shape[2 + o]));
+    VAL_TRY(val_dim(ctx, op, "out", out, 3 + o, o ? "Dv = v.shape[4]" : "Dv = v.shape[3]", v->shape[3 + o]));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "out", out));
     VAL_TRY(val_no_alias(ctx, op, "out", out, "q", q, 0));
@@ -751,12 +767,12 @@ dk_status dk__validate_upsample_nearest(dk_context *ctx, const dk_tensor *x, con
     VAL_TRY(val_need(ctx, op, "y", y));
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
     VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
-    VAL_TRY(val_ndim(ctx, op, "x", x, 4, "[N, C, H, W]"));
-    VAL_TRY(val_ndim(ctx, op, "y", y, 4, "[N, C, OH, OW]"));
+    VAL_TRY(val_ndim45(ctx, op, "x", x, "[N, C, H, W]", "[N, C, T, H, W]"));
+    VAL_TRY(val_ndim(ctx, op, "y", y, x->ndim, x->ndim == 4 ? "[N, C, OH, OW]" : "[N, C, OT, OH, OW] like x"));
     VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
     VAL_TRY(val_dim(ctx, op, "y", y, 0, "x.shape[0]", x->shape[0]));
     VAL_TRY(val_dim(ctx, op, "y", y, 1, "x.shape[1]", x->shape[1]));
-    for (i = 2; i < 4; i++) { /* the source index i*H/OH is computed exactly in 64 bits */
+    for (i = 2; i < x->ndim; i++) { /* the source index i*H/OH is computed exactly in 64 bits */
         int64_t prod;
         if (!val_mul(x->shape[i], y->shape[i], &prod))
             return dk__fail(ctx, VAL_BAD, "%s: y.shape[%d] * x.shape[%d] (=%lld * %lld) overflows 64 bits", op,

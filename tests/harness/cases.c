@@ -274,6 +274,11 @@ static const hcb_norm hcb_group_norm[] = {
     {"split_no_affine_g3_c12_5x4", 0, {.shape = {1, 12, 5, 4}, .groups = 3, .eps = 1e-5f, .split = 1}},
     {"split_inplace_g32_c128_20x24_mean4", 0, {.shape = {1, 128, 20, 24}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 4.0f, .inplace = 1, .split = 1}},
     {"split_chunks_g32_c256_64x72_mean8", 0, {.shape = {1, 256, 64, 72}, .groups = 32, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU, .mean = 8.0f, .split = 1}},
+    /* videos [N, C, T, H, W] (NCDHW, NDHWC): statistics over the frames too; split by
+     * bands of frames, as a chunked video decoder does */
+    {"video_g4_c8_3x4x5_silu", Q, {.ndim = 5, .shape = {1, 8, 3, 4, 5}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    {"video_b2_g2_c4_2x3x3", G | I, {.ndim = 5, .shape = {2, 4, 2, 3, 3}, .groups = 2, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"video_split_g4_c16_4x3x5_mean3", 0, {.ndim = 5, .shape = {1, 16, 4, 3, 5}, .groups = 4, .eps = 1e-6f, .gamma = 1, .beta = 1, .mean = 3.0f, .split = 1}},
 };
 
 /* -------------------------------------------------------------- layer_norm */
@@ -290,6 +295,7 @@ static const hcb_norm hcb_layer_norm[] = {
     {"d3_odd", 0, {.ndim = 2, .shape = {7, 3}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
     {"d512", 0, {.ndim = 2, .shape = {4, 512}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
     {"rows300_d1280", 0, {.ndim = 2, .shape = {300, 1280}, .eps = 1e-5f, .gamma = 1, .beta = 1}},
+    {"5d_2x2x3x2x40_silu", G, {.ndim = 5, .shape = {2, 2, 3, 2, 40}, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
 };
 
 /* --------------------------------------------------------------- attention */
@@ -352,6 +358,10 @@ static const hcb_attn hcb_attention[] = {
     {"pf_d16_dv20_nq3_nkv129", 0, {.b = 1, .heads = 2, .nq = 3, .nkv = 129, .d = 16, .dv = 20}},
     {"pf_d8_dv300_n64_logits", 0, {.b = 1, .heads = 1, .nq = 64, .nkv = 64, .d = 8, .dv = 300, .q_range = 150.0f}},
     {"pf_d64_dv264_nq40_nkv70_bnhd", 0, {.b = 1, .heads = 2, .nq = 40, .nkv = 70, .d = 64, .dv = 264, .storage = HC_BNHD}},
+    /* two batch dims [b, b2, heads, n, d] (5-D views): merged, and (per-frame attention
+     * over NCDHW videos: the batch dims do not merge) one call per b */
+    {"b2_3_d64_n40_bnhd", 0, {.b = 2, .b2 = 3, .heads = 2, .nq = 40, .nkv = 24, .d = 64, .dv = 64, .storage = HC_BNHD}},
+    {"frames_ncdhw_b2_t3_c32_hw30", Q, {.b = 2, .b2 = 3, .heads = 1, .nq = 30, .nkv = 30, .d = 32, .dv = 32, .storage = HC_VIDEO_NCDHW}},
 };
 
 /* ------------------------------------------------------------- elementwise */
@@ -363,6 +373,8 @@ static const hcb_ew hcb_add[] = {
     {"inplace_b_relu", Q, {.n = 1, .c = 8, .h = 4, .w = 6, .alpha = -1.0f, .beta = 1.0f, .act = DK_ACT_RELU, .inplace = 2}},
     {"1x1x1x1", 0, {.n = 1, .c = 1, .h = 1, .w = 1, .alpha = 2.0f, .beta = 1.0f}},
     {"misaligned_b_2x6x5x3", 0, {.n = 2, .c = 6, .h = 5, .w = 3, .alpha = 1.0f, .beta = -1.0f, .misalign = 1}},
+    {"video_2x6x3x4x5", Q, {.n = 2, .c = 6, .t = 3, .h = 4, .w = 5, .alpha = 1.0f, .beta = -0.5f}},
+    {"video_inplace_silu_1x8x2x3x4", G | I, {.n = 1, .c = 8, .t = 2, .h = 3, .w = 4, .alpha = 1.0f, .beta = 1.0f, .act = DK_ACT_SILU, .inplace = 1}},
 };
 
 static const hcb_ew hcb_activation[] = {
@@ -374,6 +386,7 @@ static const hcb_ew hcb_activation[] = {
     {"none_copy", G | I, {.n = 1, .c = 7, .h = 6, .w = 5, .act = DK_ACT_NONE}},
     {"inplace_silu", Q, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .inplace = 1}},
     {"misaligned_y_silu", 0, {.n = 1, .c = 16, .h = 4, .w = 4, .act = DK_ACT_SILU, .misalign = 1}},
+    {"video_silu_2x5x3x4x6", Q | G | I, {.n = 2, .c = 5, .t = 3, .h = 4, .w = 6, .act = DK_ACT_SILU}},
 };
 
 /* Every activation with scales other than 1 (TAESD's clamp 3*tanh(x/3) among them),
@@ -399,6 +412,8 @@ static const hcb_ew hcb_activation_scaled[] = {
      {.n = 1, .c = 32, .h = 3, .w = 33, .act = DK_ACT_TANH, .in_scale = 1.0f / 3.0f, .out_scale = 3.0f, .other_layout = 1}},
     {"layout_change_relu_0.5_-3", 0,
      {.n = 2, .c = 36, .h = 4, .w = 9, .act = DK_ACT_RELU, .in_scale = 0.5f, .out_scale = -3.0f, .other_layout = 1}},
+    {"video_layout_change_gelu_2_0.5", Q,
+     {.n = 2, .c = 9, .t = 3, .h = 4, .w = 5, .act = DK_ACT_GELU, .in_scale = 2.0f, .out_scale = 0.5f, .other_layout = 1}},
 };
 
 static const hcb_ew hcb_upsample[] = {
@@ -416,6 +431,12 @@ static const hcb_ew hcb_upsample[] = {
     {"2x4_c8_3x8", 0, {.n = 1, .c = 8, .h = 3, .w = 8, .oh = 6, .ow = 32}},
     {"1x3_c24_2x8", 0, {.n = 2, .c = 24, .h = 2, .w = 8, .oh = 2, .ow = 24}},
     {"2x_misaligned_y_c16_4x8", 0, {.n = 1, .c = 16, .h = 4, .w = 8, .oh = 8, .ow = 16, .misalign = 1}},
+    /* videos: per-frame 2x (frames as images), time 2x (T and H*W as an image), both
+     * (one call per output frame), with gaps (other walks) */
+    {"video_frames_2x_b2_c4_3x4x5", Q, {.n = 2, .c = 4, .t = 3, .h = 4, .w = 5, .ot = 3, .oh = 8, .ow = 10}},
+    {"video_time_2x_c8_2x3x4", Q, {.n = 1, .c = 8, .t = 2, .h = 3, .w = 4, .ot = 4, .oh = 3, .ow = 4}},
+    {"video_both_2x_c3_2x3x4", 0, {.n = 1, .c = 3, .t = 2, .h = 3, .w = 4, .ot = 4, .oh = 6, .ow = 8}},
+    {"video_time_2x_b2_c4_3x2x3", G | I, {.n = 2, .c = 4, .t = 3, .h = 2, .w = 3, .ot = 6, .oh = 2, .ow = 3}},
 };
 
 /* ------------------------------------------------------------------ names */
@@ -443,6 +464,8 @@ const char *hc_layout_name(hc_layout layout) {
     switch (layout) {
     case HC_NCHW: return "nchw";
     case HC_NHWC: return "nhwc";
+    case HC_NCDHW: return "ncdhw";
+    case HC_NDHWC: return "ndhwc";
     case HC_LAYOUT_NONE: break;
     }
     return "";
@@ -455,6 +478,7 @@ static int hc_count;
 
 static const dk_dtype hc_dtypes[3] = {DK_F32, DK_F16, DK_BF16};
 static const hc_layout hc_layouts[2] = {HC_NCHW, HC_NHWC};
+static const hc_layout hc_video_layouts[2] = {HC_NCDHW, HC_NDHWC};
 
 static int32_t hc_def32(int32_t v) { return v ? v : 1; }
 static int64_t hc_def64(int64_t v) { return v ? v : 1; }
@@ -479,7 +503,8 @@ static hc_matmul hc_norm_mm(hc_matmul p) {
     return p;
 }
 
-/* Appends one expanded case (the caller sets the op's parameters). */
+/* Appends one expanded case (the caller sets the op's parameters).  has_layout:
+ * 0 none, 1 an image layout, 2 a video layout (layout_i picks the storage). */
 static hc_case *hc_push(hc_op op, const char *label, int flags, int base_index, int dtype_i,
                         int layout_i, int has_layout, int has_weight, const char *extra) {
     hc_case *c;
@@ -488,7 +513,7 @@ static hc_case *hc_push(hc_op op, const char *label, int flags, int base_index, 
     memset(c, 0, sizeof *c);
     c->op = op;
     c->dtype = hc_dtypes[dtype_i];
-    c->layout = has_layout ? hc_layouts[layout_i] : HC_LAYOUT_NONE;
+    c->layout = has_layout == 2 ? hc_video_layouts[layout_i] : has_layout ? hc_layouts[layout_i] : HC_LAYOUT_NONE;
     c->quick = (flags & Q) && (dtype_i + layout_i) % 2 == 0;
     c->out_gap = (flags & G) != 0;
     c->in_gap = (flags & I) != 0;
@@ -527,10 +552,11 @@ static void hc_expand_norm(hc_op op, const hcb_norm *base, int nbase, int has_la
     for (i = 0; i < nbase; i++)
         for (d = 0; d < 3; d++)
             for (l = 0; l < (has_layout ? 2 : 1); l++) {
-                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, has_layout, 0, NULL);
+                int video = op == HC_GROUP_NORM && base[i].p.ndim == 5;
+                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, has_layout + video, 0, NULL);
                 if (!c) continue;
                 c->norm = base[i].p;
-                if (op == HC_GROUP_NORM) c->norm.ndim = 4;
+                if (op == HC_GROUP_NORM && !video) c->norm.ndim = 4;
             }
 }
 
@@ -548,7 +574,7 @@ static void hc_expand_ew(hc_op op, const hcb_ew *base, int nbase) {
     for (i = 0; i < nbase; i++)
         for (d = 0; d < 3; d++)
             for (l = 0; l < 2; l++) {
-                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, 1, 0, NULL);
+                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, base[i].p.t > 0 ? 2 : 1, 0, NULL);
                 if (c) c->ew = base[i].p;
             }
 }
@@ -613,6 +639,24 @@ static void hc_expand_convert(void) {
             }
 }
 
+/* convert of videos: a dtype change with a layout swap (NCDHW <-> NDHWC), and with gaps */
+static void hc_expand_convert_video(void) {
+    int d, l;
+    char extra[32];
+    for (d = 0; d < 3; d++)
+        for (l = 0; l < 2; l++) {
+            hc_case *c;
+            snprintf(extra, sizeof extra, "_from_%s_%s", dk_dtype_name(hc_dtypes[(d + 1) % 3]),
+                     hc_layout_name(hc_video_layouts[1 - l]));
+            c = hc_push(HC_CONVERT, "video_2x6x3x4x5", l == 0 ? G | I : 0, 0, d, l, 2, 0, extra);
+            if (!c) continue;
+            c->quick = d == 1;
+            c->ew.n = 2; c->ew.c = 6; c->ew.t = 3; c->ew.h = 4; c->ew.w = 5;
+            c->ew.src_dtype = hc_dtypes[(d + 1) % 3];
+            c->ew.src_layout = hc_video_layouts[1 - l];
+        }
+}
+
 static int hc_build(void) {
     int i, j;
     hc_count = 0;
@@ -628,6 +672,7 @@ static int hc_build(void) {
     hc_expand_ew(HC_ACTIVATION_SCALED, hcb_activation_scaled, HC_COUNT(hcb_activation_scaled));
     hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
     hc_expand_convert();
+    hc_expand_convert_video();
     if (hc_count >= HC_MAX_CASES) {
         fprintf(stderr, "harness bug: more than %d cases (raise HC_MAX_CASES)\n", HC_MAX_CASES - 1);
         return -1;

@@ -27,7 +27,8 @@ typedef enum hc_op {
     HC_OP_COUNT
 } hc_op;
 
-typedef enum hc_layout { HC_LAYOUT_NONE = 0, HC_NCHW = 1, HC_NHWC = 2 } hc_layout;
+/* Images [N, C, H, W] stored NCHW or NHWC; videos [N, C, T, H, W] stored NCDHW or NDHWC. */
+typedef enum hc_layout { HC_LAYOUT_NONE = 0, HC_NCHW = 1, HC_NHWC = 2, HC_NCDHW = 3, HC_NDHWC = 4 } hc_layout;
 
 /* conv2d and conv_transpose2d.  All fields are final (no zero defaults). */
 typedef struct hc_conv {
@@ -62,9 +63,9 @@ typedef struct hc_matmul {
 } hc_matmul;
 
 typedef struct hc_norm {
-    /* group_norm: [n, c, h, w]; layer_norm: ndim dims of shape (last = D). */
+    /* group_norm: [n, c, h, w] or (ndim 5) [n, c, t, h, w]; layer_norm: ndim dims of shape (last = D). */
     int32_t ndim;
-    int64_t shape[4];
+    int64_t shape[5];
     int32_t groups;
     float eps;
     int gamma, beta;       /* group_norm: both or neither */
@@ -81,11 +82,14 @@ typedef struct hc_norm {
 typedef enum hc_attn_storage {
     HC_BHND = 0,      /* each tensor contiguous [B, H, N, D] */
     HC_BNHD = 1,      /* each tensor stored [B, N, H, D]: a strided view */
-    HC_QKV_PACKED = 2 /* q, k, v are views of one [B, N, 3, H, D] buffer; out [B, N, H, D] */
+    HC_QKV_PACKED = 2, /* q, k, v are views of one [B, N, 3, H, D] buffer; out [B, N, H, D] */
+    HC_VIDEO_NCDHW = 3 /* heads 1, b2 frames: each tensor a view [B, T, 1, N, D] of an NCDHW
+                        * video [B, D, T, N] (N: the pixels of a frame, D: the channels) */
 } hc_attn_storage;
 
 typedef struct hc_attention {
     int64_t b, heads, nq, nkv, d, dv;
+    int64_t b2;            /* > 0: 5-D views [b, b2, heads, n, d] (two batch dims) */
     float scale;           /* 0: 1/sqrt(D) */
     float q_range;         /* q values are q_range * U(-1, 1); 0: 6 (logits std ~2).  Set:
                             * large logits, made exact in fp32 (q integers, k multiples
@@ -93,9 +97,11 @@ typedef struct hc_attention {
     hc_attn_storage storage;
 } hc_attention;
 
-/* add, activation, activation_scaled, upsample_nearest, convert on [n, c, h, w] images. */
+/* add, activation, activation_scaled, upsample_nearest, convert on [n, c, h, w] images,
+ * or (t > 0) on [n, c, t, h, w] videos. */
 typedef struct hc_elementwise {
     int64_t n, c, h, w;
+    int64_t t, ot;         /* frames (0: an image case); upsample_nearest: ot output frames */
     int64_t oh, ow;        /* upsample_nearest output size */
     dk_activation act;
     float alpha, beta;     /* add */

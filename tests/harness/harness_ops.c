@@ -29,10 +29,27 @@ static void ho_image(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int
     ho_image_at(s, slot, t, layout, n, c, h, w, gap, 0, output, scale, shift);
 }
 
+/* A 5-D video tensor [n, c, f, h, w] in the case's layout (HC_NCDHW / HC_NDHWC). */
+static void ho_video_at(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t f, int64_t h,
+                        int64_t w, int64_t gap, int64_t elem_offset, int output, double scale, double shift) {
+    int64_t shape[5], strides[5];
+    shape[0] = n; shape[1] = c; shape[2] = f; shape[3] = h; shape[4] = w;
+    ht_video_strides(layout, gap, shape, strides);
+    if (output) ht_define_output(s, slot, slot, t, 5, shape, strides, elem_offset);
+    else ht_define(s, slot, slot, t, 5, shape, strides, elem_offset, scale, shift);
+}
+
+/* An elementwise operand: an image, or (f > 0, a video layout) a video of f frames. */
+static void ho_frames_at(ht_set *s, int slot, dk_dtype t, int layout, int64_t n, int64_t c, int64_t f, int64_t h,
+                         int64_t w, int64_t gap, int64_t elem_offset, int output, double scale, double shift) {
+    if (f > 0) ho_video_at(s, slot, t, layout, n, c, f, h, w, gap, elem_offset, output, scale, shift);
+    else ho_image_at(s, slot, t, layout, n, c, h, w, gap, elem_offset, output, scale, shift);
+}
+
 /* A row-major tensor, optionally with a row gap. */
 static void ho_rowmajor(ht_set *s, int slot, dk_dtype t, int32_t ndim, const int64_t *shape,
                         int64_t gap, int output, double scale, double shift) {
-    int64_t strides[4];
+    int64_t strides[DK_MAX_DIMS];
     ht_rowmajor_strides(ndim, shape, gap, strides);
     if (output) ht_define_output(s, slot, slot, t, ndim, shape, strides, 0);
     else ht_define(s, slot, slot, t, ndim, shape, strides, 0, scale, shift);
@@ -142,14 +159,20 @@ static void ho_setup_norm(const hc_case *c, ho_plan *p) {
     int64_t pc = group ? q->shape[1] : q->shape[q->ndim - 1];
     /* inputs away from zero mean: statistics must not cancel catastrophically */
     double mean = q->mean != 0.0f ? (double)q->mean : 0.5;
-    if (group) ho_image(s, HO_NX, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2], q->shape[3],
-                        ig, 0, 2.0, mean);
+    if (group && q->ndim == 5)
+        ho_video_at(s, HO_NX, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2], q->shape[3], q->shape[4],
+                    ig, 0, 0, 2.0, mean);
+    else if (group) ho_image(s, HO_NX, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2], q->shape[3],
+                             ig, 0, 2.0, mean);
     else ho_rowmajor(s, HO_NX, c->dtype, q->ndim, q->shape, ig, 0, 2.0, mean);
     /* split GroupNorm: bands of rows with different means, so a wrong merge shows */
     if (group && q->split) s->t[HO_NX].row_ramp = 6.0;
     if (q->gamma) ho_rowmajor(s, HO_GAMMA, q->f32_affine ? DK_F32 : c->dtype, 1, &pc, 0, 0, 0.5, 1.0);
     if (q->beta) ho_rowmajor(s, HO_BETA, q->f32_affine ? DK_F32 : c->dtype, 1, &pc, 0, 0, 0.5, 0.0);
     if (q->inplace) ho_alias(s, HO_NY, HO_NX);
+    else if (group && q->ndim == 5)
+        ho_video_at(s, HO_NY, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2], q->shape[3], q->shape[4],
+                    gap, 0, 1, 0, 0);
     else if (group) ho_image(s, HO_NY, c->dtype, c->layout, q->shape[0], q->shape[1], q->shape[2],
                              q->shape[3], gap, 1, 0, 0);
     else ho_rowmajor(s, HO_NY, c->dtype, q->ndim, q->shape, gap, 1, 0, 0);
@@ -158,11 +181,23 @@ static void ho_setup_norm(const hc_case *c, ho_plan *p) {
     p->k = 1; /* statistics in fp32 or wider: error is the output rounding */
 }
 
-/* Attention tensors [b, heads, n, d] in one of the storages of hc_attn_storage. */
+/* Attention tensors [b, heads, n, d] in one of the storages of hc_attn_storage;
+ * with b2 > 0, [b, b2, heads, n, d] (b2 a second batch dim, stored inside b). */
 static void ho_attn_tensor(ht_set *s, int slot, int store, dk_dtype t, const hc_attention *q,
                            int64_t n, int64_t d, int output, double scale) {
-    int64_t shape[4], strides[4], off = 0;
-    shape[0] = q->b; shape[1] = q->heads; shape[2] = n; shape[3] = d;
+    int64_t shape[5], strides[5], off = 0, b = q->b * (q->b2 > 0 ? q->b2 : 1);
+    shape[0] = b; shape[1] = q->heads; shape[2] = n; shape[3] = d;
+    if (q->storage == HC_VIDEO_NCDHW) { /* [b, b2, 1, n, d] of an NCDHW video [b, d, b2, n] */
+        shape[0] = q->b; shape[1] = q->b2; shape[2] = 1; shape[3] = n; shape[4] = d;
+        strides[4] = q->b2 * n;
+        strides[3] = 1;
+        strides[2] = d * q->b2 * n;
+        strides[1] = n;
+        strides[0] = d * q->b2 * n;
+        if (output) ht_define_output(s, slot, store, t, 5, shape, strides, 0);
+        else ht_define(s, slot, store, t, 5, shape, strides, 0, scale, 0.0);
+        return;
+    }
     if (q->storage == HC_BHND) {
         ht_rowmajor_strides(4, shape, 0, strides);
     } else if (q->storage == HC_BNHD || output) { /* stored [b, n, heads, d] */
@@ -177,8 +212,18 @@ static void ho_attn_tensor(ht_set *s, int slot, int store, dk_dtype t, const hc_
         strides[0] = n * 3 * q->heads * d;
         off = slot * q->heads * d;
     }
-    if (output) ht_define_output(s, slot, store, t, 4, shape, strides, off);
-    else ht_define(s, slot, store, t, 4, shape, strides, off, scale, 0.0);
+    if (q->b2 > 0) { /* split the batch dim: [b, b2, ...] */
+        int i;
+        for (i = 4; i >= 1; i--) {
+            shape[i] = shape[i - 1];
+            strides[i] = strides[i - 1];
+        }
+        shape[0] = q->b;
+        shape[1] = q->b2;
+        strides[0] = strides[1] * q->b2;
+    }
+    if (output) ht_define_output(s, slot, store, t, q->b2 > 0 ? 5 : 4, shape, strides, off);
+    else ht_define(s, slot, store, t, q->b2 > 0 ? 5 : 4, shape, strides, off, scale, 0.0);
 }
 
 static void ho_setup_attention(const hc_case *c, ho_plan *p) {
@@ -202,6 +247,16 @@ static void ho_setup_attention(const hc_case *c, ho_plan *p) {
     if (q->q_range > 8.0f) p->k *= (int64_t)((q->q_range / 8.0f) * (q->q_range / 8.0f));
 }
 
+/* The other storage of the same rank: NCHW <-> NHWC, NCDHW <-> NDHWC. */
+static int ho_other_layout(int layout) {
+    switch (layout) {
+    case HC_NCHW: return HC_NHWC;
+    case HC_NHWC: return HC_NCHW;
+    case HC_NCDHW: return HC_NDHWC;
+    default: return HC_NCDHW;
+    }
+}
+
 static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
     const hc_elementwise *q = &c->ew;
     ht_set *s = &p->set;
@@ -211,26 +266,26 @@ static void ho_setup_elementwise(const hc_case *c, ho_plan *p) {
     p->k = 1;
     switch (c->op) {
     case HC_ADD:
-        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 3.0, 0.0);
-        ho_image_at(s, HO_B, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, q->misalign, 0, 3.0, 0.0);
+        ho_frames_at(s, HO_A, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, ig, 0, 0, 3.0, 0.0);
+        ho_frames_at(s, HO_B, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, ig, q->misalign, 0, 3.0, 0.0);
         if (q->inplace) ho_alias(s, HO_EY, q->inplace == 1 ? HO_A : HO_B);
-        else ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        else ho_frames_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, gap, 0, 1, 0, 0);
         break;
     case HC_ACTIVATION:
     case HC_ACTIVATION_SCALED:
-        ho_image(s, HO_A, c->dtype, q->other_layout ? HC_NCHW + HC_NHWC - c->layout : c->layout, q->n, q->c, q->h,
-                 q->w, ig, 0, 3.0, 0.0);
+        ho_frames_at(s, HO_A, c->dtype, q->other_layout ? ho_other_layout((int)c->layout) : (int)c->layout, q->n, q->c, q->t,
+                     q->h, q->w, ig, 0, 0, 3.0, 0.0);
         if (q->inplace) ho_alias(s, HO_EY, HO_A);
-        else ho_image_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, q->misalign, 1, 0, 0);
+        else ho_frames_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, gap, q->misalign, 1, 0, 0);
         break;
     case HC_UPSAMPLE_NEAREST:
-        ho_image(s, HO_A, c->dtype, c->layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
-        ho_image_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->oh, q->ow, gap, q->misalign, 1, 0, 0);
+        ho_frames_at(s, HO_A, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, ig, 0, 0, 4.0, 0.0);
+        ho_frames_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->ot, q->oh, q->ow, gap, q->misalign, 1, 0, 0);
         p->exact = 1;
         break;
     default: /* HC_CONVERT */
-        ho_image(s, HO_A, q->src_dtype, q->src_layout, q->n, q->c, q->h, q->w, ig, 0, 4.0, 0.0);
-        ho_image(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->h, q->w, gap, 1, 0, 0);
+        ho_frames_at(s, HO_A, q->src_dtype, q->src_layout, q->n, q->c, q->t, q->h, q->w, ig, 0, 0, 4.0, 0.0);
+        ho_frames_at(s, HO_EY, c->dtype, c->layout, q->n, q->c, q->t, q->h, q->w, gap, 0, 1, 0, 0);
         p->exact = 1;
         break;
     }
@@ -252,7 +307,7 @@ void ho_setup(const hc_case *c, ho_plan *p) {
 
 /* ------------------------------------------------------------------- run */
 
-/* Rows [r0, r0 + rows) of a 4-D image view. */
+/* Rows [r0, r0 + rows) of a 4-D image view (frames of a 5-D video). */
 static dk_tensor ho_rows(const dk_tensor *t, int64_t r0, int64_t rows) {
     dk_tensor b = *t;
     b.offset += (uint64_t)(r0 * t->strides[2]) * dk_dtype_size(t->dtype);
@@ -268,7 +323,8 @@ static dk_status ho_split_group_norm(dk_context *ctx, const dk_group_norm_desc *
     int64_t ng = x->shape[0] * d->groups, h = x->shape[2], h1 = h / 3 > 0 ? h / 3 : 1;
     int64_t sshape[3] = {x->shape[0], d->groups, 2};
     uint64_t sbytes = (uint64_t)ng * 2 * sizeof(float);
-    double cpg_hw = (double)(x->shape[1] / d->groups) * (double)x->shape[3];
+    /* values per group in one row (image) or one frame (video) */
+    double cpg_hw = (double)(x->shape[1] / d->groups) * (double)x->shape[3] * (x->ndim == 5 ? (double)x->shape[4] : 1.0);
     float *host = (float *)malloc((size_t)sbytes * 2);
     dk_buffer *b = NULL;
     dk_tensor s0, s1, x0 = ho_rows(x, 0, h1), x1 = ho_rows(x, h1, h - h1), y0 = ho_rows(y, 0, h1), y1 = ho_rows(y, h1, h - h1);

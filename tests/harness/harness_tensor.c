@@ -76,6 +76,23 @@ void ht_image_strides(int layout, int64_t gap, const int64_t shape[4], int64_t s
     }
 }
 
+void ht_video_strides(int layout, int64_t gap, const int64_t shape[5], int64_t strides[5]) {
+    int64_t c = shape[1], t = shape[2], h = shape[3], w = shape[4];
+    if (layout == 4) { /* NDHWC: C fastest, pixel stride C + gap */
+        strides[1] = 1;
+        strides[4] = c + gap;
+        strides[3] = w * strides[4];
+        strides[2] = h * strides[3];
+        strides[0] = t * strides[2];
+    } else { /* NCDHW: W fastest, row stride W + gap */
+        strides[4] = 1;
+        strides[3] = w + gap;
+        strides[2] = h * strides[3];
+        strides[1] = t * strides[2];
+        strides[0] = c * strides[1];
+    }
+}
+
 void ht_rowmajor_strides(int32_t ndim, const int64_t *shape, int64_t gap, int64_t *strides) {
     int32_t i;
     int64_t s = 1;

@@ -58,6 +58,9 @@ void ht_define_output(ht_set *set, int i, int s, dk_dtype t, int32_t ndim, const
 /* Strides of a logical [n, c, h, w] image in layout (HC_NCHW 1 / HC_NHWC 2 of
  * cases.h), with `gap` extra elements after every row (NCHW) or pixel (NHWC). */
 void ht_image_strides(int layout, int64_t gap, const int64_t shape[4], int64_t strides[4]);
+/* Strides of a logical [n, c, t, h, w] video in layout (HC_NCDHW 3 / HC_NDHWC 4),
+ * with `gap` extra elements after every row (NCDHW) or pixel (NDHWC). */
+void ht_video_strides(int layout, int64_t gap, const int64_t shape[5], int64_t strides[5]);
 /* Row-major strides with `gap` extra elements after every innermost row. */
 void ht_rowmajor_strides(int32_t ndim, const int64_t *shape, int64_t gap, int64_t *strides);
 

@@ -153,8 +153,9 @@ void hr_linear(const hc_matmul *p, const double *x, const double *w, const doubl
 
 void hr_group_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta,
                    double *y) {
-    int64_t N = p->shape[0], C = p->shape[1], HW = p->shape[2] * p->shape[3];
+    int64_t N = p->shape[0], C = p->shape[1], HW = p->shape[2] * p->shape[3]; /* HW: every position */
     int64_t cg = C / p->groups, n, g, c, i;
+    if (p->ndim == 5) HW *= p->shape[4];
     for (n = 0; n < N; n++)
         for (g = 0; g < p->groups; g++) {
             const double *xg = x + (n * C + g * cg) * HW; /* a group is contiguous in NCHW */
@@ -207,7 +208,7 @@ void hr_attention(const hc_attention *p, const double *q, const double *k, const
     int64_t bh, i, j, e;
     double *s = (double *)malloc((size_t)p->nkv * sizeof(double));
     if (!s) return; /* the caller's output stays NaN-poisoned and fails */
-    for (bh = 0; bh < p->b * p->heads; bh++) {
+    for (bh = 0; bh < p->b * (p->b2 > 0 ? p->b2 : 1) * p->heads; bh++) {
         const double *qb = q + bh * p->nq * p->d, *kb = k + bh * p->nkv * p->d;
         const double *vb = v + bh * p->nkv * p->dv;
         double *ob = out + bh * p->nq * p->dv;
@@ -247,12 +248,16 @@ void hr_activation(int64_t count, dk_activation act, const double *x, double *y)
 }
 
 void hr_upsample_nearest(const hc_elementwise *p, const double *x, double *y) {
-    int64_t n, c, i, j;
+    int64_t n, c, f, i, j;
+    int64_t t = p->t > 0 ? p->t : 1, ot = p->t > 0 ? p->ot : 1; /* an image is one frame */
     for (n = 0; n < p->n; n++)
         for (c = 0; c < p->c; c++)
-            for (i = 0; i < p->oh; i++)
-                for (j = 0; j < p->ow; j++) {
-                    int64_t si = i * p->h / p->oh, sj = j * p->w / p->ow; /* floor, exact */
-                    y[((n * p->c + c) * p->oh + i) * p->ow + j] = x[((n * p->c + c) * p->h + si) * p->w + sj];
-                }
+            for (f = 0; f < ot; f++)
+                for (i = 0; i < p->oh; i++)
+                    for (j = 0; j < p->ow; j++) {
+                        /* floor, exact */
+                        int64_t sf = f * t / ot, si = i * p->h / p->oh, sj = j * p->w / p->ow;
+                        y[(((n * p->c + c) * ot + f) * p->oh + i) * p->ow + j] =
+                            x[(((n * p->c + c) * t + sf) * p->h + si) * p->w + sj];
+                    }
 }

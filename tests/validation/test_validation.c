@@ -275,7 +275,7 @@ MUT(m_x_buffer_null, c->t[X].buffer = NULL)
 MUT(m_x_dtype_7, c->t[X].dtype = (dk_dtype)7)
 MUT(m_x_dtype_0, c->t[X].dtype = (dk_dtype)0)
 MUT(m_x_ndim_0, c->t[X].ndim = 0)
-MUT(m_x_ndim_5, c->t[X].ndim = 5)
+MUT(m_x_ndim_6, c->t[X].ndim = 6)
 MUT(m_x_ndim_neg, c->t[X].ndim = -3)
 MUT(m_x_shape_0, c->t[X].shape[2] = 0)
 MUT(m_x_shape_neg, c->t[X].shape[0] = -2)
@@ -678,9 +678,9 @@ static const tv_case tv_cases[] = {
     {TV_CONV2D, m_x_buffer_null, INV, "dk_conv2d: x.buffer must not be NULL"},
     {TV_CONV2D, m_x_dtype_7, INV, "dk_conv2d: x.dtype (=7) must be DK_F32, DK_F16 or DK_BF16"},
     {TV_ADD, m_x_dtype_0, INV, "dk_add: a.dtype (=0) must be DK_F32, DK_F16 or DK_BF16"},
-    {TV_CONV2D, m_x_ndim_0, INV, "dk_conv2d: x.ndim (=0) must be in 1..4"},
-    {TV_CONV2D, m_x_ndim_5, INV, "dk_conv2d: x.ndim (=5) must be in 1..4"},
-    {TV_ACT, m_x_ndim_neg, INV, "dk_activation_forward: x.ndim (=-3) must be in 1..4"},
+    {TV_CONV2D, m_x_ndim_0, INV, "dk_conv2d: x.ndim (=0) must be in 1..5"},
+    {TV_CONV2D, m_x_ndim_6, INV, "dk_conv2d: x.ndim (=6) must be in 1..5"},
+    {TV_ACT, m_x_ndim_neg, INV, "dk_activation_forward: x.ndim (=-3) must be in 1..5"},
     {TV_CONV2D, m_x_shape_0, INV, "dk_conv2d: x.shape[2] (=0) must be >= 1"},
     {TV_MATMUL, m_x_shape_neg, INV, "dk_matmul: a.shape[0] (=-2) must be >= 1"},
     {TV_CONV2D, m_x_stride_neg, INV, "dk_conv2d: x.strides[1] (=-1) must be >= 0"},
