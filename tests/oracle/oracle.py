@@ -90,6 +90,12 @@ def order_for(layout, ndim):
         return [0, 2, 3, 1]
     if ndim == 4 and layout == "bnhd":
         return [0, 2, 1, 3]
+    if ndim == 5 and layout == "ndhwc":
+        return [0, 2, 3, 4, 1]
+    if ndim == 5 and layout == "bnhd":  # [B, B2, H, N, D] stored [B, B2, N, H, D]
+        return [0, 1, 3, 2, 4]
+    if ndim == 5 and layout == "frames_ncdhw":  # [B, T, 1, N, D] of an NCDHW video [B, D, T, N]
+        return [0, 4, 1, 2, 3]
     if ndim >= 2 and layout == "T":
         o = list(range(ndim))
         o[-1], o[-2] = o[-2], o[-1]
@@ -250,6 +256,7 @@ def sides_of(p):
 
 
 IMG_LAYOUTS = ["nchw", "nhwc"]
+VIDEO_LAYOUTS = ["ncdhw", "ndhwc"]
 
 
 def conv_cases(gen):
@@ -433,6 +440,21 @@ def group_norm_cases(gen):
                 c.k = ch // groups * h * w
                 c.cond = max(1.0, abs(mean) / 2.0)
                 cases.append(c)
+    # videos [N, C, T, H, W]: statistics over the group's channels and all frames
+    for name, n, ch, t, h, w, groups, act in [("video_g4_silu", 1, 16, 3, 4, 5, 4, "silu"),
+                                              ("video_b2_g2", 2, 8, 2, 3, 3, 2, "none")]:
+        for dt in DTYPES:
+            for lay in VIDEO_LAYOUTS:
+                c = Case("group_norm", name, dt, lay, dict(groups=groups, eps=1e-6, act=ACT[act]))
+                x = rnd(gen.randn([n, ch, t, h, w], dt, 2.0) + 0.5, dt)
+                gamma, beta = gen.randn([ch], dt), gen.randn([ch], dt)
+                c.input("x", x)
+                c.input("gamma", gamma, "contig")
+                c.input("beta", beta, "contig")
+                c.output("y", x.shape)
+                c.ref = act_ref(act, F.group_norm(x, groups, gamma, beta, f32(1e-6)))
+                c.k = ch // groups * t * h * w
+                cases.append(c)
     return cases
 
 
@@ -553,6 +575,21 @@ def attention_cases(gen):
                 c.k = max(d, nkv)
                 logits = torch.matmul(q.double(), k.double().transpose(-1, -2)) * eff
                 c.cond = max(1.0, float(logits.pow(2).mean().sqrt()))
+                cases.append(c)
+    # two batch dims [B, B2, H, N, D]: contiguous, [B, B2, N, H, D] storage, and per-frame
+    # attention over NCDHW videos (heads 1, B2 frames; the batch dims do not merge)
+    for name, b, b2, h, n, d, layouts in [("b2_3_h2", 2, 3, 2, 12, 16, ["contig", "bnhd"]),
+                                          ("frames_t3_c32", 2, 3, 1, 20, 32, ["frames_ncdhw"])]:
+        for dt in DTYPES:
+            for lay in layouts:
+                c = Case("attention", name, dt, lay, dict(scale=0.0))
+                q, k, v = (gen.randn([b, b2, h, n, d], dt) for _ in range(3))
+                c.input("q", q)
+                c.input("k", k)
+                c.input("v", v)
+                c.output("out", [b, b2, h, n, d])
+                c.ref = attention_ref(q, k, v, 1.0 / math.sqrt(d))
+                c.k = max(d, n)
                 cases.append(c)
     return cases
 
@@ -760,6 +797,22 @@ def upsample_cases(gen):
                 if not torch.equal(tref, c.ref):
                     bad = int((tref != c.ref).reshape(n * ch, oh, ow).any(0).sum())
                     c.note = f"torch F.interpolate differs from floor(i*H/OH) at {bad} output pixels"
+                cases.append(c)
+    # videos [N, C, T, H, W]: per frame, in time, both (torch's 3-D nearest agrees here)
+    for name, n, ch, t, h, w, ot, oh, ow in [("video_frames_x2", 2, 3, 3, 4, 5, 3, 8, 10),
+                                             ("video_time_x2", 1, 4, 2, 3, 4, 4, 3, 4),
+                                             ("video_both_x2", 1, 2, 2, 3, 4, 4, 6, 8)]:
+        for dt in DTYPES:
+            for lay in VIDEO_LAYOUTS:
+                c = Case("upsample", name, dt, lay)
+                x = gen.randn([n, ch, t, h, w], dt)
+                c.input("x", x)
+                c.output("y", [n, ch, ot, oh, ow])
+                it, ih, iw = nearest_index(ot, t), nearest_index(oh, h), nearest_index(ow, w)
+                c.ref = x[:, :, it][:, :, :, ih][:, :, :, :, iw]
+                c.exact = True
+                if not torch.equal(F.interpolate(x, size=(ot, oh, ow), mode="nearest"), c.ref):
+                    c.note = "torch F.interpolate (3-D) differs from the exact floor(i*T/OT)"
                 cases.append(c)
     return cases
 
