@@ -115,7 +115,7 @@ typedef struct fz_call {
 } fz_call;
 
 /* A tensor of slot s with the given shape in a fresh buffer: row-major, or
- * with its last two dims swapped (layout 1), or NHWC (layout 2, 4-D only),
+ * with its last two dims swapped (layout 1), or NHWC / NDHWC (layout 2, 4-D / 5-D),
  * at a small aligned offset, with a little slack after it. */
 static void fz_tensor(fz_call *c, fz_in *in, int s, dk_dtype dt, int32_t ndim, const int64_t *shape) {
     int layout = fz_u8(in) % 3;
@@ -131,6 +131,8 @@ static void fz_tensor(fz_call *c, fz_in *in, int s, dk_dtype dt, int32_t ndim, c
         if (ndim >= 3) t->strides[ndim - 3] = a * b;
     } else if (layout == 2 && ndim == 4) {
         *t = dk_tensor_nhwc(NULL, 0, dt, shape[0], shape[1], shape[2], shape[3]);
+    } else if (layout == 2 && ndim == 5) {
+        *t = dk_tensor_ndhwc(NULL, 0, dt, shape[0], shape[1], shape[2], shape[3], shape[4]);
     }
     bytes = offset + (uint64_t)dk_tensor_numel(t) * esize + 4u * (fz_u8(in) % 3);
     bytes = (bytes + 3u) & ~(uint64_t)3u; /* whole 32-bit words: the fill covers it all */
@@ -146,7 +148,12 @@ static void fz_tensor(fz_call *c, fz_in *in, int s, dk_dtype dt, int32_t ndim, c
 }
 
 static void fz_shape(int64_t *shape, int64_t a, int64_t b, int64_t c, int64_t d) {
-    shape[0] = a; shape[1] = b; shape[2] = c; shape[3] = d;
+    shape[0] = a; shape[1] = b; shape[2] = c; shape[3] = d; shape[4] = 1;
+}
+
+/* A 5-D shape: dims 2.. of a 4-D one move up to make room for the frames t. */
+static void fz_video(int64_t *shape, int64_t t) {
+    shape[4] = shape[3]; shape[3] = shape[2]; shape[2] = t;
 }
 
 /* The optional residual (slot 3) shaped sh: absent, its own tensor, or y's own
@@ -166,7 +173,7 @@ static void fz_residual(fz_call *c, fz_in *in, dk_dtype dt, int32_t ndim, const 
 
 /* The valid call of the op, from small dimensions read off the input. */
 static void fz_build(fz_call *c, fz_in *in) {
-    int64_t sh[4], g, n, cin, cout, h, w, kh, kw, oh, ow, m, k, nn, bt;
+    int64_t sh[5], g, n, cin, cout, h, w, kh, kw, oh, ow, m, k, nn, bt;
     int32_t nd;
     dk_dtype dt = c->dtype;
     switch (c->op) {
@@ -252,18 +259,20 @@ static void fz_build(fz_call *c, fz_in *in) {
         c->gn.groups = (int32_t)g;
         c->gn.activation = (dk_activation)(fz_u8(in) % 6);
         fz_shape(sh, fz_small(in, 2), g * fz_small(in, 3), fz_small(in, 6), fz_small(in, 6));
-        fz_tensor(c, in, 0, dt, 4, sh);
+        nd = fz_u8(in) % 3 == 0 ? 5 : 4; /* a video [N, C, T, H, W] */
+        if (nd == 5) fz_video(sh, fz_small(in, 3));
+        fz_tensor(c, in, 0, dt, nd, sh);
         if (fz_u8(in) & 1) {
-            int64_t cs[4];
+            int64_t cs[5];
             fz_shape(cs, sh[1], 1, 1, 1);
             fz_tensor(c, in, 1, dt, 1, cs);
             fz_tensor(c, in, 2, dt, 1, cs);
         }
         if (fz_u8(in) % 3 == 0) { c->t[3] = c->t[0]; c->present[3] = 1; } /* in place */
-        else fz_tensor(c, in, 3, dt, 4, sh);
+        else fz_tensor(c, in, 3, dt, nd, sh);
         c->gn_mode = fz_u8(in) % 3;
         if (c->gn_mode) {
-            int64_t ss[4];
+            int64_t ss[5];
             fz_shape(ss, sh[0], g, 2, 1);
             fz_tensor(c, in, 4, DK_F32, 3, ss);
         }
@@ -271,11 +280,12 @@ static void fz_build(fz_call *c, fz_in *in) {
     case FZ_LN:
         dk_layer_norm_desc_init(&c->ln);
         c->ln.activation = (dk_activation)(fz_u8(in) % 6);
-        nd = (int32_t)fz_small(in, 4);
+        nd = (int32_t)fz_small(in, 5);
         fz_shape(sh, fz_small(in, 4), fz_small(in, 4), fz_small(in, 4), fz_small(in, 4));
+        if (nd == 5) fz_video(sh, fz_small(in, 3));
         fz_tensor(c, in, 0, dt, nd, sh);
         {
-            int64_t ds[4];
+            int64_t ds[5];
             fz_shape(ds, sh[nd - 1], 1, 1, 1);
             if (fz_u8(in) & 1) fz_tensor(c, in, 1, dt, 1, ds);
             if (fz_u8(in) & 1) fz_tensor(c, in, 2, dt, 1, ds);
@@ -288,10 +298,12 @@ static void fz_build(fz_call *c, fz_in *in) {
         if (fz_u8(in) & 1) c->attn.scale = (float)fz_small(in, 8) / 8.0f;
         n = fz_small(in, 2); h = fz_small(in, 2); m = fz_small(in, 8); nn = fz_small(in, 8);
         k = fz_small(in, 16); w = fz_small(in, 16);
-        fz_shape(sh, n, h, m, k); fz_tensor(c, in, 0, dt, 4, sh);
-        fz_shape(sh, n, h, nn, k); fz_tensor(c, in, 1, dt, 4, sh);
-        fz_shape(sh, n, h, nn, w); fz_tensor(c, in, 2, dt, 4, sh);
-        fz_shape(sh, n, h, m, w); fz_tensor(c, in, 3, dt, 4, sh);
+        nd = fz_u8(in) % 3 == 0 ? 5 : 4; /* two batch dims [n, b2, h, N, D] */
+        bt = fz_small(in, 3);
+        fz_shape(sh, n, h, m, k); if (nd == 5) fz_video(sh, h), sh[1] = bt; fz_tensor(c, in, 0, dt, nd, sh);
+        fz_shape(sh, n, h, nn, k); if (nd == 5) fz_video(sh, h), sh[1] = bt; fz_tensor(c, in, 1, dt, nd, sh);
+        fz_shape(sh, n, h, nn, w); if (nd == 5) fz_video(sh, h), sh[1] = bt; fz_tensor(c, in, 2, dt, nd, sh);
+        fz_shape(sh, n, h, m, w); if (nd == 5) fz_video(sh, h), sh[1] = bt; fz_tensor(c, in, 3, dt, nd, sh);
         break;
     case FZ_ACT:
     case FZ_ADD:
@@ -299,8 +311,9 @@ static void fz_build(fz_call *c, fz_in *in) {
         c->act = (dk_activation)(fz_u8(in) % 6);
         c->alpha = (float)fz_small(in, 4) / 2.0f;
         c->beta = -(float)fz_small(in, 4) / 2.0f;
-        nd = (int32_t)fz_small(in, 4);
+        nd = (int32_t)fz_small(in, 5);
         fz_shape(sh, fz_small(in, 5), fz_small(in, 5), fz_small(in, 5), fz_small(in, 5));
+        if (nd == 5) fz_video(sh, fz_small(in, 3));
         fz_tensor(c, in, 0, dt, nd, sh);
         if (c->op == FZ_ADD) fz_tensor(c, in, 1, dt, nd, sh);
         if (c->op == FZ_CONVERT) {
@@ -313,9 +326,12 @@ static void fz_build(fz_call *c, fz_in *in) {
         break;
     case FZ_UPS:
         fz_shape(sh, fz_small(in, 2), fz_small(in, 4), fz_small(in, 6), fz_small(in, 6));
-        fz_tensor(c, in, 0, dt, 4, sh);
-        sh[2] = fz_small(in, 16); sh[3] = fz_small(in, 16);
-        fz_tensor(c, in, 1, dt, 4, sh);
+        nd = fz_u8(in) % 3 == 0 ? 5 : 4;
+        if (nd == 5) fz_video(sh, fz_small(in, 3));
+        fz_tensor(c, in, 0, dt, nd, sh);
+        if (nd == 5) sh[2] = fz_small(in, 6);
+        sh[nd - 2] = fz_small(in, 16); sh[nd - 1] = fz_small(in, 16);
+        fz_tensor(c, in, 1, dt, nd, sh);
         break;
     case FZ_PREP:
         c->use = (dk_weight_use)fz_small(in, 3);
@@ -464,10 +480,12 @@ static uint64_t fz_work(const fz_call *c) {
     case FZ_LINEAR:
         x = fz_mul(fz_numel(&c->t[4]), c->t[1].shape[1]);
         break;
-    case FZ_ATTN:
-        x = fz_mul(fz_mul(fz_numel(&c->t[0]), c->t[1].shape[2]), 2);
-        x += fz_mul(fz_mul(fz_numel(&c->t[3]), c->t[1].shape[2]), 2);
+    case FZ_ATTN: { /* keys: k's second-to-last dim (4-D or 5-D) */
+        int64_t keys = c->t[1].ndim >= 2 && c->t[1].ndim <= DK_MAX_DIMS ? c->t[1].shape[c->t[1].ndim - 2] : 1;
+        x = fz_mul(fz_mul(fz_numel(&c->t[0]), keys), 2);
+        x += fz_mul(fz_mul(fz_numel(&c->t[3]), keys), 2);
         break;
+    }
     default: x = 0; break;
     }
     return w + x;
