@@ -61,6 +61,9 @@ typedef struct dk_backend_ops {
                             const dk_tensor *y);
     dk_status (*layer_norm)(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+    /* x, y: 2-5 dims (not lowered to 4: the entry walks them with dk__rms_plan). */
+    dk_status (*rms_norm)(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                          const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
     dk_status (*attention)(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
                            const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
     /* y = out_scale * act(alpha * a + beta * b); b may be NULL (beta is then

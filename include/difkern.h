@@ -518,6 +518,34 @@ DK_API dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc,
                                const dk_tensor *x, const dk_tensor *gamma, const dk_tensor *beta,
                                const dk_tensor *y);
 
+/* ---------------------------------------------------------------- rms_norm */
+
+typedef enum dk_rms_norm_form {
+    /* y = act(x / sqrt(mean_c(x^2) + eps) * gamma[c] + beta[c]) */
+    DK_RMS_NORM_MEAN_SQUARE = 0,
+    /* y = act(x / max(sqrt(sum_c x^2), eps) * sqrt(C) * gamma[c] + beta[c]):
+     * PyTorch F.normalize(x, dim=1) * C**0.5 * gamma + beta, the Wan VAE's RMS_norm */
+    DK_RMS_NORM_L2 = 1
+} dk_rms_norm_form;
+
+typedef struct dk_rms_norm_desc {
+    dk_rms_norm_form form;     /* init: DK_RMS_NORM_MEAN_SQUARE */
+    float eps;                 /* > 0, finite (init 1e-6; the Wan VAE: DK_RMS_NORM_L2 with 1e-12) */
+    dk_activation activation;  /* fused after the affine transform (init NONE) */
+} dk_rms_norm_desc;
+
+DK_API void dk_rms_norm_desc_init(dk_rms_norm_desc *desc);
+
+/* Normalizes over the channel axis (dim 1), per position (every index of the
+ * other dims), with the formula of desc->form above (mean_c and sum_c over
+ * the C channels of one position; gamma and beta absent: 1 and 0).
+ * x, y: [N, C, ...] with 2 to 5 dims, the channel axis is dim 1 ([N, C], [N, C, L], [N, C, H, W],
+ * [N, C, T, H, W]); any strides; y may be x's very view (in place); same dtype and shape.
+ * gamma, beta: [C] or NULL (each independently), x's dtype or, with f16/bf16 x, f32 (both
+ * given: the same dtype).  Sums in fp32 or wider. */
+DK_API dk_status dk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+
 /* --------------------------------------------------------------- attention */
 
 typedef struct dk_attention_desc {

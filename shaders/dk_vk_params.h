@@ -101,6 +101,11 @@
 #define DK_VK_GN_MODE_NCHW 1    /* dense NCHW, H*W a multiple of the vector width */
 #define DK_VK_GN_MODE_NHWC 2    /* dense NHWC, C a multiple of it */
 
+/* rms_norm.comp (the kernel shapes of dk__rms_plan) */
+#define DK_VK_RMS_MODE_ROWS 0     /* channel-contiguous, any strides: lanes per position */
+#define DK_VK_RMS_MODE_ROWS_VEC 1 /* the same in 16-byte vectors */
+#define DK_VK_RMS_MODE_COLUMNS 2  /* channel-strided: an invocation per position */
+
 /* attention.comp (portable) */
 #define DK_VK_AT_MODE_VEC_Q 1   /* bits 0-2: 16-byte loads of Q, K, V (bit i: input i) */
 #define DK_VK_AT_MODE_VEC_K 2
@@ -282,6 +287,34 @@ struct dk_vk_layer_norm_params {
     dk_vk_epilogue epilogue;
 };
 
+/* rms_norm (the plan of src/norm_plan.c, dk__rms_plan): C channels of each of
+ * `positions` positions; position p's coordinates in the four position slots
+ * (pshape, slot 3 fastest) give its offsets through x_ps and y_ps.  MODE:
+ * DK_VK_RMS_MODE_ROWS (lanes invocations per position, any strides),
+ * DK_VK_RMS_MODE_ROWS_VEC (the same in 16-byte vectors: channel stride 1, C,
+ * the position strides and the offsets multiples of the vector),
+ * DK_VK_RMS_MODE_COLUMNS (an invocation per position). */
+DK_VK_TYPEDEF(dk_vk_rms_norm_params)
+struct dk_vk_rms_norm_params {
+    int channels;
+    int positions;
+    int lanes;      /* ROWS: invocations per position (a power of two <= 16) */
+    int form;       /* dk_rms_norm_form */
+    float eps;
+    float sqrt_c;   /* sqrt(C), DK_RMS_NORM_L2's factor */
+    int x_cs;       /* channel strides */
+    int y_cs;
+    int pshape[4];
+    int x_ps[4];
+    int y_ps[4];
+    int x_offset;
+    int y_offset;
+    dk_vk_view1 gamma;
+    dk_vk_view1 beta;
+    int unused[36];
+    dk_vk_epilogue epilogue;
+};
+
 /* attention: q [b, h, nq, d], k [b, h, nkv, d], v [b, h, nkv, dv], output o [b, h, nq, dv] */
 DK_VK_TYPEDEF(dk_vk_attention_params)
 struct dk_vk_attention_params {
@@ -315,6 +348,7 @@ DK_VK_PARAMS_LAYOUT(dk_vk_matmul_params);
 DK_VK_PARAMS_LAYOUT(dk_vk_eltwise_params);
 DK_VK_PARAMS_LAYOUT(dk_vk_group_norm_params);
 DK_VK_PARAMS_LAYOUT(dk_vk_layer_norm_params);
+DK_VK_PARAMS_LAYOUT(dk_vk_rms_norm_params);
 DK_VK_PARAMS_LAYOUT(dk_vk_attention_params);
 /* members after a nested struct sit where the packed layout puts them */
 _Static_assert(offsetof(dk_vk_conv_params, x) == 25 * 4 && offsetof(dk_vk_conv_params, weight) == 30 * 4 &&
@@ -334,6 +368,9 @@ _Static_assert(offsetof(dk_vk_group_norm_params, x) == 7 * 4 && offsetof(dk_vk_g
 _Static_assert(offsetof(dk_vk_layer_norm_params, x) == 4 * 4 && offsetof(dk_vk_layer_norm_params, gamma) == 14 * 4 &&
                offsetof(dk_vk_layer_norm_params, eps) == 18 * 4,
                "layer_norm parameter layout");
+_Static_assert(offsetof(dk_vk_rms_norm_params, pshape) == 8 * 4 && offsetof(dk_vk_rms_norm_params, y_ps) == 16 * 4 &&
+               offsetof(dk_vk_rms_norm_params, gamma) == 22 * 4 && offsetof(dk_vk_rms_norm_params, unused) == 26 * 4,
+               "rms_norm parameter layout");
 _Static_assert(offsetof(dk_vk_attention_params, q) == 6 * 4 && offsetof(dk_vk_attention_params, o) == 21 * 4,
                "attention parameter layout");
 #undef DK_VK_PARAMS_LAYOUT

@@ -1,5 +1,8 @@
-/* GroupNorm planning shared by the GPU backends (declared in plan.h). */
+/* Norm planning shared by the GPU backends (declared in plan.h): GroupNorm's
+ * vector mode, the RMS norm's kernel shape and position walk. */
 #include "plan.h"
+
+#include <string.h>
 
 int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t strides[4], int64_t vw,
                        int64_t max_pixel_vectors) {
@@ -13,4 +16,69 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
         nhwc_ok = nhwc_ok && strides[i] == nhwc[i];
     }
     return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
+}
+
+/* ---- RMS norm ---- */
+
+static int64_t rms_abs(int64_t v) { return v < 0 ? -v : v; }
+
+void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr, int64_t vw,
+                  int64_t max_lanes, int64_t per_lane, dk_rms_plan *p) {
+    int32_t d, n = 0, i;
+    int64_t units, lanes;
+    memset(p, 0, sizeof *p);
+    p->channels = x->shape[1];
+    p->cs[0] = x->strides[1];
+    p->cs[1] = y->strides[1];
+    /* the position dims in their order (N, then dims 2..), extent-1 dims dropped */
+    for (d = 0; d < x->ndim; d++) {
+        if (d == 1 || x->shape[d] == 1) continue;
+        p->pshape[n] = x->shape[d];
+        p->ps[0][n] = x->strides[d];
+        p->ps[1][n] = y->strides[d];
+        n++;
+    }
+    /* adjacent position dims that both views lay out as one run become one */
+    for (i = n - 2; i >= 0; i--) {
+        if (p->ps[0][i] == p->ps[0][i + 1] * p->pshape[i + 1] && p->ps[1][i] == p->ps[1][i + 1] * p->pshape[i + 1]) {
+            int32_t k;
+            p->pshape[i] *= p->pshape[i + 1];
+            p->ps[0][i] = p->ps[0][i + 1];
+            p->ps[1][i] = p->ps[1][i + 1];
+            for (k = i + 1; k + 1 < n; k++) {
+                p->pshape[k] = p->pshape[k + 1];
+                p->ps[0][k] = p->ps[0][k + 1];
+                p->ps[1][k] = p->ps[1][k + 1];
+            }
+            n--;
+        }
+    }
+    /* right-aligned into four slots: the innermost position dim is slot 3 */
+    if (n < 4) {
+        for (i = 3; i >= 0; i--) {
+            int32_t src = i - (4 - n);
+            p->pshape[i] = src >= 0 ? p->pshape[src] : 1;
+            p->ps[0][i] = src >= 0 ? p->ps[0][src] : 0;
+            p->ps[1][i] = src >= 0 ? p->ps[1][src] : 0;
+        }
+    }
+    p->pdims = n;
+    p->positions = p->pshape[0] * p->pshape[1] * p->pshape[2] * p->pshape[3];
+
+    /* Channel-strided (NCHW-like): the innermost position steps less than a
+     * channel, so threads on adjacent positions read adjacent addresses. */
+    p->kernel = DK__RMS_ROWS;
+    if (p->channels > 1 && n > 0 && rms_abs(p->ps[0][3]) < rms_abs(p->cs[0])) p->kernel = DK__RMS_COLUMNS;
+    if (p->kernel != DK__RMS_ROWS) return;
+
+    p->vec = vw > 1 && p->cs[0] == 1 && p->cs[1] == 1 && p->channels % vw == 0 && x_addr % 16u == 0 &&
+             y_addr % 16u == 0;
+    for (i = 0; i < 4 && p->vec; i++)
+        if (p->pshape[i] > 1) p->vec = p->ps[0][i] % vw == 0 && p->ps[1][i] % vw == 0;
+    units = p->vec ? p->channels / vw : p->channels;
+    /* the fewest lanes that hold the row in per_lane units each (fewer lanes
+     * per position: more positions per workgroup, shorter reductions) */
+    for (lanes = 1; lanes < max_lanes && lanes * per_lane < units; lanes *= 2) {}
+    p->lanes = (int)lanes;
+    p->in_regs = lanes * per_lane >= units;
 }

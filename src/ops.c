@@ -55,6 +55,14 @@ void dk_layer_norm_desc_init(dk_layer_norm_desc *d) {
     d->activation = DK_ACT_NONE;
 }
 
+void dk_rms_norm_desc_init(dk_rms_norm_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->form = DK_RMS_NORM_MEAN_SQUARE;
+    d->eps = 1e-6f;
+    d->activation = DK_ACT_NONE;
+}
+
 void dk_attention_desc_init(dk_attention_desc *d) {
     if (!d) return;
     memset(d, 0, sizeof *d);
@@ -293,6 +301,14 @@ dk_status dk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const d
     OPS_BEGIN("dk_layer_norm");
     OPS_CALL(dk__validate_layer_norm(ctx, desc, x, gamma, beta, y), y,
              ops_layer_norm(ctx, desc, x, gamma, beta, y));
+}
+
+/* No lowering here: the backends take 2-5 dims and walk them through the plan
+ * of src/norm_plan.c (dk__rms_plan), which folds the position dims itself. */
+dk_status dk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x, const dk_tensor *gamma,
+                      const dk_tensor *beta, const dk_tensor *y) {
+    OPS_BEGIN("dk_rms_norm");
+    OPS_CALL(dk__validate_rms_norm(ctx, desc, x, gamma, beta, y), y, ctx->ops->rms_norm(ctx, desc, x, gamma, beta, y));
 }
 
 dk_status dk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,

@@ -8,7 +8,7 @@
  *   conv_plan.c         transposed-conv phases, channels-last staging,
  *                       small-Cin padding, packed weight layouts, fused 2x
  *                       upsample eligibility (its weights: conv_up2.c)
- *   norm_plan.c         GroupNorm's vector mode
+ *   norm_plan.c         GroupNorm's vector mode, the RMS norm's kernel shape
  *   elementwise_plan.c  the vector paths of the elementwise walk
  *   dims.c              5-D views lowered to the backends' 4-D views */
 #ifndef DK_PLAN_H
@@ -114,6 +114,36 @@ void *dk__up2_weights_host(dk_context *ctx, const dk_tensor *w, const dk_conv2d_
  * the NHWC kernel holds one pixel's vectors in a workgroup (its size). */
 int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t strides[4], int64_t vw,
                        int64_t max_pixel_vectors);
+
+/* RMS norm (dk_rms_norm) over the channels of each position.  The position
+ * dims (every dim but 1) lose their extent-1 dims, adjacent ones that both x
+ * and y lay out as one run merge, and the rest sit right-aligned in four
+ * slots (slot 3 innermost; unused slots extent 1, stride 0).  The kernel:
+ *   DK__RMS_ROWS     channel-contiguous: `lanes` lanes of a subgroup per
+ *                    position, several positions per workgroup; with vec, x
+ *                    and y are read and written in 16-byte vectors of vw
+ *                    channels; with in_regs the row stays in registers
+ *                    between the sum and the scaling (x read once);
+ *   DK__RMS_COLUMNS  channel-strided (NCHW, NCDHW): a thread per position,
+ *                    looping over C, so a subgroup's loads are coalesced
+ *                    across positions.
+ * Both take any strides (the generic fallback is ROWS without vec). */
+enum { DK__RMS_ROWS = 0, DK__RMS_COLUMNS = 1 };
+typedef struct dk_rms_plan {
+    int kernel;             /* DK__RMS_ROWS / DK__RMS_COLUMNS */
+    int vec, in_regs, lanes; /* ROWS only (else 0) */
+    int32_t pdims;          /* position dims after folding (0: one position) */
+    int64_t channels, positions;
+    int64_t cs[2];          /* channel stride of x, y (elements) */
+    int64_t pshape[4];      /* position dims, slot 3 innermost */
+    int64_t ps[2][4];       /* their strides in x, y (elements) */
+} dk_rms_plan;
+/* x_addr, y_addr: byte addresses (or offsets from an aligned base) of the
+ * first elements; vw: channels per 16-byte vector (1: no vector path);
+ * max_lanes: the subgroup size (lanes per position at most); per_lane: units
+ * (vectors, or elements without vec) one lane keeps in registers. */
+void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr, int64_t vw,
+                  int64_t max_lanes, int64_t per_lane, dk_rms_plan *p);
 
 /* ---- elementwise_plan.c ---- */
 

@@ -634,6 +634,7 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
     VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
     if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
+    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
@@ -661,6 +662,38 @@ dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, 
     dlen = x->shape[x->ndim - 1];
     VAL_TRY(val_affine(ctx, op, "gamma", gamma, dlen, "D = x.shape[ndim-1]", x, 0));
     VAL_TRY(val_affine(ctx, op, "beta", beta, dlen, "D = x.shape[ndim-1]", x, 0));
+
+    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
+    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
+}
+
+/* ----------------------------------------------------------------- rms_norm */
+
+dk_status dk__validate_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_tensor *x,
+                                const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    static const char op[] = "dk_rms_norm";
+    VAL_TRY(val_need(ctx, op, "desc", d));
+    VAL_TRY(val_need(ctx, op, "x", x));
+    VAL_TRY(val_need(ctx, op, "y", y));
+    if ((int)d->form != (int)DK_RMS_NORM_MEAN_SQUARE && (int)d->form != (int)DK_RMS_NORM_L2)
+        return dk__fail(ctx, VAL_BAD, "%s: desc->form (=%d) must be DK_RMS_NORM_MEAN_SQUARE (%d) or DK_RMS_NORM_L2 (%d)",
+                        op, (int)d->form, (int)DK_RMS_NORM_MEAN_SQUARE, (int)DK_RMS_NORM_L2);
+    VAL_TRY(val_eps(ctx, op, d->eps));
+    VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+
+    VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
+    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
+    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
+    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
+    if (x->ndim < 2)
+        return dk__fail(ctx, VAL_BAD, "%s: x.ndim (=%d) must be 2 to 5 ([N, C, ...], the channel axis is dim 1)", op,
+                        (int)x->ndim);
+    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
+    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));

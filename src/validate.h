@@ -37,6 +37,8 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
 dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc,
                                   const dk_tensor *x, const dk_tensor *gamma,
                                   const dk_tensor *beta, const dk_tensor *y);
+dk_status dk__validate_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                                const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__validate_attention(dk_context *ctx, const dk_attention_desc *desc,
                                  const dk_tensor *q, const dk_tensor *k, const dk_tensor *v,
                                  const dk_tensor *out);

@@ -139,6 +139,7 @@ const dk_backend_ops dk__cpu_backend = {
     dk__cpu_matmul,
     dk__cpu_group_norm,
     dk__cpu_layer_norm,
+    dk__cpu_rms_norm,
     dk__cpu_attention,
     dk__cpu_add,
     dk__cpu_upsample_nearest,

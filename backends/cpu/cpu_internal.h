@@ -149,6 +149,8 @@ dk_status dk__cpu_matmul_prepare(dk_context *ctx, const dk_tensor *b);
 dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
                              const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
                              const dk_tensor *y);
+dk_status dk__cpu_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 /* cpu_elementwise.c */

@@ -539,6 +539,69 @@ dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, co
     return DK_OK;
 }
 
+/* RMS norm: a task per block of positions (the plan's folded position walk);
+ * per position the sum of squares in double, then the scaling.  Every element
+ * of a position is read before any of it is written (in place is safe). */
+typedef struct cpunorm_rms_job {
+    const dk_tensor *x, *gamma, *beta, *y;
+    const dk_rms_norm_desc *desc;
+    dk_rms_plan plan;
+    int64_t block;
+} cpunorm_rms_job;
+
+static void cpunorm_rms_task(void *arg, int64_t task) {
+    const cpunorm_rms_job *job = (const cpunorm_rms_job *)arg;
+    const dk_rms_plan *p = &job->plan;
+    const dk_tensor *x = job->x, *y = job->y;
+    const void *xb = dk__cpu_base(x), *gb = job->gamma ? dk__cpu_base(job->gamma) : NULL;
+    const void *bb = job->beta ? dk__cpu_base(job->beta) : NULL;
+    void *yb = dk__cpu_base(y);
+    const int64_t C = p->channels;
+    int64_t pos, end = (task + 1) * job->block;
+    if (end > p->positions) end = p->positions;
+    for (pos = task * job->block; pos < end; pos++) {
+        int64_t r = pos, xo = 0, yo = 0, c;
+        int k;
+        double sum = 0.0, scale;
+        float s;
+        for (k = 3; k >= 0; k--) {
+            int64_t i = r % p->pshape[k];
+            r /= p->pshape[k];
+            xo += i * p->ps[0][k];
+            yo += i * p->ps[1][k];
+        }
+        for (c = 0; c < C; c++) {
+            double v = dk__cpu_load(xb, x->dtype, xo + c * p->cs[0]);
+            sum += v * v;
+        }
+        if (job->desc->form == DK_RMS_NORM_L2) {
+            double nrm = sqrt(sum);
+            scale = sqrt((double)C) / (nrm > (double)job->desc->eps ? nrm : (double)job->desc->eps);
+        } else {
+            scale = 1.0 / sqrt(sum / (double)C + (double)job->desc->eps);
+        }
+        s = (float)scale;
+        for (c = 0; c < C; c++) {
+            float ga = gb ? dk__cpu_load(gb, job->gamma->dtype, c * job->gamma->strides[0]) : 1.0f;
+            float be = bb ? dk__cpu_load(bb, job->beta->dtype, c * job->beta->strides[0]) : 0.0f;
+            float v = dk__cpu_load(xb, x->dtype, xo + c * p->cs[0]) * s;
+            dk__cpu_store(yb, y->dtype, yo + c * p->cs[1], dk__act_f32(job->desc->activation, v * ga + be));
+        }
+    }
+}
+
+dk_status dk__cpu_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
+    cpunorm_rms_job job;
+    job.x = x; job.gamma = gamma; job.beta = beta; job.y = y; job.desc = desc;
+    dk__rms_plan(x, y, 0, 0, 1, 1, 1, &job.plan);
+    /* about 64 Ki elements per task */
+    job.block = (int64_t)65536 / (job.plan.channels > 0 ? job.plan.channels : 1);
+    if (job.block < 1) job.block = 1;
+    dk__cpu_parallel_for(ctx, (job.plan.positions + job.block - 1) / job.block, cpunorm_rms_task, &job);
+    return DK_OK;
+}
+
 #undef CPUNORM_CHUNK
 #undef CPUNORM_LANES
 #undef CPUNORM_FLUSH

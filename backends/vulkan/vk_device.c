@@ -693,6 +693,7 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_matmul,
     dk__vk_group_norm,
     dk__vk_layer_norm,
+    dk__vk_rms_norm,
     dk__vk_attention,
     dk__vk_add,
     dk__vk_upsample_nearest,

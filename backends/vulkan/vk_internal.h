@@ -251,6 +251,8 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_te
 dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
                             const dk_tensor *y);
+dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                          const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,

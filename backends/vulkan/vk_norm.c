@@ -184,3 +184,78 @@ dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const 
     dk__vkop_spec(spec, &params.epilogue, x->dtype, d->activation, flags, x->dtype, 0);
     return dk__vk_dispatch(ctx, DK_VK_SH_LAYER_NORM, spec, bind, &params, sizeof params, rows, 1, 1);
 }
+
+/* ------------------------------------------------------------- rms_norm */
+
+/* t (2-5 dims, strides >= 0) bound as the 1-D span of elements it reaches:
+ * *offset is its first element's offset in the binding. */
+static dk_status vkop_bind_span(dk_context *ctx, const char *op, const char *name, const dk_tensor *t, int write,
+                                dk_vk_binding *b, int32_t *offset) {
+    dk_tensor span = *t;
+    dk_vk_view4 view;
+    int64_t extent = 1;
+    int32_t i;
+    dk_status st;
+    for (i = 0; i < t->ndim; i++) extent += (t->shape[i] - 1) * t->strides[i];
+    for (i = 0; i < DK_MAX_DIMS; i++) {
+        span.shape[i] = 1;
+        span.strides[i] = 0;
+    }
+    span.ndim = 1;
+    span.shape[0] = extent;
+    span.strides[0] = 1;
+    st = dk__vkop_bind(ctx, op, name, &span, write, b, &view);
+    *offset = view.offset;
+    return st;
+}
+
+dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
+                          const dk_tensor *beta, const dk_tensor *y) {
+    const char *op = "dk_rms_norm";
+    dk_vk_state *s = dk__vk(ctx);
+    dk_vk_binding bind[DK_VK_BINDINGS];
+    dk_vk_rms_norm_params params;
+    dk_rms_plan plan;
+    uint32_t spec[DK_VK_SPEC], flags = 0, mode;
+    uint64_t es = dk_dtype_size(x->dtype), groups, align = s->props.limits.minStorageBufferOffsetAlignment;
+    int32_t xoff = 0, yoff = 0;
+    int i;
+    dk_status st;
+    memset(bind, 0, sizeof bind);
+    memset(&params, 0, sizeof params);
+    st = vkop_bind_span(ctx, op, "x", x, 0, &bind[0], &xoff);
+    if (st == DK_OK) st = vkop_bind_affine(ctx, op, gamma, beta, bind, &params.gamma, &params.beta, &flags);
+    if (st == DK_OK) st = vkop_bind_span(ctx, op, "y", y, 1, &bind[4], &yoff);
+    if (st != DK_OK) return st;
+    /* the vectors index the bindings, whose starts are 16-byte aligned only
+     * where the device's offset alignment is */
+    dk__rms_plan(x, y, (uint64_t)xoff * es, (uint64_t)yoff * es, align % 16u == 0 ? (int64_t)(16 / es) : 1, 16,
+                 4, &plan);
+    if ((uint64_t)plan.positions > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the position count", (uint64_t)plan.positions);
+    params.channels = (int32_t)plan.channels;
+    params.positions = (int32_t)(uint32_t)plan.positions;
+    params.lanes = plan.lanes;
+    params.form = (int32_t)d->form;
+    params.eps = d->eps;
+    params.sqrt_c = (float)sqrt((double)plan.channels);
+    /* strides and offsets of bound views fit 32 bits (dk__vkop_bind checked the spans) */
+    params.x_cs = (int32_t)plan.cs[0];
+    params.y_cs = (int32_t)plan.cs[1];
+    for (i = 0; i < 4; i++) {
+        params.pshape[i] = (int32_t)plan.pshape[i];
+        params.x_ps[i] = (int32_t)plan.ps[0][i];
+        params.y_ps[i] = (int32_t)plan.ps[1][i];
+    }
+    params.x_offset = xoff;
+    params.y_offset = yoff;
+    if (plan.kernel == DK__RMS_COLUMNS) {
+        mode = DK_VK_RMS_MODE_COLUMNS;
+        groups = ((uint64_t)plan.positions + 255u) / 256u;
+    } else {
+        mode = plan.vec ? DK_VK_RMS_MODE_ROWS_VEC : DK_VK_RMS_MODE_ROWS;
+        groups = ((uint64_t)plan.positions + (uint64_t)(256 / plan.lanes) - 1u) / (uint64_t)(256 / plan.lanes);
+    }
+    dk__vkop_spec(spec, &params.epilogue, x->dtype, d->activation, flags,
+                  gamma ? gamma->dtype : beta ? beta->dtype : x->dtype, mode);
+    return dk__vk_dispatch(ctx, DK_VK_SH_RMS_NORM, spec, bind, &params, sizeof params, groups, 1, 1);
+}

@@ -298,6 +298,32 @@ static const hcb_norm hcb_layer_norm[] = {
     {"5d_2x2x3x2x40_silu", G, {.ndim = 5, .shape = {2, 2, 3, 2, 40}, .eps = 1e-5f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
 };
 
+/* ---------------------------------------------------------------- rms_norm */
+
+#define MS DK_RMS_NORM_MEAN_SQUARE
+#define L2 DK_RMS_NORM_L2
+/* Inputs have a nonzero mean (0.5, or .mean), so a LayerNorm would differ. */
+static const hcb_norm hcb_rms_norm[] = {
+    {"ms_c16_5x7", Q, {.ndim = 4, .shape = {1, 16, 5, 7}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1}},
+    {"l2_c24_6x5_silu", Q, {.ndim = 4, .shape = {1, 24, 6, 5}, .form = L2, .eps = 1e-12f, .gamma = 1, .act = DK_ACT_SILU}},
+    {"ms_b2_c3_4x5_no_affine", G | I, {.ndim = 4, .shape = {2, 3, 4, 5}, .form = MS, .eps = 1e-5f}},
+    {"l2_c13_beta_only_mean3", 0, {.ndim = 4, .shape = {1, 13, 3, 6}, .form = L2, .eps = 1e-12f, .beta = 1, .mean = 3.0f}},
+    {"ms_inplace_c40_3x4_gelu", 0, {.ndim = 4, .shape = {1, 40, 3, 4}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_GELU, .inplace = 1}},
+    {"l2_f32affine_c32_4x4", Q, {.ndim = 4, .shape = {1, 32, 4, 4}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .f32_affine = 1}},
+    {"l2_c384_3x3", 0, {.ndim = 4, .shape = {1, 384, 3, 3}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1}},
+    {"ms_c200_2x5_tanh", 0, {.ndim = 4, .shape = {1, 200, 2, 5}, .form = MS, .eps = 1e-6f, .gamma = 1, .act = DK_ACT_TANH}},
+    /* 2-D [N, C] (channel-contiguous) and 3-D [N, C, L] (channel-strided) rows */
+    {"2d_l2_b9_c40", 0, {.ndim = 2, .shape = {9, 40}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1}},
+    {"3d_ms_b2_c12_l11", 0, {.ndim = 3, .shape = {2, 12, 11}, .form = MS, .eps = 1e-6f, .gamma = 1}},
+    /* videos [N, C, T, H, W] (NCDHW, NDHWC): the Wan VAE's RMS_norm */
+    {"video_l2_c16_3x4x5_silu", Q, {.ndim = 5, .shape = {1, 16, 3, 4, 5}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    {"video_ms_b2_c5_2x3x3", G | I, {.ndim = 5, .shape = {2, 5, 2, 3, 3}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1}},
+    {"video_l2_inplace_c96_2x3x2", 0, {.ndim = 5, .shape = {1, 96, 2, 3, 2}, .form = L2, .eps = 1e-12f, .gamma = 1, .inplace = 1}},
+    {"video_l2_f32affine_c3_2x2x5_mean4", 0, {.ndim = 5, .shape = {1, 3, 2, 2, 5}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .f32_affine = 1, .mean = 4.0f}},
+};
+#undef MS
+#undef L2
+
 /* --------------------------------------------------------------- attention */
 
 static const hcb_attn hcb_attention[] = {
@@ -449,6 +475,7 @@ const char *hc_op_name(hc_op op) {
     case HC_LINEAR: return "linear";
     case HC_GROUP_NORM: return "group_norm";
     case HC_LAYER_NORM: return "layer_norm";
+    case HC_RMS_NORM: return "rms_norm";
     case HC_ATTENTION: return "attention";
     case HC_ADD: return "add";
     case HC_ACTIVATION: return "activation";
@@ -553,7 +580,12 @@ static void hc_expand_norm(hc_op op, const hcb_norm *base, int nbase, int has_la
         for (d = 0; d < 3; d++)
             for (l = 0; l < (has_layout ? 2 : 1); l++) {
                 int video = op == HC_GROUP_NORM && base[i].p.ndim == 5;
-                hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, has_layout + video, 0, NULL);
+                int lay = has_layout + video;
+                hc_case *c;
+                /* rms_norm: images and videos in both layouts, 2-D and 3-D row-major */
+                if (op == HC_RMS_NORM) lay = base[i].p.ndim == 5 ? 2 : base[i].p.ndim == 4 ? 1 : 0;
+                if (!lay && l) continue;
+                c = hc_push(op, base[i].label, base[i].flags, i, d, l, lay, 0, NULL);
                 if (!c) continue;
                 c->norm = base[i].p;
                 if (op == HC_GROUP_NORM && !video) c->norm.ndim = 4;
@@ -666,6 +698,7 @@ static int hc_build(void) {
     hc_expand_mm(HC_LINEAR, hcb_linear, HC_COUNT(hcb_linear));
     hc_expand_norm(HC_GROUP_NORM, hcb_group_norm, HC_COUNT(hcb_group_norm), 1);
     hc_expand_norm(HC_LAYER_NORM, hcb_layer_norm, HC_COUNT(hcb_layer_norm), 0);
+    hc_expand_norm(HC_RMS_NORM, hcb_rms_norm, HC_COUNT(hcb_rms_norm), 1);
     hc_expand_attn(hcb_attention, HC_COUNT(hcb_attention));
     hc_expand_ew(HC_ADD, hcb_add, HC_COUNT(hcb_add));
     hc_expand_ew(HC_ACTIVATION, hcb_activation, HC_COUNT(hcb_activation));

@@ -18,6 +18,7 @@ typedef enum hc_op {
     HC_LINEAR,
     HC_GROUP_NORM,
     HC_LAYER_NORM,
+    HC_RMS_NORM,
     HC_ATTENTION,
     HC_ADD,
     HC_ACTIVATION,
@@ -63,7 +64,8 @@ typedef struct hc_matmul {
 } hc_matmul;
 
 typedef struct hc_norm {
-    /* group_norm: [n, c, h, w] or (ndim 5) [n, c, t, h, w]; layer_norm: ndim dims of shape (last = D). */
+    /* group_norm: [n, c, h, w] or (ndim 5) [n, c, t, h, w]; layer_norm: ndim dims of shape (last = D);
+     * rms_norm: ndim dims of shape [n, c, ...] (4: an image, 5: a video in the case layout; 2, 3: row-major). */
     int32_t ndim;
     int64_t shape[5];
     int32_t groups;
@@ -72,7 +74,8 @@ typedef struct hc_norm {
     dk_activation act;
     int inplace;
     float mean;            /* input values are mean + 2 * U(-1, 1); 0: 0.5 */
-    int f32_affine;        /* group_norm: gamma and beta in f32 whatever the case dtype */
+    int f32_affine;        /* group_norm, rms_norm: gamma and beta in f32 whatever the case dtype */
+    int form;              /* rms_norm: dk_rms_norm_form */
     int split;             /* group_norm: split GroupNorm over two bands of rows
                             * (dk_group_norm_stats per band, merged on the host,
                             * dk_group_norm_apply per band); the result is the whole one */

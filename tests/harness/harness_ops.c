@@ -154,9 +154,10 @@ static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {
 static void ho_setup_norm(const hc_case *c, ho_plan *p) {
     const hc_norm *q = &c->norm;
     ht_set *s = &p->set;
-    int group = c->op == HC_GROUP_NORM;
+    /* group_norm and rms_norm: images / videos in the case layout, the channel axis dim 1 */
+    int group = c->op == HC_GROUP_NORM || (c->op == HC_RMS_NORM && q->ndim >= 4);
     int64_t gap = c->out_gap ? HO_GAP : 0, ig = c->in_gap ? HO_GAP : 0;
-    int64_t pc = group ? q->shape[1] : q->shape[q->ndim - 1];
+    int64_t pc = group || c->op == HC_RMS_NORM ? q->shape[1] : q->shape[q->ndim - 1];
     /* inputs away from zero mean: statistics must not cancel catastrophically */
     double mean = q->mean != 0.0f ? (double)q->mean : 0.5;
     if (group && q->ndim == 5)
@@ -299,7 +300,8 @@ void ho_setup(const hc_case *c, ho_plan *p) {
     case HC_MATMUL: ho_setup_matmul(c, p, 0); break;
     case HC_LINEAR: ho_setup_matmul(c, p, 1); break;
     case HC_GROUP_NORM:
-    case HC_LAYER_NORM: ho_setup_norm(c, p); break;
+    case HC_LAYER_NORM:
+    case HC_RMS_NORM: ho_setup_norm(c, p); break;
     case HC_ATTENTION: ho_setup_attention(c, p); break;
     default: ho_setup_elementwise(c, p); break;
     }
@@ -435,6 +437,14 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         d.activation = c->norm.act;
         return dk_layer_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA), ho_opt(p, HO_NY));
     }
+    case HC_RMS_NORM: {
+        dk_rms_norm_desc d;
+        dk_rms_norm_desc_init(&d);
+        d.form = (dk_rms_norm_form)c->norm.form;
+        d.eps = c->norm.eps;
+        d.activation = c->norm.act;
+        return dk_rms_norm(ctx, &d, ho_opt(p, HO_NX), ho_opt(p, HO_GAMMA), ho_opt(p, HO_BETA), ho_opt(p, HO_NY));
+    }
     case HC_ATTENTION: {
         dk_attention_desc d;
         dk_attention_desc_init(&d);
@@ -485,6 +495,9 @@ int ho_reference(const hc_case *c, ho_plan *p) {
         break;
     case HC_LAYER_NORM:
         hr_layer_norm(&c->norm, ho_val(p, HO_NX), ho_val(p, HO_GAMMA), ho_val(p, HO_BETA), p->ref);
+        break;
+    case HC_RMS_NORM:
+        hr_rms_norm(&c->norm, ho_val(p, HO_NX), ho_val(p, HO_GAMMA), ho_val(p, HO_BETA), p->ref);
         break;
     case HC_ATTENTION:
         for (i = 0; i < n; i++) p->ref[i] = NAN; /* stays NaN (and fails) if the reference cannot allocate */

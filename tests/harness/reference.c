@@ -178,6 +178,29 @@ void hr_group_norm(const hc_norm *p, const double *x, const double *gamma, const
         }
 }
 
+void hr_rms_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta, double *y) {
+    int64_t n = p->shape[0], c = p->shape[1], sp = 1, b, ch, i;
+    int32_t j;
+    for (j = 2; j < p->ndim; j++) sp *= p->shape[j];
+    for (b = 0; b < n; b++)
+        for (i = 0; i < sp; i++) {
+            const double *xp = x + b * c * sp + i;
+            double *yp = y + b * c * sp + i;
+            double sum = 0.0, scale;
+            for (ch = 0; ch < c; ch++) sum += xp[ch * sp] * xp[ch * sp];
+            if (p->form == DK_RMS_NORM_L2) /* F.normalize(x, dim=1) * sqrt(C) */
+                scale = sqrt((double)c) / fmax(sqrt(sum), (double)p->eps);
+            else /* x * rsqrt(mean(x^2) + eps) */
+                scale = 1.0 / sqrt(sum / (double)c + (double)p->eps);
+            for (ch = 0; ch < c; ch++) {
+                double v = xp[ch * sp] * scale;
+                if (gamma) v *= gamma[ch];
+                if (beta) v += beta[ch];
+                yp[ch * sp] = hr_act(p->act, v);
+            }
+        }
+}
+
 void hr_layer_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta,
                    double *y) {
     int64_t d = p->shape[p->ndim - 1], rows = 1, r, i;

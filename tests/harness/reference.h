@@ -33,6 +33,8 @@ void hr_linear(const hc_matmul *p, const double *x, const double *w, const doubl
 
 void hr_group_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta,
                    double *y);
+/* RMS norm over dim 1 of [n, c, ...] (p->form: dk_rms_norm_form). */
+void hr_rms_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta, double *y);
 void hr_layer_norm(const hc_norm *p, const double *x, const double *gamma, const double *beta,
                    double *y);
 
