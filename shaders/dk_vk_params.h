@@ -104,7 +104,7 @@
 /* rms_norm.comp (the kernel shapes of dk__rms_plan) */
 #define DK_VK_RMS_MODE_ROWS 0     /* channel-contiguous, any strides: lanes per position */
 #define DK_VK_RMS_MODE_ROWS_VEC 1 /* the same in 16-byte vectors */
-#define DK_VK_RMS_MODE_COLUMNS 2  /* channel-strided: an invocation per position */
+#define DK_VK_RMS_MODE_COLUMNS 2  /* channel-strided: adjacent invocations on adjacent positions */
 
 /* attention.comp (portable) */
 #define DK_VK_AT_MODE_VEC_Q 1   /* bits 0-2: 16-byte loads of Q, K, V (bit i: input i) */
@@ -293,12 +293,12 @@ struct dk_vk_layer_norm_params {
  * DK_VK_RMS_MODE_ROWS (lanes invocations per position, any strides),
  * DK_VK_RMS_MODE_ROWS_VEC (the same in 16-byte vectors: channel stride 1, C,
  * the position strides and the offsets multiples of the vector),
- * DK_VK_RMS_MODE_COLUMNS (an invocation per position). */
+ * DK_VK_RMS_MODE_COLUMNS (adjacent invocations on adjacent positions). */
 DK_VK_TYPEDEF(dk_vk_rms_norm_params)
 struct dk_vk_rms_norm_params {
     int channels;
     int positions;
-    int lanes;      /* ROWS: invocations per position (a power of two <= 16) */
+    int lanes;      /* invocations per position (a power of two <= 32) */
     int form;       /* dk_rms_norm_form */
     float eps;
     float sqrt_c;   /* sqrt(C), DK_RMS_NORM_L2's factor */

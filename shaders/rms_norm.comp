@@ -2,22 +2,24 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 // RMS norm over the channels of each position (dk_rms_norm; the plan and the
-// kernel shapes: src/norm_plan.c, dk__rms_plan):
-//   MODE ROWS / ROWS_VEC (channel-contiguous): `lanes` invocations per
-//   position, 256 / lanes positions per workgroup; ROWS_VEC reads and writes
-//   16-byte vectors and keeps up to RMS_KEEP of them per invocation between
-//   the sum and the scaling (x read once when the row fits);
-//   MODE COLUMNS (channel-strided, NCHW / NCDHW): an invocation per position,
-//   looping over C, so neighbouring invocations read neighbouring addresses.
+// kernel shapes: src/norm_plan.c, dk__rms_plan).  `lanes` invocations per
+// position, 256 / lanes positions per workgroup; each keeps its channels (up
+// to RMS_KEEP_* units) in registers between the sum of squares and the
+// scaling, and the lanes add their partial sums through shared memory.
+//   MODE ROWS / ROWS_VEC (channel-contiguous): a position's lanes are
+//   adjacent invocations; ROWS_VEC moves 16-byte vectors;
+//   MODE COLUMNS (channel-strided, NCHW / NCDHW): adjacent invocations take
+//   adjacent positions, so a subgroup's loads of one channel are coalesced.
 // In place is allowed: every element is read and written by one invocation,
-// and it reads all of its elements before the barrier (ROWS) or before its
-// first store (COLUMNS).  Sums of squares in fp32.
+// after all of its reads.  Sums of squares in fp32.
 #define DK_PARAMS dk_vk_rms_norm_params
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
 
-#define RMS_KEEP 4
+// Units an invocation keeps in registers (dk_rms_kernel_limits in vk_norm.c)
+#define RMS_KEEP_VECTORS 4
+#define RMS_KEEP_SCALARS 16
 
 DK_IO(0, X, DT)
 DK_IO(1, Gamma, DT2)
@@ -69,28 +71,19 @@ uvec4 rms_out16(uvec4 u, float s, uint c0) {
 void main() {
     uint C = uint(dkp.p.channels), P = uint(dkp.p.positions), t = gl_LocalInvocationID.x;
     uint xcs = uint(dkp.p.x_cs), ycs = uint(dkp.p.y_cs);
-    if (MODE == DK_VK_RMS_MODE_COLUMNS) {
-        uint p = group_x() * 256u + t, xo, yo;
-        if (p >= P) return;
-        rms_offsets(p, xo, yo);
-        float sum = 0.0;
-        for (uint c = 0u; c < C; c++) {
-            float v = X_ld(xo + c * xcs);
-            sum += v * v;
-        }
-        float s = rms_scale(sum);
-        for (uint c = 0u; c < C; c++) Y_st(yo + c * ycs, rms_out(X_ld(xo + c * xcs), s, c));
-        return;
-    }
-    uint L = uint(dkp.p.lanes), lane = t % L, slot = t / L;
-    uint p = group_x() * (256u / L) + slot, xo = 0u, yo = 0u;
+    // ROWS: the lanes of a position are adjacent invocations; COLUMNS:
+    // adjacent invocations take adjacent positions, lanes 256 / L apart
+    uint L = uint(dkp.p.lanes), PB = 256u / L;
+    uint lane = MODE == DK_VK_RMS_MODE_COLUMNS ? t / PB : t % L;
+    uint slot = MODE == DK_VK_RMS_MODE_COLUMNS ? t % PB : t / L;
+    uint p = group_x() * PB + slot, xo = 0u, yo = 0u;
     bool valid = p < P;
     if (valid) rms_offsets(p, xo, yo);
     float sum = 0.0;
     if (MODE == DK_VK_RMS_MODE_ROWS_VEC) {
         uint vw = uint(DK_VW), units = C / vw, xv0 = xo / vw, yv0 = yo / vw;
-        uvec4 keep[RMS_KEEP];
-        [[unroll]] for (int j = 0; j < RMS_KEEP; j++) {
+        uvec4 keep[RMS_KEEP_VECTORS];
+        [[unroll]] for (int j = 0; j < RMS_KEEP_VECTORS; j++) {
             uint u = lane + uint(j) * L;
             keep[j] = uvec4(0u);
             if (valid && u < units) {
@@ -98,27 +91,41 @@ void main() {
                 sum += rms_sq16(keep[j]);
             }
         }
-        for (uint u = lane + RMS_KEEP * L; valid && u < units; u += L) sum += rms_sq16(xv.v[xv0 + u]);
-        sh_sum[t] = sum;
+        for (uint u = lane + RMS_KEEP_VECTORS * L; valid && u < units; u += L) sum += rms_sq16(xv.v[xv0 + u]);
+        sh_sum[slot * L + lane] = sum;
         barrier();
         float tot = 0.0;
         for (uint i = 0u; i < L; i++) tot += sh_sum[slot * L + i];
         float s = rms_scale(tot);
-        [[unroll]] for (int j = 0; j < RMS_KEEP; j++) {
+        [[unroll]] for (int j = 0; j < RMS_KEEP_VECTORS; j++) {
             uint u = lane + uint(j) * L;
-            if (valid && u < units) yv.v[yv0 + u] = rms_out16(keep[j], s, u * vw);
+            if (valid && u < C / vw) yv.v[yv0 + u] = rms_out16(keep[j], s, u * vw);
         }
-        for (uint u = lane + RMS_KEEP * L; valid && u < units; u += L) yv.v[yv0 + u] = rms_out16(xv.v[xv0 + u], s, u * vw);
+        for (uint u = lane + RMS_KEEP_VECTORS * L; valid && u < units; u += L)
+            yv.v[yv0 + u] = rms_out16(xv.v[xv0 + u], s, u * vw);
         return;
     }
-    for (uint c = lane; valid && c < C; c += L) {
+    float keep[RMS_KEEP_SCALARS];
+    [[unroll]] for (int j = 0; j < RMS_KEEP_SCALARS; j++) {
+        uint c = lane + uint(j) * L;
+        keep[j] = 0.0;
+        if (valid && c < C) {
+            keep[j] = X_ld(xo + c * xcs);
+            sum += keep[j] * keep[j];
+        }
+    }
+    for (uint c = lane + RMS_KEEP_SCALARS * L; valid && c < C; c += L) {
         float v = X_ld(xo + c * xcs);
         sum += v * v;
     }
-    sh_sum[t] = sum;
+    sh_sum[slot * L + lane] = sum;
     barrier();
     float tot = 0.0;
     for (uint i = 0u; i < L; i++) tot += sh_sum[slot * L + i];
     float s = rms_scale(tot);
-    for (uint c = lane; valid && c < C; c += L) Y_st(yo + c * ycs, rms_out(X_ld(xo + c * xcs), s, c));
+    [[unroll]] for (int j = 0; j < RMS_KEEP_SCALARS; j++) {
+        uint c = lane + uint(j) * L;
+        if (valid && c < C) Y_st(yo + c * ycs, rms_out(keep[j], s, c));
+    }
+    for (uint c = lane + RMS_KEEP_SCALARS * L; valid && c < C; c += L) Y_st(yo + c * ycs, rms_out(X_ld(xo + c * xcs), s, c));
 }

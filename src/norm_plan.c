@@ -22,10 +22,17 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
 
 static int64_t rms_abs(int64_t v) { return v < 0 ? -v : v; }
 
-void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr, int64_t vw,
-                  int64_t max_lanes, int64_t per_lane, dk_rms_plan *p) {
+/* The smallest power of two l <= max_lanes with l * keep >= units (max_lanes if none). */
+static int rms_lanes(int64_t units, int64_t keep, int64_t max_lanes) {
+    int64_t lanes;
+    for (lanes = 1; lanes < max_lanes && lanes * keep < units; lanes *= 2) {}
+    return (int)lanes;
+}
+
+void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr, const dk_rms_kernel_limits *lim,
+                  dk_rms_plan *p) {
     int32_t d, n = 0, i;
-    int64_t units, lanes;
+    int64_t units, keep;
     memset(p, 0, sizeof *p);
     p->channels = x->shape[1];
     p->cs[0] = x->strides[1];
@@ -54,31 +61,32 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
         }
     }
     /* right-aligned into four slots: the innermost position dim is slot 3 */
-    if (n < 4) {
-        for (i = 3; i >= 0; i--) {
-            int32_t src = i - (4 - n);
-            p->pshape[i] = src >= 0 ? p->pshape[src] : 1;
-            p->ps[0][i] = src >= 0 ? p->ps[0][src] : 0;
-            p->ps[1][i] = src >= 0 ? p->ps[1][src] : 0;
-        }
+    for (i = 3; i >= 0; i--) {
+        int32_t src = i - (4 - n);
+        p->pshape[i] = src >= 0 ? p->pshape[src] : 1;
+        p->ps[0][i] = src >= 0 ? p->ps[0][src] : 0;
+        p->ps[1][i] = src >= 0 ? p->ps[1][src] : 0;
     }
     p->pdims = n;
     p->positions = p->pshape[0] * p->pshape[1] * p->pshape[2] * p->pshape[3];
 
     /* Channel-strided (NCHW-like): the innermost position steps less than a
-     * channel, so threads on adjacent positions read adjacent addresses. */
+     * channel, so lanes on adjacent positions read adjacent addresses. */
+    if (p->channels > 1 && n > 0 && rms_abs(p->ps[0][3]) < rms_abs(p->cs[0])) {
+        p->kernel = DK__RMS_COLUMNS;
+        p->lanes = rms_lanes(p->channels, lim->keep_scalars, lim->max_column_lanes);
+        p->in_regs = p->lanes * lim->keep_scalars >= p->channels;
+        return;
+    }
     p->kernel = DK__RMS_ROWS;
-    if (p->channels > 1 && n > 0 && rms_abs(p->ps[0][3]) < rms_abs(p->cs[0])) p->kernel = DK__RMS_COLUMNS;
-    if (p->kernel != DK__RMS_ROWS) return;
-
-    p->vec = vw > 1 && p->cs[0] == 1 && p->cs[1] == 1 && p->channels % vw == 0 && x_addr % 16u == 0 &&
+    p->vec = lim->vw > 1 && p->cs[0] == 1 && p->cs[1] == 1 && p->channels % lim->vw == 0 && x_addr % 16u == 0 &&
              y_addr % 16u == 0;
     for (i = 0; i < 4 && p->vec; i++)
-        if (p->pshape[i] > 1) p->vec = p->ps[0][i] % vw == 0 && p->ps[1][i] % vw == 0;
-    units = p->vec ? p->channels / vw : p->channels;
-    /* the fewest lanes that hold the row in per_lane units each (fewer lanes
-     * per position: more positions per workgroup, shorter reductions) */
-    for (lanes = 1; lanes < max_lanes && lanes * per_lane < units; lanes *= 2) {}
-    p->lanes = (int)lanes;
-    p->in_regs = lanes * per_lane >= units;
+        if (p->pshape[i] > 1) p->vec = p->ps[0][i] % lim->vw == 0 && p->ps[1][i] % lim->vw == 0;
+    units = p->vec ? p->channels / lim->vw : p->channels;
+    keep = p->vec ? lim->keep_vectors : lim->keep_scalars;
+    /* the fewest lanes that hold the row (fewer lanes per position: more
+     * positions per workgroup, shorter reductions) */
+    p->lanes = rms_lanes(units, keep, lim->max_row_lanes);
+    p->in_regs = p->lanes * keep >= units;
 }

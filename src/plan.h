@@ -118,32 +118,44 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
 /* RMS norm (dk_rms_norm) over the channels of each position.  The position
  * dims (every dim but 1) lose their extent-1 dims, adjacent ones that both x
  * and y lay out as one run merge, and the rest sit right-aligned in four
- * slots (slot 3 innermost; unused slots extent 1, stride 0).  The kernel:
- *   DK__RMS_ROWS     channel-contiguous: `lanes` lanes of a subgroup per
- *                    position, several positions per workgroup; with vec, x
- *                    and y are read and written in 16-byte vectors of vw
- *                    channels; with in_regs the row stays in registers
- *                    between the sum and the scaling (x read once);
- *   DK__RMS_COLUMNS  channel-strided (NCHW, NCDHW): a thread per position,
- *                    looping over C, so a subgroup's loads are coalesced
- *                    across positions.
- * Both take any strides (the generic fallback is ROWS without vec). */
+ * slots (slot 3 innermost; unused slots extent 1, stride 0).  Both kernels
+ * give each position `lanes` lanes (a power of two) that share its channels
+ * (lane l takes channel units l, l + lanes, ...; a unit: a 16-byte vector
+ * with vec, else one channel), keep up to the backend's budget of units in
+ * registers between the sum of squares and the scaling (in_regs: all of them,
+ * x read once; else the rest are read again), and add their partial sums
+ * across the lanes.  They differ in which lanes are neighbours:
+ *   DK__RMS_ROWS     channel-contiguous (NHWC, NDHWC): the lanes of one
+ *                    position are adjacent threads, several positions per
+ *                    workgroup; vec when x and y have channel stride 1, C,
+ *                    the position strides and both first elements allow
+ *                    16-byte vectors;
+ *   DK__RMS_COLUMNS  channel-strided (NCHW, NCDHW: the innermost position
+ *                    steps less than a channel): adjacent threads take
+ *                    adjacent positions, so a subgroup's loads of one channel
+ *                    are coalesced; the lanes of a position sit a workgroup
+ *                    slice apart.
+ * Any strides work in both (the generic fallback is ROWS without vec). */
 enum { DK__RMS_ROWS = 0, DK__RMS_COLUMNS = 1 };
 typedef struct dk_rms_plan {
-    int kernel;             /* DK__RMS_ROWS / DK__RMS_COLUMNS */
-    int vec, in_regs, lanes; /* ROWS only (else 0) */
-    int32_t pdims;          /* position dims after folding (0: one position) */
+    int kernel;              /* DK__RMS_ROWS / DK__RMS_COLUMNS */
+    int vec, in_regs, lanes;
+    int32_t pdims;           /* position dims after folding (0: one position) */
     int64_t channels, positions;
-    int64_t cs[2];          /* channel stride of x, y (elements) */
-    int64_t pshape[4];      /* position dims, slot 3 innermost */
-    int64_t ps[2][4];       /* their strides in x, y (elements) */
+    int64_t cs[2];           /* channel stride of x, y (elements) */
+    int64_t pshape[4];       /* position dims, slot 3 innermost */
+    int64_t ps[2][4];        /* their strides in x, y (elements) */
 } dk_rms_plan;
-/* x_addr, y_addr: byte addresses (or offsets from an aligned base) of the
- * first elements; vw: channels per 16-byte vector (1: no vector path);
- * max_lanes: the subgroup size (lanes per position at most); per_lane: units
- * (vectors, or elements without vec) one lane keeps in registers. */
-void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr, int64_t vw,
-                  int64_t max_lanes, int64_t per_lane, dk_rms_plan *p);
+/* What a backend's kernels take: vw channels per 16-byte vector (1: no
+ * vector path); lanes per position at most (ROWS, COLUMNS); units one lane
+ * keeps in registers (vectors, scalars). */
+typedef struct dk_rms_kernel_limits {
+    int64_t vw, max_row_lanes, max_column_lanes, keep_vectors, keep_scalars;
+} dk_rms_kernel_limits;
+/* x_addr, y_addr: byte addresses (or offsets from a 16-byte aligned base) of
+ * the first elements. */
+void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr,
+                  const dk_rms_kernel_limits *lim, dk_rms_plan *p);
 
 /* ---- elementwise_plan.c ---- */
 

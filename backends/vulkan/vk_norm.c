@@ -216,6 +216,7 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     dk_vk_binding bind[DK_VK_BINDINGS];
     dk_vk_rms_norm_params params;
     dk_rms_plan plan;
+    dk_rms_kernel_limits lim;
     uint32_t spec[DK_VK_SPEC], flags = 0, mode;
     uint64_t es = dk_dtype_size(x->dtype), groups, align = s->props.limits.minStorageBufferOffsetAlignment;
     int32_t xoff = 0, yoff = 0;
@@ -229,8 +230,12 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     if (st != DK_OK) return st;
     /* the vectors index the bindings, whose starts are 16-byte aligned only
      * where the device's offset alignment is */
-    dk__rms_plan(x, y, (uint64_t)xoff * es, (uint64_t)yoff * es, align % 16u == 0 ? (int64_t)(16 / es) : 1, 16,
-                 4, &plan);
+    lim.vw = align % 16u == 0 ? (int64_t)(16 / es) : 1;
+    lim.max_row_lanes = 32;
+    lim.max_column_lanes = 16;
+    lim.keep_vectors = 4;  /* RMS_KEEP_VECTORS of rms_norm.comp */
+    lim.keep_scalars = 16; /* RMS_KEEP_SCALARS */
+    dk__rms_plan(x, y, (uint64_t)xoff * es, (uint64_t)yoff * es, &lim, &plan);
     if ((uint64_t)plan.positions > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the position count", (uint64_t)plan.positions);
     params.channels = (int32_t)plan.channels;
     params.positions = (int32_t)(uint32_t)plan.positions;
@@ -248,13 +253,10 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     }
     params.x_offset = xoff;
     params.y_offset = yoff;
-    if (plan.kernel == DK__RMS_COLUMNS) {
-        mode = DK_VK_RMS_MODE_COLUMNS;
-        groups = ((uint64_t)plan.positions + 255u) / 256u;
-    } else {
-        mode = plan.vec ? DK_VK_RMS_MODE_ROWS_VEC : DK_VK_RMS_MODE_ROWS;
-        groups = ((uint64_t)plan.positions + (uint64_t)(256 / plan.lanes) - 1u) / (uint64_t)(256 / plan.lanes);
-    }
+    mode = plan.kernel == DK__RMS_COLUMNS ? DK_VK_RMS_MODE_COLUMNS
+           : plan.vec                      ? DK_VK_RMS_MODE_ROWS_VEC
+                                           : DK_VK_RMS_MODE_ROWS;
+    groups = ((uint64_t)plan.positions + (uint64_t)(256 / plan.lanes) - 1u) / (uint64_t)(256 / plan.lanes);
     dk__vkop_spec(spec, &params.epilogue, x->dtype, d->activation, flags,
                   gamma ? gamma->dtype : beta ? beta->dtype : x->dtype, mode);
     return dk__vk_dispatch(ctx, DK_VK_SH_RMS_NORM, spec, bind, &params, sizeof params, groups, 1, 1);

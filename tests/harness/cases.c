@@ -312,6 +312,10 @@ static const hcb_norm hcb_rms_norm[] = {
     {"l2_f32affine_c32_4x4", Q, {.ndim = 4, .shape = {1, 32, 4, 4}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .f32_affine = 1}},
     {"l2_c384_3x3", 0, {.ndim = 4, .shape = {1, 384, 3, 3}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1}},
     {"ms_c200_2x5_tanh", 0, {.ndim = 4, .shape = {1, 200, 2, 5}, .form = MS, .eps = 1e-6f, .gamma = 1, .act = DK_ACT_TANH}},
+    /* rows longer than the GPU kernels keep in registers (read twice): 16-byte
+     * vectors (NHWC) and scalars (NCHW, and NHWC with C odd) */
+    {"ms_c1040_1x2", 0, {.ndim = 4, .shape = {1, 1040, 1, 2}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1}},
+    {"l2_c1041_2x1_inplace", 0, {.ndim = 4, .shape = {1, 1041, 2, 1}, .form = L2, .eps = 1e-12f, .gamma = 1, .inplace = 1}},
     /* 2-D [N, C] (channel-contiguous) and 3-D [N, C, L] (channel-strided) rows */
     {"2d_l2_b9_c40", 0, {.ndim = 2, .shape = {9, 40}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1}},
     {"3d_ms_b2_c12_l11", 0, {.ndim = 3, .shape = {2, 12, 11}, .form = MS, .eps = 1e-6f, .gamma = 1}},
