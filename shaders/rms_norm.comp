@@ -43,7 +43,10 @@ void rms_offsets(uint p, out uint xo, out uint yo) {
 }
 
 float rms_scale(float sum) {
-    if (dkp.p.form == 1) return dkp.p.sqrt_c / max(sqrt(sum), dkp.p.eps); // F.normalize * sqrt(C)
+    if (dkp.p.form == 1) { // F.normalize * sqrt(C): the norm clamped below at eps (NaN stays NaN)
+        float n = sqrt(sum);
+        return dkp.p.sqrt_c / (n < dkp.p.eps ? dkp.p.eps : n);
+    }
     return inversesqrt(sum / float(dkp.p.channels) + dkp.p.eps);
 }
 

@@ -634,7 +634,6 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
     VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
     VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
     if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
-    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
@@ -694,6 +693,7 @@ dk_status dk__validate_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, cons
     VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
     VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
     VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
+    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
 
     VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
     VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));

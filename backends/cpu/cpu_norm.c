@@ -576,7 +576,7 @@ static void cpunorm_rms_task(void *arg, int64_t task) {
         }
         if (job->desc->form == DK_RMS_NORM_L2) {
             double nrm = sqrt(sum);
-            scale = sqrt((double)C) / (nrm > (double)job->desc->eps ? nrm : (double)job->desc->eps);
+            scale = sqrt((double)C) / (nrm < (double)job->desc->eps ? (double)job->desc->eps : nrm);
         } else {
             scale = 1.0 / sqrt(sum / (double)C + (double)job->desc->eps);
         }

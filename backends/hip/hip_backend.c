@@ -520,6 +520,7 @@ const dk_backend_ops dk__hip_backend = {
     dk__hip_matmul,
     dk__hip_group_norm,
     dk__hip_layer_norm,
+    dk__hip_rms_norm,
     dk__hip_attention,
     dk__hip_add,
     dk__hip_upsample_nearest,

@@ -97,6 +97,7 @@ typedef struct dk_hip_kernels {
     void *attention_combine[4];                       /* split-KV merge of dkk_attention_mma partials, f16/bf16 */
     void *narrow[4][2][2];                            /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
     void *elementwise, *upsample_vec, *transpose16, *transpose_cvt, *gn_partial, *gn_final, *gn_apply, *layer_norm;
+    void *rms_norm[3]; /* [DK__RMS_ROWS, DK__RMS_COLUMNS, rows in 16-byte vectors] */
 } dk_hip_kernels;
 
 typedef struct dk_hip_state {
@@ -145,6 +146,8 @@ dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_t
 dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
                              const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
                              const dk_tensor *y);
+dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
                              const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
 dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,

@@ -213,4 +213,15 @@ typedef struct dkh_norm_args {
     int act, dt, has_gamma, has_beta, pad0;
 } dkh_norm_args;
 
+/* RMS norm (dkk_rms_norm_*): the plan of src/norm_plan.c (dk__rms_plan):
+ * `positions` positions in pdims position slots (pshape, slot 3 fastest,
+ * right-aligned), C channels, `lanes` threads per position. */
+typedef struct dkh_rms_args {
+    dkh_u64 x, y, gamma, beta;
+    dkh_i64 pshape[4], x_ps[4], y_ps[4];
+    dkh_i64 x_cs, y_cs, gamma_s, beta_s, channels, positions;
+    float eps, sqrt_c; /* sqrt_c: sqrt(C), DK_RMS_NORM_L2's factor */
+    int form, act, dt, affine_dt, has_gamma, has_beta, lanes, pdims;
+} dkh_rms_args;
+
 #endif /* DK_HIP_KARGS_H */

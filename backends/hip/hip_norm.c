@@ -1,4 +1,4 @@
-/* HIP GroupNorm (whole, or split into stats / merge / apply) and LayerNorm. */
+/* HIP GroupNorm (whole, or split into stats / merge / apply), LayerNorm and RMS norm. */
 #include "hip_ops_common.h"
 
 #include <math.h>
@@ -116,4 +116,57 @@ dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const
     n.dt = (int)x->dtype;
     return dk__hip_launch(ctx, "dk_layer_norm", st->k.layer_norm, (uint64_t)(n.shape[0] * n.shape[1] * n.shape[2]), 1,
                           1, &n);
+}
+
+/* The RMS norm's kernels (dk_rms_norm.hip) keep DKR_KEEP_VECTORS (4) vectors or
+ * DKR_KEEP_SCALARS (16) scalars per thread; the lanes of a position add their
+ * sums through shared memory, so any power of two up to a block works: 32 for
+ * rows, 16 for columns (16 positions per block: two 32-byte sectors per warp
+ * load of one channel). */
+dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
+                           const dk_tensor *beta, const dk_tensor *y) {
+    dk_hip_state *st = dk__hip_state(ctx);
+    dk_rms_kernel_limits lim;
+    dk_rms_plan plan;
+    dkh_rms_args a;
+    void *fn;
+    int i;
+    memset(&a, 0, sizeof a);
+    lim.vw = 16 / (int64_t)dk_dtype_size(x->dtype);
+    lim.max_row_lanes = 32;
+    lim.max_column_lanes = 16;
+    lim.keep_vectors = 4;
+    lim.keep_scalars = 16;
+    a.x = hipops_addr(x);
+    a.y = hipops_addr(y);
+    dk__rms_plan(x, y, a.x, a.y, &lim, &plan);
+    for (i = 0; i < 4; i++) {
+        a.pshape[i] = plan.pshape[i];
+        a.x_ps[i] = plan.ps[0][i];
+        a.y_ps[i] = plan.ps[1][i];
+    }
+    a.x_cs = plan.cs[0];
+    a.y_cs = plan.cs[1];
+    a.channels = plan.channels;
+    a.positions = plan.positions;
+    a.pdims = plan.pdims;
+    a.lanes = plan.lanes;
+    if (gamma) {
+        a.gamma = hipops_addr(gamma);
+        a.gamma_s = gamma->strides[0];
+        a.has_gamma = 1;
+    }
+    if (beta) {
+        a.beta = hipops_addr(beta);
+        a.beta_s = beta->strides[0];
+        a.has_beta = 1;
+    }
+    a.affine_dt = (int)(gamma ? gamma->dtype : beta ? beta->dtype : x->dtype);
+    a.eps = d->eps;
+    a.sqrt_c = (float)sqrt((double)plan.channels);
+    a.form = (int)d->form;
+    a.act = (int)d->activation;
+    a.dt = (int)x->dtype;
+    fn = st->k.rms_norm[plan.kernel == DK__RMS_COLUMNS ? 1 : plan.vec ? 2 : 0];
+    return dk__hip_launch(ctx, "dk_rms_norm", fn, hipops_blocks(plan.positions, DKH_THREADS / plan.lanes), 1, 1, &a);
 }

@@ -189,7 +189,7 @@ void hr_rms_norm(const hc_norm *p, const double *x, const double *gamma, const d
             double sum = 0.0, scale;
             for (ch = 0; ch < c; ch++) sum += xp[ch * sp] * xp[ch * sp];
             if (p->form == DK_RMS_NORM_L2) /* F.normalize(x, dim=1) * sqrt(C) */
-                scale = sqrt((double)c) / fmax(sqrt(sum), (double)p->eps);
+                scale = sqrt((double)c) / (sqrt(sum) < (double)p->eps ? (double)p->eps : sqrt(sum));
             else /* x * rsqrt(mean(x^2) + eps) */
                 scale = 1.0 / sqrt(sum / (double)c + (double)p->eps);
             for (ch = 0; ch < c; ch++) {

@@ -23,12 +23,13 @@
 typedef enum tv_op {
     TV_CONV2D, TV_CONVT, TV_MATMUL, TV_LINEAR, TV_GN, TV_LN, TV_ATTN,
     TV_ACT, TV_ADD, TV_UPS, TV_CONVERT, TV_PREP, TV_GN_STATS, TV_GN_APPLY,
-    TV_ACTS /* dk_activation_scaled: alpha, beta are in_scale, out_scale */
+    TV_ACTS, /* dk_activation_scaled: alpha, beta are in_scale, out_scale */
+    TV_RMS
 } tv_op;
 
 /* Argument slots per op (the order of the op's tensor arguments). */
 enum { X = 0, W = 1, BIAS = 2, RES = 3, Y = 4 };        /* conv, conv_transpose, matmul, linear */
-enum { GAMMA = 1, BETA = 2, NY = 3, STATS = 4 };       /* group_norm, layer_norm: x, gamma, beta, y; split: stats */
+enum { GAMMA = 1, BETA = 2, NY = 3, STATS = 4 };       /* group_norm, layer_norm, rms_norm: x, gamma, beta, y; split: stats */
 enum { Q = 0, K = 1, V = 2, O = 3 };                    /* attention */
 enum { AY = 1 };                                        /* activation, upsample, convert: x, y */
 enum { A = 0, B = 1, DY = 2 };                          /* add */
@@ -42,6 +43,7 @@ typedef struct tv_call {
     dk_matmul_desc mm;
     dk_group_norm_desc gn;
     dk_layer_norm_desc ln;
+    dk_rms_norm_desc rms;
     dk_attention_desc attn;
     dk_activation act;
     float alpha, beta;
@@ -107,6 +109,7 @@ static void tv_base(tv_call *c, dk_context *ctx, tv_op op) {
     dk_matmul_desc_init(&c->mm);
     dk_group_norm_desc_init(&c->gn);
     dk_layer_norm_desc_init(&c->ln);
+    dk_rms_norm_desc_init(&c->rms);
     dk_attention_desc_init(&c->attn);
     c->act = DK_ACT_SILU;
     c->alpha = 0.5f;
@@ -178,6 +181,13 @@ static void tv_base(tv_call *c, dk_context *ctx, tv_op op) {
         tv_tensor(c, NY, DK_F32, 3, 2, 3, 8, 1);
         c->out = NY;
         break;
+    case TV_RMS: /* x [2,4,3,3] over C = 4 */
+        tv_tensor(c, X, DK_F32, 4, 2, 4, 3, 3);
+        tv_tensor(c, GAMMA, DK_F32, 1, 4, 1, 1, 1);
+        tv_tensor(c, BETA, DK_F32, 1, 4, 1, 1, 1);
+        tv_tensor(c, NY, DK_F32, 4, 2, 4, 3, 3);
+        c->out = NY;
+        break;
     case TV_ATTN: /* q [1,2,5,8], k [1,2,7,8], v [1,2,7,6] -> out [1,2,5,6] */
         tv_tensor(c, Q, DK_F32, 4, 1, 2, 5, 8);
         tv_tensor(c, K, DK_F32, 4, 1, 2, 7, 8);
@@ -233,6 +243,7 @@ static dk_status tv_run(const tv_call *c, dk_context *ctx) {
     case TV_LINEAR: return dk_linear(ctx, c->desc_null ? NULL : &c->mm, t0, t1, t2, t3, t4);
     case TV_GN: return dk_group_norm(ctx, c->desc_null ? NULL : &c->gn, t0, t1, t2, t3);
     case TV_LN: return dk_layer_norm(ctx, c->desc_null ? NULL : &c->ln, t0, t1, t2, t3);
+    case TV_RMS: return dk_rms_norm(ctx, c->desc_null ? NULL : &c->rms, t0, t1, t2, t3);
     case TV_ATTN: return dk_attention(ctx, c->desc_null ? NULL : &c->attn, t0, t1, t2, t3);
     case TV_ACT: return dk_activation_forward(ctx, c->act, t0, t1);
     case TV_ACTS: return dk_activation_scaled(ctx, c->alpha, c->act, c->beta, t0, t1);
@@ -250,7 +261,8 @@ static const char *tv_op_name(tv_op op) {
     static const char *names[] = {"dk_conv2d", "dk_conv_transpose2d", "dk_matmul", "dk_linear",
                                   "dk_group_norm", "dk_layer_norm", "dk_attention", "dk_activation_forward",
                                   "dk_add", "dk_upsample_nearest", "dk_convert", "dk_prepare_weight",
-                                  "dk_group_norm_stats", "dk_group_norm_apply", "dk_activation_scaled"};
+                                  "dk_group_norm_stats", "dk_group_norm_apply", "dk_activation_scaled",
+                                  "dk_rms_norm"};
     return names[op];
 }
 
@@ -487,6 +499,32 @@ MUT(m_ln_partial, c->t[NY] = c->t[X]; c->t[NY].offset = 32)
 MUT(m_ln_y_on_beta, c->t[NY].buffer = c->t[BETA].buffer; c->t[NY].offset = 28)
 MUT(m_ln_beta_dtype, c->t[BETA].dtype = DK_F16)
 MUT(m_ln_f16_f32gamma, c->t[X].dtype = DK_F16; c->t[NY].dtype = DK_F16; c->t[BETA].dtype = DK_F16)
+/* rms_norm */
+MUT(m_rms_l2, c->rms.form = DK_RMS_NORM_L2; c->rms.eps = 1e-12f)
+MUT(m_rms_inplace, c->t[NY] = c->t[X])
+MUT(m_rms_2d, c->t[X].ndim = 2; c->t[X].strides[1] = 1; c->t[X].strides[0] = 4; c->t[NY].ndim = 2;
+    c->t[NY].strides[1] = 1; c->t[NY].strides[0] = 4)
+MUT(m_rms_5d, c->t[X].ndim = 5; c->t[X].shape[4] = 1; c->t[X].strides[4] = 1; c->t[NY].ndim = 5;
+    c->t[NY].shape[4] = 1; c->t[NY].strides[4] = 1)
+MUT(m_rms_x_nhwc_y_nchw, tv_nhwc(c, X))
+MUT(m_rms_no_affine, c->present[GAMMA] = 0; c->present[BETA] = 0)
+MUT(m_rms_beta_only, c->present[GAMMA] = 0)
+MUT(m_rms_f16_f32affine, c->t[X].dtype = DK_F16; c->t[NY].dtype = DK_F16)
+MUT(m_rms_form, c->rms.form = (dk_rms_norm_form)2)
+MUT(m_rms_form_neg, c->rms.form = (dk_rms_norm_form)-1)
+MUT(m_rms_eps0, c->rms.eps = 0.0f)
+MUT(m_rms_eps_inf, c->rms.eps = INFINITY)
+MUT(m_rms_act, c->rms.activation = (dk_activation)9)
+MUT(m_rms_1d, c->t[X].ndim = 1; c->t[NY].ndim = 1)
+MUT(m_rms_gamma_len, c->t[GAMMA].shape[0] = 3)
+MUT(m_rms_beta_ndim, c->t[BETA].ndim = 2; c->t[BETA].shape[1] = 4; c->t[BETA].shape[0] = 1)
+MUT(m_rms_y_shape, c->t[NY].shape[1] = 3)
+MUT(m_rms_y_dtype, c->t[NY].dtype = DK_BF16)
+MUT(m_rms_f32x_f16beta, c->t[BETA].dtype = DK_F16)
+MUT(m_rms_mixed_affine, c->t[X].dtype = DK_F16; c->t[NY].dtype = DK_F16; c->t[BETA].dtype = DK_F16)
+MUT(m_rms_partial, c->t[NY] = c->t[X]; c->t[NY].offset = 16)
+MUT(m_rms_y_on_gamma, c->t[NY].buffer = c->t[GAMMA].buffer)
+MUT(m_rms_y_self, c->t[NY].strides[1] = 0)
 /* attention */
 MUT(m_at_scale_nan, c->attn.scale = NAN)
 MUT(m_at_scale_inf, c->attn.scale = -INFINITY)
@@ -877,6 +915,34 @@ static const tv_case tv_cases[] = {
     {TV_LN, m_ln_y_on_beta, INV, "dk_layer_norm: y (bytes 28..219) overlaps beta (bytes 0..31)"},
     {TV_LN, m_ln_beta_dtype, INV, "dk_layer_norm: beta.dtype (=f16) must equal x.dtype (=f32)"},
     {TV_LN, m_ln_f16_f32gamma, INV, "dk_layer_norm: gamma.dtype (=f32) must equal x.dtype (=f16)"},
+
+    /* rms_norm */
+    {TV_RMS, m_none, OK, ""},
+    {TV_RMS, m_rms_l2, OK, ""},
+    {TV_RMS, m_rms_inplace, OK, ""},
+    {TV_RMS, m_rms_2d, OK, ""},
+    {TV_RMS, m_rms_5d, OK, ""},
+    {TV_RMS, m_rms_x_nhwc_y_nchw, OK, ""},
+    {TV_RMS, m_rms_no_affine, OK, ""},
+    {TV_RMS, m_rms_beta_only, OK, ""},
+    {TV_RMS, m_rms_f16_f32affine, OK, ""},
+    {TV_RMS, m_desc_null, INV, "dk_rms_norm: desc must not be NULL"},
+    {TV_RMS, m_slot3_null, INV, "dk_rms_norm: y must not be NULL"},
+    {TV_RMS, m_rms_form, INV, "dk_rms_norm: desc->form (=2) must be DK_RMS_NORM_MEAN_SQUARE (0) or DK_RMS_NORM_L2 (1)"},
+    {TV_RMS, m_rms_form_neg, INV, "dk_rms_norm: desc->form (=-1) must be DK_RMS_NORM_MEAN_SQUARE (0) or DK_RMS_NORM_L2 (1)"},
+    {TV_RMS, m_rms_eps0, INV, "dk_rms_norm: desc->eps (=0) must be finite and > 0"},
+    {TV_RMS, m_rms_eps_inf, INV, "dk_rms_norm: desc->eps (=inf) must be finite and > 0"},
+    {TV_RMS, m_rms_act, INV, "dk_rms_norm: desc->activation (=9) must be a dk_activation"},
+    {TV_RMS, m_rms_1d, INV, "dk_rms_norm: x.ndim (=1) must be 2 to 5 ([N, C, ...], the channel axis is dim 1)"},
+    {TV_RMS, m_rms_gamma_len, INV, "dk_rms_norm: gamma.shape[0] (=3) must equal C = x.shape[1] (=4)"},
+    {TV_RMS, m_rms_beta_ndim, INV, "dk_rms_norm: beta.ndim (=2) must be 1 (C = x.shape[1])"},
+    {TV_RMS, m_rms_y_shape, INV, "dk_rms_norm: y.shape (=[2, 3, 3, 3]) must equal x.shape (=[2, 4, 3, 3])"},
+    {TV_RMS, m_rms_y_dtype, INV, "dk_rms_norm: y.dtype (=bf16) must equal x.dtype (=f32)"},
+    {TV_RMS, m_rms_f32x_f16beta, INV, "dk_rms_norm: beta.dtype (=f16) must equal x.dtype (=f32)"},
+    {TV_RMS, m_rms_mixed_affine, INV, "dk_rms_norm: beta.dtype (=f16) must equal gamma.dtype (=f32)"},
+    {TV_RMS, m_rms_partial, INV, "dk_rms_norm: y (bytes 16..303) overlaps x (bytes 0..287)"},
+    {TV_RMS, m_rms_y_on_gamma, INV, "dk_rms_norm: y (bytes 0..287) overlaps gamma (bytes 0..15)"},
+    {TV_RMS, m_rms_y_self, INV, "dk_rms_norm: y overlaps itself: strides[1] (=0) must be > 0"},
 
     /* attention */
     {TV_ATTN, m_at_scale_nan, INV, "dk_attention: desc->scale (=nan) must be finite"},

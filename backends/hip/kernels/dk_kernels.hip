@@ -10,3 +10,4 @@
 #include "dk_attention_wgmma_small.hip"
 #include "dk_elementwise.hip"
 #include "dk_group_norm.hip"
+#include "dk_rms_norm.hip"

@@ -1,0 +1,172 @@
+/* RMS norm over the channels of each position (dk_rms_norm), in the kernel
+ * shapes of src/norm_plan.c (dk__rms_plan; arguments: dkh_rms_args):
+ *   dkk_rms_norm_rows      channel-contiguous, any strides: a position's
+ *                          `lanes` lanes are adjacent threads;
+ *   dkk_rms_norm_rows_vec  the same in 16-byte vectors;
+ *   dkk_rms_norm_columns   channel-strided (NCHW, NCDHW): adjacent threads
+ *                          take adjacent positions (coalesced loads of one
+ *                          channel), a position's lanes DKH_THREADS / lanes apart.
+ * Each lane keeps up to DKR_KEEP_* of its units in registers between the sum
+ * of squares (fp32) and the scaling; the lanes add their partial sums through
+ * shared memory (one barrier).  In place is safe: each element is read and
+ * written by one thread, after all of its reads. */
+#include "dk_hip_port.h"
+#include "../hip_kargs.h"
+
+#define DKR_KEEP_VECTORS 4
+#define DKR_KEEP_SCALARS 16
+
+/* Element offsets of position pos in x and y (p.pdims position slots, slot 3 fastest). */
+DKP_DEV void dkr_offsets(const dkh_rms_args &p, dkh_i64 pos, dkh_i64 &xo, dkh_i64 &yo) {
+    xo = 0;
+    yo = 0;
+    for (int k = 3; k > 3 - p.pdims; k--) {
+        dkh_i64 e = p.pshape[k], i = k == 4 - p.pdims ? pos : pos % e;
+        pos /= e;
+        xo += i * p.x_ps[k];
+        yo += i * p.y_ps[k];
+    }
+}
+
+DKP_DEV float dkr_scale(const dkh_rms_args &p, float sum) {
+    if (p.form == 1) { /* F.normalize(x, dim=1) * sqrt(C): the norm clamped below at eps (NaN stays NaN) */
+        float n = dkp_sqrt(sum);
+        return p.sqrt_c / (n < p.eps ? p.eps : n);
+    }
+    return 1.0f / dkp_sqrt(sum / (float)p.channels + p.eps);
+}
+
+DKP_DEV float dkr_out(const dkh_rms_args &p, float x, float s, dkh_i64 c) {
+    float v = x * s;
+    if (p.has_gamma) v *= dkp_load(p.gamma, p.affine_dt, c * p.gamma_s);
+    if (p.has_beta) v += dkp_load(p.beta, p.affine_dt, c * p.beta_s);
+    return dkp_act_fast(p.act, v);
+}
+
+/* The sum of the `lanes` partial sums of this thread's position (slot). */
+DKP_DEV float dkr_total(float *sh, int slot, int lane, int lanes, float sum) {
+    sh[slot * lanes + lane] = sum;
+    dkp_sync();
+    float tot = 0.0f;
+    for (int i = 0; i < lanes; i++) tot += sh[slot * lanes + i];
+    return tot;
+}
+
+/* Scalar lanes: COLUMNS picks the thread mapping. */
+template <int DT, bool COLUMNS> DKP_DEV void dkr_scalar(const dkh_rms_args &p, float *sh) {
+    typedef typename dkp_store<DT>::T T;
+    const T *x = (const T *)p.x;
+    T *y = (T *)p.y;
+    int t = dkp_tid(), L = p.lanes, PB = DKH_THREADS / L;
+    int lane = COLUMNS ? t / PB : t % L, slot = COLUMNS ? t % PB : t / L;
+    dkh_i64 pos = dkp_bid_x() * PB + slot, xo = 0, yo = 0, C = p.channels;
+    bool valid = pos < p.positions;
+    float keep[DKR_KEEP_SCALARS], sum = 0.0f;
+    if (valid) dkr_offsets(p, pos, xo, yo);
+#pragma unroll
+    for (int j = 0; j < DKR_KEEP_SCALARS; j++) {
+        dkh_i64 c = lane + (dkh_i64)j * L;
+        keep[j] = 0.0f;
+        if (valid && c < C) {
+            keep[j] = dkp_to_f32(x[xo + c * p.x_cs], DT);
+            sum += keep[j] * keep[j];
+        }
+    }
+    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_SCALARS * L; valid && c < C; c += L) {
+        float v = dkp_to_f32(x[xo + c * p.x_cs], DT);
+        sum += v * v;
+    }
+    float s = dkr_scale(p, dkr_total(sh, slot, lane, L, sum));
+    if (!valid) return;
+#pragma unroll
+    for (int j = 0; j < DKR_KEEP_SCALARS; j++) {
+        dkh_i64 c = lane + (dkh_i64)j * L;
+        if (c < C) y[yo + c * p.y_cs] = dkp_conv<DT>::from(dkr_out(p, keep[j], s, c));
+    }
+    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_SCALARS * L; c < C; c += L)
+        y[yo + c * p.y_cs] = dkp_conv<DT>::from(dkr_out(p, dkp_to_f32(x[xo + c * p.x_cs], DT), s, c));
+}
+
+struct alignas(16) dkr_v16 { dkp_u32 w[4]; };
+
+template <int DT> DKP_DEV float dkr_get(const dkr_v16 &u, int j) {
+    if (DT == 1) return dkp_u2f(u.w[j]);
+    dkp_u32 w = u.w[j >> 1];
+    return dkp_to_f32((dkp_u16)((j & 1) ? w >> 16 : w & 0xffffu), DT);
+}
+
+template <int DT> DKP_DEV float dkr_sq16(const dkr_v16 &u) {
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < (DT == 1 ? 4 : 8); j++) {
+        float v = dkr_get<DT>(u, j);
+        s += v * v;
+    }
+    return s;
+}
+
+template <int DT> DKP_DEV dkr_v16 dkr_out16(const dkh_rms_args &p, const dkr_v16 &u, float s, dkh_i64 c0) {
+    dkr_v16 r;
+    if constexpr (DT == 1) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) r.w[j] = dkp_f2u(dkr_out(p, dkp_u2f(u.w[j]), s, c0 + j));
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            dkp_u32 lo = dkp_conv<DT>::from(dkr_out(p, dkr_get<DT>(u, 2 * j), s, c0 + 2 * j));
+            dkp_u32 hi = dkp_conv<DT>::from(dkr_out(p, dkr_get<DT>(u, 2 * j + 1), s, c0 + 2 * j + 1));
+            r.w[j] = lo | (hi << 16);
+        }
+    }
+    return r;
+}
+
+template <int DT> DKP_DEV void dkr_rows_vec(const dkh_rms_args &p, float *sh) {
+    const int VW = DT == 1 ? 4 : 8;
+    int t = dkp_tid(), L = p.lanes, lane = t % L, slot = t / L;
+    dkh_i64 pos = dkp_bid_x() * (DKH_THREADS / L) + slot, xo = 0, yo = 0, units = p.channels / VW;
+    bool valid = pos < p.positions;
+    dkr_v16 keep[DKR_KEEP_VECTORS];
+    float sum = 0.0f;
+    if (valid) dkr_offsets(p, pos, xo, yo);
+    const dkr_v16 *xv = (const dkr_v16 *)p.x + xo / VW;
+    dkr_v16 *yv = (dkr_v16 *)p.y + yo / VW;
+#pragma unroll
+    for (int j = 0; j < DKR_KEEP_VECTORS; j++) {
+        dkh_i64 u = lane + (dkh_i64)j * L;
+        if (valid && u < units) {
+            keep[j] = xv[u];
+            sum += dkr_sq16<DT>(keep[j]);
+        }
+    }
+    for (dkh_i64 u = lane + (dkh_i64)DKR_KEEP_VECTORS * L; valid && u < units; u += L) sum += dkr_sq16<DT>(xv[u]);
+    float s = dkr_scale(p, dkr_total(sh, slot, lane, L, sum));
+    if (!valid) return;
+#pragma unroll
+    for (int j = 0; j < DKR_KEEP_VECTORS; j++) {
+        dkh_i64 u = lane + (dkh_i64)j * L;
+        if (u < units) yv[u] = dkr_out16<DT>(p, keep[j], s, u * VW);
+    }
+    for (dkh_i64 u = lane + (dkh_i64)DKR_KEEP_VECTORS * L; u < units; u += L) yv[u] = dkr_out16<DT>(p, xv[u], s, u * VW);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_rms_norm_rows(dkh_rms_args p) {
+    DKP_SHARED float sh[DKH_THREADS];
+    if (p.dt == 1) dkr_scalar<1, false>(p, sh);
+    else if (p.dt == 2) dkr_scalar<2, false>(p, sh);
+    else dkr_scalar<3, false>(p, sh);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_rms_norm_columns(dkh_rms_args p) {
+    DKP_SHARED float sh[DKH_THREADS];
+    if (p.dt == 1) dkr_scalar<1, true>(p, sh);
+    else if (p.dt == 2) dkr_scalar<2, true>(p, sh);
+    else dkr_scalar<3, true>(p, sh);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_rms_norm_rows_vec(dkh_rms_args p) {
+    DKP_SHARED float sh[DKH_THREADS];
+    if (p.dt == 1) dkr_rows_vec<1>(p, sh);
+    else if (p.dt == 2) dkr_rows_vec<2>(p, sh);
+    else dkr_rows_vec<3>(p, sh);
+}
