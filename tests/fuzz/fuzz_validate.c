@@ -90,7 +90,7 @@ static float fz_hostile_float(fz_in *in) {
 
 typedef enum fz_op {
     FZ_CONV2D, FZ_CONVT, FZ_MATMUL, FZ_LINEAR, FZ_GN, FZ_LN, FZ_ATTN, FZ_ACT, FZ_ADD, FZ_UPS,
-    FZ_CONVERT, FZ_PREP, FZ_NUM_OPS
+    FZ_CONVERT, FZ_PREP, FZ_RMS, FZ_NUM_OPS
 } fz_op;
 
 typedef struct fz_call {
@@ -102,6 +102,7 @@ typedef struct fz_call {
     dk_group_norm_desc gn;
     int gn_mode; /* 0 dk_group_norm, 1 dk_group_norm_stats, 2 dk_group_norm_apply (stats in slot 4) */
     dk_layer_norm_desc ln;
+    dk_rms_norm_desc rms;
     dk_attention_desc attn;
     dk_activation act;
     float alpha, beta;
@@ -293,6 +294,24 @@ static void fz_build(fz_call *c, fz_in *in) {
         if (fz_u8(in) % 3 == 0) { c->t[3] = c->t[0]; c->present[3] = 1; }
         else fz_tensor(c, in, 3, dt, nd, sh);
         break;
+    case FZ_RMS: /* [N, C, ...] of 2-5 dims, gamma / beta [C] (x's dtype or f32) */
+        dk_rms_norm_desc_init(&c->rms);
+        c->rms.form = (dk_rms_norm_form)(fz_u8(in) % 2);
+        c->rms.activation = (dk_activation)(fz_u8(in) % 6);
+        nd = 2 + (int32_t)(fz_u8(in) % 4);
+        fz_shape(sh, fz_small(in, 3), fz_small(in, 8), fz_small(in, 4), fz_small(in, 4));
+        if (nd == 5) fz_video(sh, fz_small(in, 3));
+        fz_tensor(c, in, 0, dt, nd, sh);
+        {
+            int64_t cs[5];
+            dk_dtype at = fz_u8(in) & 1 ? DK_F32 : dt;
+            fz_shape(cs, sh[1], 1, 1, 1);
+            if (fz_u8(in) & 1) fz_tensor(c, in, 1, at, 1, cs);
+            if (fz_u8(in) & 1) fz_tensor(c, in, 2, at, 1, cs);
+        }
+        if (fz_u8(in) % 3 == 0) { c->t[3] = c->t[0]; c->present[3] = 1; }
+        else fz_tensor(c, in, 3, dt, nd, sh);
+        break;
     case FZ_ATTN:
         dk_attention_desc_init(&c->attn);
         if (fz_u8(in) & 1) c->attn.scale = (float)fz_small(in, 8) / 8.0f;
@@ -357,6 +376,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         case FZ_MATMUL: case FZ_LINEAR: floats = &c->mm.output_scale; nf = 2; break;
         case FZ_GN: ints = &c->gn.groups; ni = 1; floats = &c->gn.eps; nf = 1; break;
         case FZ_LN: floats = &c->ln.eps; nf = 1; break;
+        case FZ_RMS: floats = &c->rms.eps; nf = 1; break;
         case FZ_ATTN: floats = &c->attn.scale; nf = 1; break;
         default: break;
         }
@@ -375,6 +395,10 @@ static void fz_mutate(fz_call *c, fz_in *in) {
                 break;
             case FZ_GN: c->gn.activation = (dk_activation)fz_hostile32(in); break;
             case FZ_LN: c->ln.activation = (dk_activation)fz_hostile32(in); break;
+            case FZ_RMS: /* the activation or the form */
+                if (fz_u8(in) & 1) c->rms.form = (dk_rms_norm_form)fz_hostile32(in);
+                else c->rms.activation = (dk_activation)fz_hostile32(in);
+                break;
             default: c->act = (dk_activation)fz_hostile32(in); break;
             }
             break;
@@ -510,6 +534,7 @@ static dk_status fz_run(fz_call *c) {
         if (c->gn_mode == 2) return dk_group_norm_apply(ctx, c->desc_null ? NULL : &c->gn, a0, a4, a1, a2, a3);
         return dk_group_norm(ctx, c->desc_null ? NULL : &c->gn, a0, a1, a2, a3);
     case FZ_LN: return dk_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
+    case FZ_RMS: return dk_rms_norm(ctx, c->desc_null ? NULL : &c->rms, a0, a1, a2, a3);
     case FZ_ATTN: return dk_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
     case FZ_ACT: /* the scaled form (alpha, beta as the scales) covers the plain one's checks too */
         return dk_activation_scaled(ctx, c->alpha, c->act, c->beta, a0, a1);
@@ -546,6 +571,7 @@ static dk_status fz_validate_only(fz_call *c) {
                                        c->gn_mode == 1 ? NULL : a3);
     }
     case FZ_LN: return dk__validate_layer_norm(ctx, c->desc_null ? NULL : &c->ln, a0, a1, a2, a3);
+    case FZ_RMS: return dk__validate_rms_norm(ctx, c->desc_null ? NULL : &c->rms, a0, a1, a2, a3);
     case FZ_ATTN: return dk__validate_attention(ctx, c->desc_null ? NULL : &c->attn, a0, a1, a2, a3);
     case FZ_ACT: return dk__validate_activation(ctx, "dk_activation_scaled", c->alpha, c->act, c->beta, a0, a1);
     case FZ_ADD: return dk__validate_add(ctx, c->alpha, a0, c->beta, a1, c->act, a2);
