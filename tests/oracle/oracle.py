@@ -915,7 +915,69 @@ def convert_cases(gen):
     return cases
 
 
-ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, attention_cases,
+def rms_norm_ref(x, form, eps, gamma, beta):
+    """dk_rms_norm in PyTorch: DK_RMS_NORM_MEAN_SQUARE (form 0) as
+    x * rsqrt(mean_c(x^2) + eps), DK_RMS_NORM_L2 (form 1) as the Wan VAE's
+    RMS_norm, F.normalize(x, dim=1) * C**0.5; then * gamma + beta per channel."""
+    c = x.shape[1]
+    if form == 0:
+        y = x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + f32(eps))
+    else:
+        y = F.normalize(x, dim=1, eps=f32(eps)) * c ** 0.5
+    per_channel = [1, c] + [1] * (x.dim() - 2)
+    if gamma is not None:
+        y = y * gamma.view(per_channel)
+    if beta is not None:
+        y = y + beta.view(per_channel)
+    return y
+
+
+def rms_norm_cases(gen):
+    specs = [
+        # name, shape, form (0 MEAN_SQUARE, 1 L2), gamma/beta (True, "f32", "gamma", False), act, eps, in_place, mean
+        ("ms_affine", [2, 24, 5, 6], 0, True, "none", 1e-6, False, 0.5),
+        ("l2_wan_silu", [1, 32, 4, 4], 1, True, "silu", 1e-12, False, 0.5),
+        ("ms_noaffine_gelu", [2, 12, 3, 5], 0, False, "gelu", 1e-5, False, 0.5),
+        ("l2_inplace_gamma", [1, 16, 6, 5], 1, "gamma", "none", 1e-12, True, 0.5),
+        ("l2_f32affine", [2, 40, 3, 3], 1, "f32", "none", 1e-12, False, 0.5),
+        # mean 30 / std 2: a LayerNorm (centred) would give a different answer
+        ("ms_large_mean", [1, 16, 4, 4], 0, True, "none", 1e-6, False, 30.0),
+        ("l2_c3", [2, 3, 4, 5], 1, True, "tanh", 1e-12, False, 0.5),
+        # videos [N, C, T, H, W]
+        ("video_l2_silu", [1, 16, 3, 4, 5], 1, True, "silu", 1e-12, False, 0.5),
+        ("video_ms_b2", [2, 8, 2, 3, 3], 0, "f32", "none", 1e-6, False, 0.5),
+        # [N, C] and [N, C, L]
+        ("2d_l2", [9, 40], 1, True, "none", 1e-12, False, 0.5),
+        ("3d_ms_inplace", [2, 12, 11], 0, True, "none", 1e-6, True, 0.5),
+    ]
+    cases = []
+    for name, shape, form, affine, act, eps, in_place, mean in specs:
+        layouts = {4: IMG_LAYOUTS, 5: VIDEO_LAYOUTS}.get(len(shape), ["contig", "perm"])
+        for dt in DTYPES:
+            for lay in layouts:
+                c = Case("rms_norm", name, dt, lay, dict(form=form, eps=eps, act=ACT[act]))
+                x = rnd(gen.randn(shape, dt, 2.0) + mean, dt)
+                ch = shape[1]
+                adt = "f32" if affine == "f32" else dt
+                gamma = gen.randn([ch], adt) if affine else None
+                beta = gen.randn([ch], adt) if affine and affine != "gamma" else None
+                c.input("x", x)
+                if gamma is not None:
+                    c.input("gamma", gamma, "contig", dt=adt)
+                if beta is not None:
+                    c.input("beta", beta, "contig", dt=adt)
+                if in_place:
+                    c.alias = ("y", "x")
+                else:
+                    c.output("y", x.shape)
+                c.ref = act_ref(act, rms_norm_ref(x, form, eps, gamma, beta))
+                c.k = ch
+                cases.append(c)
+    return cases
+
+
+ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, rms_norm_cases,
+           attention_cases,
            linear_cases, matmul_cases, activation_cases, activation_scaled_cases, add_cases, upsample_cases, convert_cases]
 
 

@@ -4,7 +4,8 @@
  *
  * MANIFEST is text, one case per block (tokens separated by blanks):
  *   case NAME OP                      OP: conv2d conv_transpose2d matmul linear group_norm
- *                                         group_norm_stats group_norm_apply layer_norm attention
+ *                                         group_norm_stats group_norm_apply layer_norm rms_norm
+ *                                         attention
  *                                         activation activation_scaled add upsample convert
  *   p KEY VALUE                       a numeric parameter (stride_h, act, eps, ...)
  *   t ROLE DTYPE NDIM SHAPE.. STRIDES.. OFFSET BUFELEMS BLOBOFF
@@ -230,6 +231,14 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         d.eps = (float)orc_param(c, "eps", 1e-5);
         d.activation = orc_act(c);
         return dk_layer_norm(ctx, &d, orc_find(c, "x"), orc_find(c, "gamma"), orc_find(c, "beta"), y);
+    }
+    if (strcmp(op, "rms_norm") == 0) {
+        dk_rms_norm_desc d;
+        dk_rms_norm_desc_init(&d);
+        d.form = (dk_rms_norm_form)orc_iparam(c, "form", 0);
+        d.eps = (float)orc_param(c, "eps", 1e-6);
+        d.activation = orc_act(c);
+        return dk_rms_norm(ctx, &d, orc_find(c, "x"), orc_find(c, "gamma"), orc_find(c, "beta"), y);
     }
     if (strcmp(op, "attention") == 0) {
         dk_attention_desc d;
