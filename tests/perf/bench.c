@@ -4,6 +4,11 @@
  *            [--op OP --shape k=v,...] [--suite NAME] [--list] [--warmup N] [--iters N]
  *            [--warmup-ms MS] [--json FILE]
  *
+ * --layout nchw / nhwc: images stored NCHW / NHWC; for the video ops (rms_norm,
+ * copy: [N, C, T, H, W]) NCDHW / NDHWC.  `copy` is a dk_convert of the video to
+ * the same dtype and layout: the device's copy bandwidth for that tensor, the
+ * yardstick of the memory-bound rms_norm (suite wan).
+ *
  * Shapes use the syntax of tests/perf/shapes.py (same parameter names and
  * defaults, same FLOP and byte counts), so torch_bench.py times the same thing.
  * Each measurement: warm-up runs, then at least --warmup-ms (default 500) of
@@ -51,6 +56,9 @@ static const bench_opdef bench_ops[] = {
     {"add", {{"n", "1"}, {"c", NULL}, {"h", NULL}, {"w", NULL}, {"act", "none"}, {NULL, NULL}}},
     {"convert", {{"n", "1"}, {"c", NULL}, {"h", NULL}, {"w", NULL}, {"to", "same"}, {"tl", "other"}, {NULL, NULL}}},
     {"upsample", {{"n", "1"}, {"c", NULL}, {"h", NULL}, {"w", NULL}, {"f", "2"}, {NULL, NULL}}},
+    {"rms_norm", {{"n", "1"}, {"c", NULL}, {"t", "1"}, {"h", NULL}, {"w", NULL}, {"form", "l2"}, {"act", "none"},
+                  {NULL, NULL}}},
+    {"copy", {{"n", "1"}, {"c", NULL}, {"t", "1"}, {"h", NULL}, {"w", NULL}, {NULL, NULL}}},
 };
 #define BENCH_NUM_OPS (int)(sizeof bench_ops / sizeof bench_ops[0])
 
@@ -94,6 +102,23 @@ static const char *const bench_suite_memory[] = {
     "convert c=256,h=512,w=512,to=f32,tl=other",
     "upsample c=256,h=512,w=512",
     "upsample c=512,h=256,w=256",
+    NULL};
+/* wan: the RMS norms of the Wan 2.1 video VAE decoder (4 latent frames) at 720p
+ * and 480p, each next to a plain copy of the same tensor; run with --dtype bf16
+ * --layout nchw,nhwc (NCDHW, NDHWC) */
+static const char *const bench_suite_wan[] = {
+    "rms_norm c=384,t=4,h=90,w=160",
+    "copy c=384,t=4,h=90,w=160",
+    "rms_norm c=192,t=4,h=360,w=640",
+    "copy c=192,t=4,h=360,w=640",
+    "rms_norm c=96,t=4,h=720,w=1280",
+    "copy c=96,t=4,h=720,w=1280",
+    "rms_norm c=384,t=4,h=60,w=104",
+    "copy c=384,t=4,h=60,w=104",
+    "rms_norm c=192,t=4,h=240,w=416",
+    "copy c=192,t=4,h=240,w=416",
+    "rms_norm c=96,t=4,h=480,w=832",
+    "copy c=96,t=4,h=480,w=832",
     NULL};
 static const char *const bench_suite_cpu[] = {
     "conv2d cin=256,cout=256,h=32,w=32,p=1",
@@ -248,7 +273,10 @@ static int bench_tensor(bench_run *r, dk_dtype dt, int ndim, const int64_t *shap
     }
     free(host);
     r->bufs[r->count] = b;
-    if (ndim == 4)
+    if (ndim == 5)
+        r->t[r->count] = nhwc ? dk_tensor_ndhwc(b, 0, dt, shape[0], shape[1], shape[2], shape[3], shape[4])
+                              : dk_tensor_ncdhw(b, 0, dt, shape[0], shape[1], shape[2], shape[3], shape[4]);
+    else if (ndim == 4)
         r->t[r->count] = nhwc ? dk_tensor_nhwc(b, 0, dt, shape[0], shape[1], shape[2], shape[3])
                               : dk_tensor_nchw(b, 0, dt, shape[0], shape[1], shape[2], shape[3]);
     else
@@ -402,6 +430,27 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
         ld.activation = bench_act(bench_get(s, "act"));
         return dk_layer_norm(r->ctx, &ld, &t[0], &t[1], &t[2], &t[3]);
     }
+    if (!strcmp(op, "rms_norm") || !strcmp(op, "copy")) {
+        int64_t n = bench_int(s, "n"), c = bench_int(s, "c"), tt = bench_int(s, "t"), h = bench_int(s, "h"),
+                w = bench_int(s, "w");
+        double numel = (double)n * (double)c * (double)tt * (double)h * (double)w;
+        int rms = !strcmp(op, "rms_norm");
+        dk_rms_norm_desc rd;
+        if (setup) {
+            int64_t xs[5] = {n, c, tt, h, w}, cs[1] = {c};
+            if (bench_tensor(r, dt, 5, xs, nhwc, seed) || bench_tensor(r, dt, 5, xs, nhwc, seed) ||
+                (rms && (bench_tensor(r, dt, 1, cs, 0, seed) || bench_tensor(r, dt, 1, cs, 0, seed))))
+                return DK_ERR_OUT_OF_MEMORY;
+            r->flops = rms ? 4.0 * numel : 0.0;
+            r->bytes = e * (2.0 * numel + (rms ? 2.0 * (double)c : 0.0));
+        }
+        if (!rms) return dk_convert(r->ctx, &t[0], &t[1]);
+        dk_rms_norm_desc_init(&rd);
+        rd.form = !strcmp(bench_get(s, "form"), "ms") ? DK_RMS_NORM_MEAN_SQUARE : DK_RMS_NORM_L2;
+        rd.eps = rd.form == DK_RMS_NORM_L2 ? 1e-12f : 1e-6f;
+        rd.activation = bench_act(bench_get(s, "act"));
+        return dk_rms_norm(r->ctx, &rd, &t[0], &t[2], &t[3], &t[1]);
+    }
     if (!strcmp(op, "attention")) {
         int64_t b = bench_int(s, "b"), h = bench_int(s, "h"), n = bench_int(s, "n"), nkv = bench_int(s, "nkv"),
                 d = bench_int(s, "d"), dv = bench_int(s, "dv");
@@ -458,6 +507,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
     char canon[512];
     const char *layout = !strcmp(s->def->op, "attention") ? "bhnd"
                          : (!strcmp(s->def->op, "matmul") || !strcmp(s->def->op, "layer_norm")) ? "row"
+                         : !strcmp(s->def->op, "rms_norm") || !strcmp(s->def->op, "copy") ? (nhwc ? "ndhwc" : "ncdhw")
                          : nhwc ? "nhwc" : "nchw";
     dk_status st;
     memset(&r, 0, sizeof r);
@@ -502,7 +552,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
 
 static void bench_usage(void) {
     printf("usage: dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16[,..]] [--layout nchw|nhwc[,..]]\n"
-           "                [--op OP --shape k=v,...] [--suite cpu|h100|memory] [--list] [--warmup N] [--iters N]\n"
+           "                [--op OP --shape k=v,...] [--suite cpu|h100|memory|wan] [--list] [--warmup N] [--iters N]\n"
            "                [--warmup-ms MS (default 500: see the source)] [--json FILE]\n");
 }
 
@@ -547,8 +597,9 @@ int main(int argc, char **argv) {
     } else if (!suite || !strcmp(suite, "cpu")) lines = bench_suite_cpu;
     else if (!strcmp(suite, "h100")) lines = bench_suite_h100;
     else if (!strcmp(suite, "memory")) lines = bench_suite_memory;
+    else if (!strcmp(suite, "wan")) lines = bench_suite_wan;
     else {
-        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100, memory)\n", suite);
+        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100, memory, wan)\n", suite);
         return 2;
     }
     if (list) {

@@ -21,10 +21,16 @@ PARAMS = {
     "add": [("n", 1), ("c", None), ("h", None), ("w", None), ("act", "none")],
     "convert": [("n", 1), ("c", None), ("h", None), ("w", None), ("to", "same"), ("tl", "other")],
     "upsample": [("n", 1), ("c", None), ("h", None), ("w", None), ("f", 2)],
+    # videos [N, C, T, H, W]; layouts nchw / nhwc mean NCDHW / NDHWC.  form: l2 (the Wan
+    # VAE's F.normalize(x, dim=1) * C**0.5, eps 1e-12) or ms (x * rsqrt(mean(x^2) + 1e-6))
+    "rms_norm": [("n", 1), ("c", None), ("t", 1), ("h", None), ("w", None), ("form", "l2"), ("act", "none")],
+    # a plain copy of the same video (dk_convert to the same dtype and layout)
+    "copy": [("n", 1), ("c", None), ("t", 1), ("h", None), ("w", None)],
 }
 
-STRING_KEYS = {"act", "to", "tl"}
-IMAGE_OPS = {"conv2d", "conv_transpose2d", "group_norm", "add", "convert", "upsample"}
+STRING_KEYS = {"act", "to", "tl", "form"}
+IMAGE_OPS = {"conv2d", "conv_transpose2d", "group_norm", "add", "convert", "upsample", "rms_norm", "copy"}
+VIDEO_OPS = {"rms_norm", "copy"}
 # Ops whose natural figure of merit is TFLOP/s (the rest: GB/s).
 COMPUTE_OPS = {"conv2d", "conv_transpose2d", "matmul", "attention"}
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
@@ -135,4 +141,9 @@ def cost(op, p, dtype):
     if op == "upsample":
         numel = p["n"] * p["c"] * p["h"] * p["w"]
         return 0, numel * e * (1 + p["f"] ** 2)
+    if op in VIDEO_OPS:
+        numel = p["n"] * p["c"] * p["t"] * p["h"] * p["w"]
+        if op == "copy":
+            return 0, 2 * numel * e
+        return 4 * numel, (2 * numel + 2 * p["c"]) * e
     raise ValueError(op)

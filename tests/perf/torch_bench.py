@@ -2,11 +2,12 @@
 """Time PyTorch on the shapes dk_bench times (same specs, FLOP and byte counts).
 
     torch_bench.py [--device cpu|cuda] [--dtype f32,f16,bf16] [--layout nchw,nhwc]
-                   [--suite-file FILE | --spec "op k=v,..."] [--json OUT] [--iters N]
+                   [--suite-file FILE | --spec "op k=v,..."] [--json OUT] [--iters N] [--compile]
 
 Specs come from `dk_bench --list --suite NAME` (one "op k=v,..." per line).  On
 CUDA each run is timed with CUDA events; on the CPU with perf_counter.  The
-median is reported, as dk_bench does.
+median is reported, as dk_bench does.  --compile runs each op through
+torch.compile (rows labelled backend "torch.compile"; the warm-up runs compile).
 """
 import argparse
 import json
@@ -76,6 +77,17 @@ def make(op, p, dt, layout, dev):
     if op == "upsample":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         return lambda: F.interpolate(x, scale_factor=p["f"], mode="nearest")
+    if op in shapes.VIDEO_OPS:
+        x = torch.rand((p["n"], p["c"], p["t"], p["h"], p["w"]), device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
+        if layout == "nhwc":
+            x = x.contiguous(memory_format=torch.channels_last_3d)
+        if op == "copy":
+            return lambda: x.clone()  # keeps the memory format
+        c = p["c"]
+        g, b = r(c).view(1, c, 1, 1, 1), r(c).view(1, c, 1, 1, 1)
+        if p["form"] == "ms":
+            return lambda: act(x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6) * g + b)
+        return lambda: act(F.normalize(x, dim=1) * c ** 0.5 * g + b)
     if op == "convert":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         fmt = torch.channels_last if p["tl"] == "nhwc" else torch.contiguous_format
@@ -117,7 +129,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--compile", action="store_true", help="time torch.compile'd ops")
     a = ap.parse_args()
+    label = "torch.compile" if a.compile else "torch"
     if a.threads:
         torch.set_num_threads(a.threads)
     lines = list(a.spec)
@@ -135,13 +149,16 @@ def main():
                 spec = shapes.canonical(op, p)
                 flops, nbytes = shapes.cost(op, p, dtype)
                 try:
-                    ms, mn = time_it(make(op, p, TORCH_DTYPES[dtype], layout, a.device), a.device, a.warmup, a.iters)
+                    fn = make(op, p, TORCH_DTYPES[dtype], layout, a.device)
+                    if a.compile:
+                        fn = torch.compile(fn)
+                    ms, mn = time_it(fn, a.device, a.warmup, a.iters)
                 except RuntimeError as e:  # e.g. a dtype the CPU kernels lack
                     print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} FAILED {str(e).splitlines()[0]}")
                     continue
                 print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} {ms:10.4f} ms {flops / ms / 1e9:9.3f} TFLOP/s "
                       f"{nbytes / ms / 1e6:9.1f} GB/s", flush=True)
-                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout, backend="torch", device=dev_name,
+                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout, backend=label, device=dev_name,
                                 ms=ms, min_ms=mn, flops=flops, bytes=nbytes, tflops=flops / ms / 1e9,
                                 gbps=nbytes / ms / 1e6))
     if a.json:
