@@ -19,7 +19,7 @@ layout(local_size_x = 256) in;
 
 // Units an invocation keeps in registers (dk_rms_kernel_limits in vk_norm.c)
 #define RMS_KEEP_VECTORS 4
-#define RMS_KEEP_SCALARS 16
+#define RMS_KEEP_SCALARS 24
 
 DK_IO(0, X, DT)
 DK_IO(1, Gamma, DT2)

@@ -119,7 +119,7 @@ dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const
 }
 
 /* The RMS norm's kernels (dk_rms_norm.hip) keep DKR_KEEP_VECTORS (4) vectors or
- * DKR_KEEP_SCALARS (16) scalars per thread; the lanes of a position add their
+ * DKR_KEEP_SCALARS (24) scalars per thread; the lanes of a position add their
  * sums through shared memory, so any power of two up to a block works: 32 for
  * rows, 16 for columns (16 positions per block: two 32-byte sectors per warp
  * load of one channel). */
@@ -136,7 +136,7 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     lim.max_row_lanes = 32;
     lim.max_column_lanes = 16;
     lim.keep_vectors = 4;
-    lim.keep_scalars = 16;
+    lim.keep_scalars = 24;
     a.x = hipops_addr(x);
     a.y = hipops_addr(y);
     dk__rms_plan(x, y, a.x, a.y, &lim, &plan);

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-OPS = ["conv2d", "conv_transpose2d", "matmul", "linear", "group_norm", "layer_norm", "attention",
+OPS = ["conv2d", "conv_transpose2d", "matmul", "linear", "group_norm", "layer_norm", "rms_norm", "attention",
        "add", "activation", "activation_scaled", "upsample_nearest", "convert"]
 BENCH = ["conv2d_3x3", "conv_transpose2d", "group_norm_silu", "attention_d512", "sdxl_decode"]
 

@@ -14,18 +14,27 @@
 #include "../hip_kargs.h"
 
 #define DKR_KEEP_VECTORS 4
-#define DKR_KEEP_SCALARS 16
+#define DKR_KEEP_SCALARS 24
 
-/* Element offsets of position pos in x and y (p.pdims position slots, slot 3 fastest). */
-DKP_DEV void dkr_offsets(const dkh_rms_args &p, dkh_i64 pos, dkh_i64 &xo, dkh_i64 &yo) {
+/* Element offsets of position pos in x and y (p.pdims position slots, slot 3
+ * fastest).  Constant slot indices: a dynamically indexed argument array would
+ * be copied to the stack.  32-bit division where the positions allow. */
+template <typename I> DKP_DEV void dkr_walk(const dkh_rms_args &p, I pos, dkh_i64 &xo, dkh_i64 &yo) {
     xo = 0;
     yo = 0;
-    for (int k = 3; k > 3 - p.pdims; k--) {
-        dkh_i64 e = p.pshape[k], i = k == 4 - p.pdims ? pos : pos % e;
+#pragma unroll
+    for (int k = 3; k >= 0; k--) {
+        if (k < 4 - p.pdims) break;
+        I e = (I)p.pshape[k], i = k == 4 - p.pdims ? pos : pos % e;
         pos /= e;
-        xo += i * p.x_ps[k];
-        yo += i * p.y_ps[k];
+        xo += (dkh_i64)i * p.x_ps[k];
+        yo += (dkh_i64)i * p.y_ps[k];
     }
+}
+
+DKP_DEV void dkr_offsets(const dkh_rms_args &p, dkh_i64 pos, dkh_i64 &xo, dkh_i64 &yo) {
+    if (p.positions <= 0xffffffffll) dkr_walk<dkp_u32>(p, (dkp_u32)pos, xo, yo);
+    else dkr_walk<dkp_u64>(p, (dkp_u64)pos, xo, yo);
 }
 
 DKP_DEV float dkr_scale(const dkh_rms_args &p, float sum) {
