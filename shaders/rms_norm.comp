@@ -66,8 +66,26 @@ float rms_sq16(uvec4 u) {
     return s;
 }
 
+// 16-bit dtypes a word (two channels) at a time: dk_v16_set's per-element
+// read-modify-write costs more ALU than the element's memory traffic (as in
+// gn_norm.comp).  f16 through unpack/packHalf2x16 (one f16 ulp from
+// round-to-nearest-even on drivers that pack toward zero), bf16 by shifts
+// and dk_f2h (exact).
 uvec4 rms_out16(uvec4 u, float s, uint c0) {
-    [[unroll]] for (int j = 0; j < DK_VW; j++) dk_v16_set(u, j, rms_out(dk_v16_get(u, j), s, c0 + uint(j)));
+    if (DT == 1) {
+        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out(uintBitsToFloat(u[j]), s, c0 + uint(j)));
+        return u;
+    }
+    [[unroll]] for (int j = 0; j < 4; j++) {
+        uint c = c0 + 2u * uint(j), w = u[j];
+        if (DT == 3) {
+            float a = rms_out(uintBitsToFloat(w << 16), s, c), b = rms_out(uintBitsToFloat(w & 0xffff0000u), s, c + 1u);
+            u[j] = dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
+        } else {
+            vec2 h = unpackHalf2x16(w);
+            u[j] = packHalf2x16(vec2(rms_out(h.x, s, c), rms_out(h.y, s, c + 1u)));
+        }
+    }
     return u;
 }
 
