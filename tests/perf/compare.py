@@ -2,11 +2,13 @@
 """Side by side: dk_bench (each backend given) and PyTorch, same specs, same run.
 
     compare.py --bench BUILD/tests/perf/dk_bench --suite h100 --backend vulkan,hip
-               --dtype f16,bf16 --layout nchw,nhwc [--device cuda] [--out table.md]
+               --dtype f16,bf16 --layout nchw,nhwc [--device cuda] [--compile] [--out table.md]
 
 Prints a markdown table: per spec and dtype, difkern's time per backend and
 layout next to PyTorch's best layout, with the ratio torch_ms / difkern_ms
-(> 1: difkern faster) and difkern's TFLOP/s or GB/s.
+(> 1: difkern faster) and difkern's TFLOP/s or GB/s; with --compile also
+torch.compile's best layout and its ratio.  (conv3d's nchw / nhwc are NCDHW /
+NDHWC: PyTorch contiguous / channels_last_3d.)
 """
 import argparse
 import json
@@ -38,6 +40,7 @@ def main():
     ap.add_argument("--iters", default="10")
     ap.add_argument("--torch-python", default="python3")
     ap.add_argument("--op", help="only these ops of the suite (comma-separated)")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
     ap.add_argument("--out")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
@@ -68,14 +71,25 @@ def main():
         cmd += ["--device", a.device]
     run(cmd)
     torch_rows = json.load(open(tj)) if os.path.exists(tj) else []
-    best = {}
-    for t in torch_rows:
-        k = (t["op"], t["spec"], t["dtype"])
-        if k not in best or t["ms"] < best[k]["ms"]:
-            best[k] = t
+    compiled = []
+    if a.compile:
+        cj = os.path.join(tmp, "torch_compile.json")
+        run(cmd[:-1] + [cj, "--compile"])
+        compiled = json.load(open(cj)) if os.path.exists(cj) else []
+
+    def best_of(rows_):
+        b_ = {}
+        for t in rows_:
+            k_ = (t["op"], t["spec"], t["dtype"])
+            if k_ not in b_ or t["ms"] < b_[k_]["ms"]:
+                b_[k_] = t
+        return b_
+    best, cbest = best_of(torch_rows), best_of(compiled)
     same = {(t["op"], t["spec"], t["dtype"], t["layout"]): t for t in torch_rows}
     lines = ["| op | shape | dtype | backend | layout | difkern ms | torch same-layout ms | torch best ms (layout) "
-             "| best/difkern | difkern TFLOP/s | difkern GB/s |", "|" + "---|" * 11]
+             "| best/difkern | difkern TFLOP/s | difkern GB/s |" + (" compile best ms (layout) | compile/difkern |"
+                                                                  if a.compile else ""),
+             "|" + "---|" * (13 if a.compile else 11)]
     for r in rows:
         k = (r["op"], r["spec"], r["dtype"])
         b = best.get(k)
@@ -84,6 +98,10 @@ def main():
             r["op"], r["spec"], r["dtype"], r["backend"], r["layout"], r["ms"],
             f"{s['ms']:.4f}" if s else "-", f"{b['ms']:.4f} ({b['layout']})" if b else "-",
             f"{b['ms'] / r['ms']:.2f}x" if b else "-", r["tflops"], r["gbps"]))
+        if a.compile:
+            cb = cbest.get(k)
+            lines[-1] += " {} | {} |".format(f"{cb['ms']:.4f} ({cb['layout']})" if cb else "-",
+                                             f"{cb['ms'] / r['ms']:.2f}x" if cb else "-")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

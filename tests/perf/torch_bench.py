@@ -2,7 +2,12 @@
 """Time PyTorch on the shapes dk_bench times (same specs, FLOP and byte counts).
 
     torch_bench.py [--device cpu|cuda] [--dtype f32,f16,bf16] [--layout nchw,nhwc]
-                   [--suite-file FILE | --spec "op k=v,..."] [--json OUT] [--iters N]
+                   [--suite-file FILE | --spec "op k=v,..."] [--json OUT] [--iters N] [--compile]
+
+conv3d runs as Wan 2.1's CausalConv3d does: torch.cat of the cached frames and
+the chunk, F.pad of the causal front frames, F.conv3d (cuDNN); nchw is the
+contiguous NCDHW input, nhwc channels_last_3d.  --compile times
+torch.compile(default mode) of the same function instead of eager.
 
 Specs come from `dk_bench --list --suite NAME` (one "op k=v,..." per line).  On
 CUDA each run is timed with CUDA events; on the CPU with perf_counter.  The
@@ -31,6 +36,11 @@ def image(shape, dt, layout, dev):
     return x.contiguous(memory_format=torch.channels_last) if layout == "nhwc" else x
 
 
+def video(shape, dt, layout, dev):
+    x = torch.rand(shape, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
+    return x.contiguous(memory_format=torch.channels_last_3d) if layout == "nhwc" else x
+
+
 def make(op, p, dt, layout, dev):
     """Returns a zero-argument callable that runs the op once."""
     r = lambda *s: torch.rand(s, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)  # noqa: E731
@@ -44,6 +54,18 @@ def make(op, p, dt, layout, dev):
         def run():
             xi = F.interpolate(x, scale_factor=up, mode="nearest") if up > 1 else x
             return act(F.conv2d(xi, w, b, p["s"], p["p"], p["d"], p["g"]))
+        return run
+    if op == "conv3d":
+        kt, k, tc = p["kt"], p["k"], p["tc"]
+        x = video((p["n"], p["cin"], p["t"], p["h"], p["w"]), dt, layout, dev)
+        cache = video((p["n"], p["cin"], tc, p["h"], p["w"]), dt, layout, dev) if tc else None
+        w = video((p["cout"], p["cin"], kt, k, k), dt, layout, dev)
+        b = r(p["cout"]) if p["bias"] else None
+
+        def run():
+            xi = torch.cat([cache, x], 2) if cache is not None else x
+            xi = F.pad(xi, (k // 2, k // 2, k // 2, k // 2, kt - 1 - tc, 0))
+            return act(F.conv3d(xi, w, b))
         return run
     if op == "conv_transpose2d":
         x = image((p["n"], p["cin"], p["h"], p["w"]), dt, layout, dev)
@@ -117,9 +139,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--compile", action="store_true", help="torch.compile (default mode) instead of eager")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.compile and not hasattr(torch, "compile"):
+        sys.exit(f"torch_bench.py: --compile needs PyTorch 2 (this is {torch.__version__})")
     lines = list(a.spec)
     if a.suite_file:
         lines += [l.strip() for l in open(a.suite_file) if l.strip() and not l.startswith("#")]
@@ -135,13 +160,18 @@ def main():
                 spec = shapes.canonical(op, p)
                 flops, nbytes = shapes.cost(op, p, dtype)
                 try:
-                    ms, mn = time_it(make(op, p, TORCH_DTYPES[dtype], layout, a.device), a.device, a.warmup, a.iters)
+                    fn = make(op, p, TORCH_DTYPES[dtype], layout, a.device)
+                    if a.compile:
+                        fn = torch.compile(fn)
+                    ms, mn = time_it(fn, a.device, a.warmup, a.iters)
                 except RuntimeError as e:  # e.g. a dtype the CPU kernels lack
                     print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} FAILED {str(e).splitlines()[0]}")
                     continue
+                layout = shapes.layout_label(op, layout)
                 print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} {ms:10.4f} ms {flops / ms / 1e9:9.3f} TFLOP/s "
                       f"{nbytes / ms / 1e6:9.1f} GB/s", flush=True)
-                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout, backend="torch", device=dev_name,
+                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout,
+                                backend="torch.compile" if a.compile else "torch", device=dev_name,
                                 ms=ms, min_ms=mn, flops=flops, bytes=nbytes, tflops=flops / ms / 1e9,
                                 gbps=nbytes / ms / 1e6))
     if a.json:
