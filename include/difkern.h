@@ -166,9 +166,10 @@ DK_API void dk_memory_reset_peak(dk_context *ctx);
 
 /* Waits for the queued work, then frees the backends' scratch memory: GroupNorm
  * partial statistics, attention split-KV partials, the channels-last copies of
- * conv operands that are not channels-last (NCHW convs).  Scratch grows to the
- * largest size an op has needed and is otherwise kept for the context's life;
- * ops allocate it again when they need it.  Prepacked weights stay cached. */
+ * conv operands that are not channels-last (NCHW convs), dk_conv3d's staged
+ * input frames.  Scratch grows to the largest size an op has needed and is
+ * otherwise kept for the context's life; ops allocate it again when they need
+ * it.  Prepacked weights stay cached. */
 DK_API dk_status dk_release_scratch(dk_context *ctx);
 
 /* Device-side timing of a region of queued work: begin, queue ops, end.
