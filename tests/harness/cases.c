@@ -462,6 +462,8 @@ static const hcb_c3 hcb_conv3d[] = {
     {"groups2_2x3x3_c8to6_t3_4x5", G | I, {.cin = 8, .t = 3, .h = 4, .w = 5, .cout = 6, .kt = 2, .kh = 3, .kw = 3, .groups = 2, .pad_front = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
     {"time_dil2_s2_3x1x1_groups2_c4to4_t7_2x3", 0, {.cin = 4, .t = 7, .h = 2, .w = 3, .cout = 4, .kt = 3, .kh = 1, .kw = 1, .stride_t = 2, .dilation_t = 2, .groups = 2, .pad_front = 2, .pad_back = 2, .bias = 1, .act = DK_ACT_TANH}},
     {"causal_3x3x3_res_inplace_f32bias_c8to8_t2_4x4", 0, {.cin = 8, .t = 2, .h = 4, .w = 4, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1, .f32_bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU}},
+    {"frames_1x3x3_cache1_c4to6_t2_4x4", 0, {.cin = 4, .t = 2, .h = 4, .w = 4, .cout = 6, .kt = 1, .kh = 3, .kw = 3, .pad_front = 1, .tc = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
+    {"time_s2_3x1x1_cache2_c4to8_t5_3x3", 0, {.cin = 4, .t = 5, .h = 3, .w = 3, .cout = 8, .kt = 3, .kh = 1, .kw = 1, .stride_t = 2, .pad_front = 2, .tc = 2, .bias = 1, .act = DK_ACT_SILU}},
     {"tc_causal_3x3x3_cache2_c32to32_t2_4x6", 0, {.cin = 32, .t = 2, .h = 4, .w = 6, .cout = 32, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .tc = 2, .bias = 1}},
 };
 
