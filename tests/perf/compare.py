@@ -74,7 +74,7 @@ def main():
     compiled = []
     if a.compile:
         cj = os.path.join(tmp, "torch_compile.json")
-        run(cmd[:-1] + [cj, "--compile"])
+        run([cj if x == tj else x for x in cmd] + ["--compile"])
         compiled = json.load(open(cj)) if os.path.exists(cj) else []
 
     def best_of(rows_):
