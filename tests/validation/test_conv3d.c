@@ -110,6 +110,7 @@ MUT(m_y_h, c->d.stride_h = 2)
 MUT(m_y_w, c->d.pad_right = 0)
 MUT(m_bias_len, tc_shape(&c->t[TB], 0, 5))
 MUT(m_bias_dtype, c->t[TB].dtype = DK_F16)
+MUT(m_bias_ndim, c->t[TB].ndim = 2; c->t[TB].shape[1] = 1)
 MUT(m_res_shape, tc_shape(&c->t[TR], 2, 2))
 MUT(m_res_dtype, c->t[TR].dtype = DK_F16)
 MUT(m_cache_ndim, c->t[TCACHE].ndim = 4)
@@ -173,6 +174,7 @@ static const tc_rule tc_rules[] = {
     {0, m_y_w, C3 "y.shape[4] (=6) must equal OW = (W + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1 (=5)"},
     {0, m_bias_len, C3 "bias.shape[0] (=5) must equal w.shape[0] (=6)"},
     {0, m_bias_dtype, C3 "bias.dtype (=f16) must equal x.dtype (=f32)"},
+    {0, m_bias_ndim, C3 "bias.ndim (=2) must be 1 ([Cout])"},
     {0, m_res_shape, C3 "residual.shape (=[1, 6, 2, 5, 6]) must equal y.shape (=[1, 6, 3, 5, 6])"},
     {0, m_res_dtype, C3 "residual.dtype (=f16) must equal x.dtype (=f32)"},
     {1, m_cache_ndim, CH "cache.ndim (=4) must be 5 ([N, Cin, Tc, H, W])"},
