@@ -166,9 +166,10 @@ DK_API void dk_memory_reset_peak(dk_context *ctx);
 
 /* Waits for the queued work, then frees the backends' scratch memory: GroupNorm
  * partial statistics, attention split-KV partials, the channels-last copies of
- * conv operands that are not channels-last (NCHW convs).  Scratch grows to the
- * largest size an op has needed and is otherwise kept for the context's life;
- * ops allocate it again when they need it.  Prepacked weights stay cached. */
+ * conv operands that are not channels-last (NCHW convs), dk_conv3d's staged
+ * input frames.  Scratch grows to the largest size an op has needed and is
+ * otherwise kept for the context's life; ops allocate it again when they need
+ * it.  Prepacked weights stay cached. */
 DK_API dk_status dk_release_scratch(dk_context *ctx);
 
 /* Device-side timing of a region of queued work: begin, queue ops, end.
@@ -433,6 +434,53 @@ DK_API void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *desc);
 DK_API dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
                                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                      const dk_tensor *residual, const dk_tensor *y);
+
+/* ------------------------------------------------------------------ conv3d */
+
+typedef struct dk_conv3d_desc {
+    int32_t stride_t, stride_h, stride_w;       /* >= 1 */
+    int32_t dilation_t, dilation_h, dilation_w; /* >= 1 */
+    int32_t pad_front, pad_back;                /* >= 0, zero frames before / after (causal: KT-1, 0) */
+    int32_t pad_top, pad_bottom, pad_left, pad_right; /* >= 0 */
+    int32_t groups;                             /* >= 1, divides Cin and Cout */
+    dk_activation activation;                   /* before the residual */
+    float output_scale;                         /* 1 */
+    float residual_scale;                       /* 1 */
+    dk_activation post_activation;              /* after the residual */
+} dk_conv3d_desc;
+
+/* strides, dilations and groups 1, pads 0, scales 1, activations DK_ACT_NONE. */
+DK_API void dk_conv3d_desc_init(dk_conv3d_desc *desc);
+
+/* x: [N, Cin, T, H, W];  w: [Cout, Cin/groups, KT, KH, KW];  bias: [Cout] or
+ * NULL;  residual and y: [N, Cout, OT, OH, OW] with
+ * OT = (T + pad_front + pad_back - dilation_t*(KT-1) - 1) / stride_t + 1
+ * OH = (H + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1
+ * OW = (W + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1.
+ * The epilogue, dtypes and aliasing rules are conv2d's (bias f32 allowed, the
+ * residual may be y's very view).  Runs as conv2d calls of the backend: a
+ * general KT x KH x KW kernel stages its input frames in scratch memory the
+ * context keeps (at most 512 MiB, or one output frame's input if larger; freed
+ * by dk_release_scratch; docs/conv.md). */
+DK_API dk_status dk_conv3d(dk_context *ctx, const dk_conv3d_desc *desc,
+                           const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                           const dk_tensor *residual, const dk_tensor *y);
+
+/* Chunked causal decoding.  cache: [N, Cin, Tc, H, W] (x's dtype; NULL means
+ * Tc = 0), the last Tc <= pad_front input frames of the previous chunk.  The conv
+ * sees pad_front - Tc zero frames, the cache's frames, x's frames and pad_back
+ * zero frames: exactly dk_conv3d on the concatenation, without the caller
+ * copying x.  OT counts Tc + T frames: OT = (T + pad_front + pad_back -
+ * dilation_t*(KT-1) - 1) / stride_t + 1, whatever Tc.  The next chunk's cache
+ * is the last frames of that concatenation (cache then x): when T >= Tc' it is
+ * the view of x's last Tc' frames, copied with dk_convert into a cache buffer
+ * (a 5-D view [N, Cin, Tc', H, W] starting at frame T - Tc'); when T < Tc',
+ * the kept cache frames first, then all of x (two dk_convert calls; the
+ * cache's old frames must not be overwritten before they are read, so copy
+ * into a second cache buffer).  The cache must not overlap y. */
+DK_API dk_status dk_conv3d_chunk(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache,
+                                 const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                 const dk_tensor *residual, const dk_tensor *y);
 
 /* ------------------------------------------------------------------ matmul */
 

@@ -378,6 +378,7 @@ void dk_context_destroy(dk_context *ctx) {
     if (ctx->ops->sync) (void)ctx->ops->sync(ctx);
     for (i = 0; i < ctx->nhost; i++) core_host_release(ctx, &ctx->host[i]);
     free(ctx->host);
+    (void)dk__conv3d_release_scratch(ctx);
     dk__weight_drop_all(ctx);
     ctx->ops->destroy(ctx);
     if (core_thread_ctx_serial == ctx->serial) core_thread_ctx_serial = 0;
@@ -435,7 +436,11 @@ void dk_memory_reset_peak(dk_context *ctx) {
 dk_status dk_release_scratch(dk_context *ctx) {
     if (!ctx) return dk__fail(NULL, DK_ERR_INVALID_ARGUMENT, "dk_release_scratch: ctx must not be NULL");
     dk__lock(ctx);
-    return dk__unlock_ret(ctx, ctx->ops->release_scratch ? ctx->ops->release_scratch(ctx) : DK_OK);
+    {
+        dk_status st = dk__conv3d_release_scratch(ctx);
+        if (st == DK_OK && ctx->ops->release_scratch) st = ctx->ops->release_scratch(ctx);
+        return dk__unlock_ret(ctx, st);
+    }
 }
 
 dk_status dk_timer_begin(dk_context *ctx) {
@@ -463,11 +468,13 @@ dk_status dk_timer_end(dk_context *ctx, double *elapsed_ms) {
 
 /* ----------------------------------------------------------------- buffers */
 
+uint64_t dk__next_buffer_id(void) { return (uint64_t)atomic_fetch_add(&core_next_buffer_id, 1); }
+
 static dk_status core_new_buffer(dk_context *ctx, uint64_t size, dk_buffer **out) {
     dk_buffer *b = (dk_buffer *)calloc(1, sizeof *b);
     if (!b) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
     b->size = size;
-    b->id = (uint64_t)atomic_fetch_add(&core_next_buffer_id, 1);
+    b->id = dk__next_buffer_id();
     b->owner = ctx;
     *out = b;
     return DK_OK;

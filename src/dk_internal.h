@@ -49,6 +49,7 @@ struct dk_context {
     struct dk_host_block *host;      /* live dk_host_alloc blocks (src/core.c) */
     uint32_t nhost, caphost;
     dk_knobs knobs;                  /* environment and options.settings, parsed at creation */
+    dk_buffer *conv3d_scratch;       /* dk_conv3d's staged frames (src/conv3d.c), grown only */
 };
 
 /* Large host blocks for a runtime to pin (src/host_pages.c): 2 MiB-aligned,
@@ -128,6 +129,9 @@ void dk__up2_axis(int64_t k, int64_t pad, dk_up2_axis *ax);
  * are 0), from a host copy of w. */
 dk_status dk__up2_weights(dk_context *ctx, const dk_tensor *w, int64_t pad_h, int64_t pad_w, void *out,
                           const int64_t os[4]);
+
+/* A new buffer id, unique in the process (dk_buffer.id). */
+uint64_t dk__next_buffer_id(void);
 
 /* Mark a buffer as written by difkern (bumps generation, drops prepared weights). */
 void dk__buffer_written(dk_context *ctx, dk_buffer *buffer);

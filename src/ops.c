@@ -31,6 +31,18 @@ void dk_conv_transpose2d_desc_init(dk_conv_transpose2d_desc *d) {
     d->post_activation = DK_ACT_NONE;
 }
 
+void dk_conv3d_desc_init(dk_conv3d_desc *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->stride_t = d->stride_h = d->stride_w = 1;
+    d->dilation_t = d->dilation_h = d->dilation_w = 1;
+    d->groups = 1;
+    d->activation = DK_ACT_NONE;
+    d->output_scale = 1.0f;
+    d->residual_scale = 1.0f;
+    d->post_activation = DK_ACT_NONE;
+}
+
 void dk_matmul_desc_init(dk_matmul_desc *d) {
     if (!d) return;
     memset(d, 0, sizeof *d);
@@ -230,6 +242,21 @@ dk_status dk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *d
     OPS_BEGIN("dk_conv_transpose2d");
     OPS_CALL(dk__validate_conv_transpose2d(ctx, desc, x, w, bias, residual, y), y,
              ctx->ops->conv_transpose2d(ctx, desc, x, w, bias, residual, y));
+}
+
+/* Lowered in src/conv3d.c onto the backend's conv2d, convert and buffer_fill. */
+dk_status dk_conv3d(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *x, const dk_tensor *w,
+                    const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    OPS_BEGIN("dk_conv3d");
+    OPS_CALL(dk__validate_conv3d(ctx, "dk_conv3d", desc, NULL, x, w, bias, residual, y), y,
+             dk__conv3d(ctx, "dk_conv3d", desc, NULL, x, w, bias, residual, y));
+}
+
+dk_status dk_conv3d_chunk(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
+                          const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
+    OPS_BEGIN("dk_conv3d_chunk");
+    OPS_CALL(dk__validate_conv3d(ctx, "dk_conv3d_chunk", desc, cache, x, w, bias, residual, y), y,
+             dk__conv3d(ctx, "dk_conv3d_chunk", desc, cache, x, w, bias, residual, y));
 }
 
 dk_status dk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,

@@ -10,7 +10,8 @@
  *                       upsample eligibility (its weights: conv_up2.c)
  *   norm_plan.c         GroupNorm's vector mode, the RMS norm's kernel shape
  *   elementwise_plan.c  the vector paths of the elementwise walk
- *   dims.c              5-D views lowered to the backends' 4-D views */
+ *   dims.c              5-D views lowered to the backends' 4-D views
+ *   conv3d.c            conv3d lowered onto conv2d (path, frame groups, scratch) */
 #ifndef DK_PLAN_H
 #define DK_PLAN_H
 
@@ -203,5 +204,40 @@ dk_tensor dk__fold_view(const dk_fold *f, int i, int64_t loop);
 dk_tensor dk__drop_dim(const dk_tensor *t, int32_t d, int64_t index);
 /* t with dims a and b exchanged (a view of the same elements). */
 dk_tensor dk__swap_dims(const dk_tensor *t, int32_t a, int32_t b);
+
+/* ---- conv3d.c ---- */
+
+/* The most scratch a conv3d stages its input frames in (bytes), unless one
+ * output frame's staged input alone is larger (then that one frame). */
+#define DK_CONV3D_SCRATCH_CAP ((uint64_t)512 << 20)
+
+/* How the output frames that need no copy run (the rest are staged). */
+enum { DK__C3D_STAGED = 0, DK__C3D_FRAMES = 1, DK__C3D_TIME = 2 };
+
+/* The lowering of one conv3d (src/conv3d.c has the paths):
+ * output frames [direct_begin, direct_end) run by `path` without a copy; the
+ * frames before and after go through the time-im2col copy X'[frames, H, W, kc]
+ * (kc = KT*Cin, channel c*KT + kt), group frames per conv2d, each staged frame
+ * frame_elems elements (a whole number of 16-byte vectors); the scratch holds
+ * a dense weight copy first when copy_weight (weight_bytes, w's strides do not
+ * give the view [Cout, KT*Cin/groups, KH, KW]), then the slab at slab_offset;
+ * scratch_bytes: 0 when nothing is staged. */
+typedef struct dk_conv3d_plan {
+    int path;
+    int64_t ot, direct_begin, direct_end;
+    int64_t kc, group;
+    int copy_weight;
+    uint64_t frame_elems, weight_bytes, slab_offset, scratch_bytes;
+} dk_conv3d_plan;
+/* tc: the cache's frames (0: none); cap: the scratch bound (DK_CONV3D_SCRATCH_CAP).
+ * Validated arguments; returns 0 when a staged frame's size overflows. */
+int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, const dk_tensor *w,
+                    const dk_tensor *y, const dk_tensor *residual, uint64_t cap, dk_conv3d_plan *p);
+/* The op on validated arguments (op: the public name for messages; cache may be NULL). */
+dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
+                     const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                     const dk_tensor *y);
+/* Waits for the queued work, then frees the context's conv3d scratch (if any). */
+dk_status dk__conv3d_release_scratch(dk_context *ctx);
 
 #endif /* DK_PLAN_H */

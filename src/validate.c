@@ -501,6 +501,89 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
     return val_no_alias(ctx, op, "y", y, "residual", residual, 1);
 }
 
+/* ------------------------------------------------------------------- conv3d */
+
+dk_status dk__validate_conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
+                              const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                              const dk_tensor *residual, const dk_tensor *y) {
+    int64_t cin, cout, ot, oh, ow;
+    VAL_TRY(val_need(ctx, op, "desc", d));
+    VAL_TRY(val_need(ctx, op, "x", x));
+    VAL_TRY(val_need(ctx, op, "w", w));
+    VAL_TRY(val_need(ctx, op, "y", y));
+    VAL_TRY(val_min(ctx, op, "desc->stride_t", d->stride_t, 1));
+    VAL_TRY(val_min(ctx, op, "desc->stride_h", d->stride_h, 1));
+    VAL_TRY(val_min(ctx, op, "desc->stride_w", d->stride_w, 1));
+    VAL_TRY(val_min(ctx, op, "desc->dilation_t", d->dilation_t, 1));
+    VAL_TRY(val_min(ctx, op, "desc->dilation_h", d->dilation_h, 1));
+    VAL_TRY(val_min(ctx, op, "desc->dilation_w", d->dilation_w, 1));
+    VAL_TRY(val_min(ctx, op, "desc->pad_front", d->pad_front, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_back", d->pad_back, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_top", d->pad_top, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_bottom", d->pad_bottom, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_left", d->pad_left, 0));
+    VAL_TRY(val_min(ctx, op, "desc->pad_right", d->pad_right, 0));
+    VAL_TRY(val_min(ctx, op, "desc->groups", d->groups, 1));
+    VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
+    VAL_TRY(val_act(ctx, op, "desc->post_activation", d->post_activation));
+    VAL_TRY(val_scales(ctx, op, d->output_scale, d->residual_scale));
+
+    VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
+    VAL_TRY(dk__validate_tensor(ctx, op, "w", w));
+    VAL_TRY(val_opt_tensor(ctx, op, "cache", cache));
+    VAL_TRY(val_opt_tensor(ctx, op, "bias", bias));
+    VAL_TRY(val_opt_tensor(ctx, op, "residual", residual));
+    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
+    VAL_TRY(val_ndim(ctx, op, "x", x, 5, "[N, Cin, T, H, W]"));
+    VAL_TRY(val_ndim(ctx, op, "w", w, 5, "[Cout, Cin/groups, KT, KH, KW]"));
+    VAL_TRY(val_ndim(ctx, op, "y", y, 5, "[N, Cout, OT, OH, OW]"));
+    VAL_TRY(val_same_dtype(ctx, op, "w", w, "x", x));
+    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+
+    cin = x->shape[1];
+    cout = w->shape[0];
+    if (cin % d->groups)
+        return dk__fail(ctx, VAL_BAD, "%s: x.shape[1] (=%lld) must be divisible by desc->groups (=%d)", op,
+                        (long long)cin, (int)d->groups);
+    if (cout % d->groups)
+        return dk__fail(ctx, VAL_BAD, "%s: w.shape[0] (=%lld) must be divisible by desc->groups (=%d)", op,
+                        (long long)cout, (int)d->groups);
+    VAL_TRY(val_dim(ctx, op, "w", w, 1, "x.shape[1] / groups", cin / d->groups));
+    if (cache) {
+        VAL_TRY(val_ndim(ctx, op, "cache", cache, 5, "[N, Cin, Tc, H, W]"));
+        VAL_TRY(val_same_dtype(ctx, op, "cache", cache, "x", x));
+        VAL_TRY(val_dim(ctx, op, "cache", cache, 0, "x.shape[0]", x->shape[0]));
+        VAL_TRY(val_dim(ctx, op, "cache", cache, 1, "x.shape[1]", cin));
+        VAL_TRY(val_dim(ctx, op, "cache", cache, 3, "x.shape[3]", x->shape[3]));
+        VAL_TRY(val_dim(ctx, op, "cache", cache, 4, "x.shape[4]", x->shape[4]));
+        if (cache->shape[2] > d->pad_front)
+            return dk__fail(ctx, VAL_BAD, "%s: cache.shape[2] (=%lld) must be <= desc->pad_front (=%d)", op,
+                            (long long)cache->shape[2], (int)d->pad_front);
+    }
+    VAL_TRY(val_conv_out(ctx, op, "length", x->shape[2], 1, d->pad_front, d->pad_back, d->dilation_t, w->shape[2],
+                         d->stride_t, &ot));
+    VAL_TRY(val_conv_out(ctx, op, "height", x->shape[3], 1, d->pad_top, d->pad_bottom, d->dilation_h, w->shape[3],
+                         d->stride_h, &oh));
+    VAL_TRY(val_conv_out(ctx, op, "width", x->shape[4], 1, d->pad_left, d->pad_right, d->dilation_w, w->shape[4],
+                         d->stride_w, &ow));
+    VAL_TRY(val_dim(ctx, op, "y", y, 0, "x.shape[0]", x->shape[0]));
+    VAL_TRY(val_dim(ctx, op, "y", y, 1, "w.shape[0]", cout));
+    VAL_TRY(val_dim(ctx, op, "y", y, 2,
+                    "OT = (T + pad_front + pad_back - dilation_t*(KT-1) - 1) / stride_t + 1", ot));
+    VAL_TRY(val_dim(ctx, op, "y", y, 3,
+                    "OH = (H + pad_top + pad_bottom - dilation_h*(KH-1) - 1) / stride_h + 1", oh));
+    VAL_TRY(val_dim(ctx, op, "y", y, 4,
+                    "OW = (W + pad_left + pad_right - dilation_w*(KW-1) - 1) / stride_w + 1", ow));
+    VAL_TRY(val_epilogue(ctx, op, "x", x, bias, cout, "w.shape[0]", residual, y));
+
+    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 0));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "cache", cache, 0));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "w", w, 0));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "bias", bias, 0));
+    return val_no_alias(ctx, op, "y", y, "residual", residual, 1);
+}
+
 /* ------------------------------------------------------------------- matmul */
 
 static dk_status val_ndim23(dk_context *ctx, const char *op, const char *name, const dk_tensor *t,

@@ -27,6 +27,10 @@ dk_status dk__validate_conv_transpose2d(dk_context *ctx, const dk_conv_transpose
                                         const dk_tensor *x, const dk_tensor *w,
                                         const dk_tensor *bias, const dk_tensor *residual,
                                         const dk_tensor *y);
+/* op: "dk_conv3d" (cache NULL) or "dk_conv3d_chunk" (cache NULL or [N, Cin, Tc, H, W]). */
+dk_status dk__validate_conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *desc, const dk_tensor *cache,
+                              const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                              const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__validate_matmul(dk_context *ctx, const char *op, const dk_matmul_desc *desc,
                               const dk_tensor *a, const dk_tensor *b, const dk_tensor *bias,
                               const dk_tensor *residual, const dk_tensor *y);

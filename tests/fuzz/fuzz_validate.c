@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_SLOTS 5
+#define FZ_SLOTS 6 /* conv3d: x, w, bias, residual, y, cache */
 #define FZ_MAX_WORK ((uint64_t)1 << 19) /* elements + multiply-adds allowed to actually run */
 #define FZ_MAX_BUF ((uint64_t)1 << 20)  /* bytes of one real buffer */
 
@@ -90,7 +90,7 @@ static float fz_hostile_float(fz_in *in) {
 
 typedef enum fz_op {
     FZ_CONV2D, FZ_CONVT, FZ_MATMUL, FZ_LINEAR, FZ_GN, FZ_LN, FZ_ATTN, FZ_ACT, FZ_ADD, FZ_UPS,
-    FZ_CONVERT, FZ_PREP, FZ_RMS, FZ_NUM_OPS
+    FZ_CONVERT, FZ_PREP, FZ_RMS, FZ_CONV3D, FZ_NUM_OPS
 } fz_op;
 
 typedef struct fz_call {
@@ -98,6 +98,8 @@ typedef struct fz_call {
     dk_context *ctx;
     dk_conv2d_desc conv;
     dk_conv_transpose2d_desc convt;
+    dk_conv3d_desc c3;
+    int chunk; /* dk_conv3d_chunk (cache in slot 5) */
     dk_matmul_desc mm;
     dk_group_norm_desc gn;
     int gn_mode; /* 0 dk_group_norm, 1 dk_group_norm_stats, 2 dk_group_norm_apply (stats in slot 4) */
@@ -236,6 +238,39 @@ static void fz_build(fz_call *c, fz_in *in) {
         fz_tensor(c, in, 4, dt, 4, sh);
         fz_residual(c, in, dt, 4, sh);
         break;
+    case FZ_CONV3D: {
+        int64_t t, kt, ot, tc;
+        dk_conv3d_desc *d = &c->c3;
+        dk_conv3d_desc_init(d);
+        g = fz_small(in, 2);
+        n = fz_small(in, 2); cin = g * fz_small(in, 3); cout = g * fz_small(in, 3);
+        t = fz_small(in, 4); h = fz_small(in, 5); w = fz_small(in, 5);
+        kt = fz_small(in, 3); kh = fz_small(in, 3); kw = fz_small(in, 3);
+        d->groups = (int32_t)g;
+        d->stride_t = (int32_t)fz_small(in, 2); d->stride_h = (int32_t)fz_small(in, 2); d->stride_w = (int32_t)fz_small(in, 2);
+        d->dilation_t = (int32_t)fz_small(in, 2); d->dilation_h = (int32_t)fz_small(in, 2); d->dilation_w = (int32_t)fz_small(in, 2);
+        d->pad_front = (int32_t)(fz_u8(in) % 3); d->pad_back = (int32_t)(fz_u8(in) % 2);
+        d->pad_top = (int32_t)(fz_u8(in) % 2); d->pad_bottom = (int32_t)(fz_u8(in) % 2);
+        d->pad_left = (int32_t)(fz_u8(in) % 2); d->pad_right = (int32_t)(fz_u8(in) % 2);
+        d->activation = (dk_activation)(fz_u8(in) % 6);
+        d->post_activation = (dk_activation)(fz_u8(in) % 6);
+        d->output_scale = (float)fz_small(in, 4) / 2.0f;
+        d->residual_scale = (float)fz_small(in, 4) / 4.0f;
+        /* a kernel too large for the padded input leaves sizes < 1: an invalid call, also fine */
+        ot = (t + d->pad_front + d->pad_back - d->dilation_t * (kt - 1) - 1) / d->stride_t + 1;
+        oh = (h + d->pad_top + d->pad_bottom - d->dilation_h * (kh - 1) - 1) / d->stride_h + 1;
+        ow = (w + d->pad_left + d->pad_right - d->dilation_w * (kw - 1) - 1) / d->stride_w + 1;
+        fz_shape(sh, n, cin, h, w); fz_video(sh, t); fz_tensor(c, in, 0, dt, 5, sh);
+        fz_shape(sh, cout, cin / g, kh, kw); fz_video(sh, kt); fz_tensor(c, in, 1, dt, 5, sh);
+        if (fz_u8(in) & 1) { fz_shape(sh, cout, 1, 1, 1); fz_tensor(c, in, 2, fz_u8(in) & 1 ? DK_F32 : dt, 1, sh); }
+        fz_shape(sh, n, cout, oh < 1 ? 1 : oh, ow < 1 ? 1 : ow); fz_video(sh, ot < 1 ? 1 : ot);
+        fz_tensor(c, in, 4, dt, 5, sh);
+        fz_residual(c, in, dt, 5, sh);
+        tc = fz_u8(in) % (d->pad_front + 1);
+        c->chunk = tc > 0 || (fz_u8(in) & 1);
+        if (tc > 0) { fz_shape(sh, n, cin, h, w); fz_video(sh, tc); fz_tensor(c, in, 5, dt, 5, sh); }
+        break;
+    }
     case FZ_MATMUL:
     case FZ_LINEAR:
         dk_matmul_desc_init(&c->mm);
@@ -373,6 +408,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         switch (c->op) {
         case FZ_CONV2D: ints = &c->conv.stride_h; ni = 12; floats = &c->conv.output_scale; nf = 2; break;
         case FZ_CONVT: ints = &c->convt.stride_h; ni = 9; floats = &c->convt.output_scale; nf = 2; break;
+        case FZ_CONV3D: ints = &c->c3.stride_t; ni = 13; floats = &c->c3.output_scale; nf = 2; break;
         case FZ_MATMUL: case FZ_LINEAR: floats = &c->mm.output_scale; nf = 2; break;
         case FZ_GN: ints = &c->gn.groups; ni = 1; floats = &c->gn.eps; nf = 1; break;
         case FZ_LN: floats = &c->ln.eps; nf = 1; break;
@@ -389,6 +425,9 @@ static void fz_mutate(fz_call *c, fz_in *in) {
                 break;
             case FZ_CONVT:
                 *(fz_u8(in) & 1 ? &c->convt.post_activation : &c->convt.activation) = (dk_activation)fz_hostile32(in);
+                break;
+            case FZ_CONV3D:
+                *(fz_u8(in) & 1 ? &c->c3.post_activation : &c->c3.activation) = (dk_activation)fz_hostile32(in);
                 break;
             case FZ_MATMUL: case FZ_LINEAR:
                 *(fz_u8(in) & 1 ? &c->mm.post_activation : &c->mm.activation) = (dk_activation)fz_hostile32(in);
@@ -415,6 +454,13 @@ static void fz_mutate(fz_call *c, fz_in *in) {
                                            &c->conv.pad_left, &c->conv.pad_right};
                     /* the per-side pads also get small values: -1, 0..2 (mixed set / unset) */
                     *fields[i] = i >= 8 && (fz_u8(in) & 1) ? (int32_t)(fz_u8(in) % 4) - 1 : fz_hostile32(in);
+                } else if (c->op == FZ_CONV3D) {
+                    int32_t *fields[13] = {&c->c3.stride_t, &c->c3.stride_h, &c->c3.stride_w, &c->c3.dilation_t,
+                                           &c->c3.dilation_h, &c->c3.dilation_w, &c->c3.pad_front, &c->c3.pad_back,
+                                           &c->c3.pad_top, &c->c3.pad_bottom, &c->c3.pad_left, &c->c3.pad_right,
+                                           &c->c3.groups};
+                    /* the pads also get small values (a cache longer than pad_front) */
+                    *fields[i] = i >= 6 && i < 12 && (fz_u8(in) & 1) ? (int32_t)(fz_u8(in) % 4) - 1 : fz_hostile32(in);
                 } else if (c->op == FZ_CONVT) {
                     int32_t *fields[9] = {&c->convt.stride_h, &c->convt.stride_w, &c->convt.pad_h,
                                           &c->convt.pad_w, &c->convt.output_padding_h, &c->convt.output_padding_w,
@@ -430,6 +476,7 @@ static void fz_mutate(fz_call *c, fz_in *in) {
                 int i = fz_u8(in) % nf;
                 if (c->op == FZ_CONV2D) *(i ? &c->conv.residual_scale : &c->conv.output_scale) = fz_hostile_float(in);
                 else if (c->op == FZ_CONVT) *(i ? &c->convt.residual_scale : &c->convt.output_scale) = fz_hostile_float(in);
+                else if (c->op == FZ_CONV3D) *(i ? &c->c3.residual_scale : &c->c3.output_scale) = fz_hostile_float(in);
                 else if (c->op == FZ_MATMUL || c->op == FZ_LINEAR) *(i ? &c->mm.residual_scale : &c->mm.output_scale) = fz_hostile_float(in);
                 else *floats = fz_hostile_float(in);
             }
@@ -498,6 +545,12 @@ static uint64_t fz_work(const fz_call *c) {
         x = fz_mul(fz_mul(fz_mul(fz_numel(&c->t[4]), c->t[0].shape[1]), c->t[1].shape[2]), c->t[1].shape[3]);
         x += fz_mul(fz_mul(fz_mul(fz_numel(&c->t[0]), c->t[1].shape[1]), c->t[1].shape[2]), c->t[1].shape[3]);
         break;
+    case FZ_CONV3D: /* the GEMM, and the staged frames (every output frame's KT input frames) */
+        x = fz_mul(fz_mul(fz_mul(fz_mul(fz_numel(&c->t[4]), c->t[0].shape[1]), c->t[1].shape[2]), c->t[1].shape[3]),
+                   c->t[1].shape[4]);
+        x += fz_mul(fz_mul(fz_mul(fz_mul(fz_mul(c->t[4].shape[2], c->t[0].shape[3]), c->t[0].shape[4]),
+                                  c->t[0].shape[1]), c->t[1].shape[2]), c->t[0].shape[0]);
+        break;
     case FZ_MATMUL:
         x = fz_mul(fz_numel(&c->t[4]), fz_last_dim(&c->t[0]));
         break;
@@ -523,8 +576,11 @@ static const dk_tensor *fz_arg(const fz_call *c, int s) { return c->present[s] ?
 static dk_status fz_run(fz_call *c) {
     dk_context *ctx = c->ctx;
     const dk_tensor *a0 = fz_arg(c, 0), *a1 = fz_arg(c, 1), *a2 = fz_arg(c, 2), *a3 = fz_arg(c, 3),
-                    *a4 = fz_arg(c, 4);
+                    *a4 = fz_arg(c, 4), *a5 = fz_arg(c, 5);
     switch (c->op) {
+    case FZ_CONV3D:
+        if (c->chunk) return dk_conv3d_chunk(ctx, c->desc_null ? NULL : &c->c3, a5, a0, a1, a2, a3, a4);
+        return dk_conv3d(ctx, c->desc_null ? NULL : &c->c3, a0, a1, a2, a3, a4);
     case FZ_CONV2D: return dk_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4);
     case FZ_CONVT: return dk_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk_matmul(ctx, c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);
@@ -551,8 +607,11 @@ static dk_status fz_run(fz_call *c) {
 static dk_status fz_validate_only(fz_call *c) {
     dk_context *ctx = c->ctx;
     const dk_tensor *a0 = fz_arg(c, 0), *a1 = fz_arg(c, 1), *a2 = fz_arg(c, 2), *a3 = fz_arg(c, 3),
-                    *a4 = fz_arg(c, 4);
+                    *a4 = fz_arg(c, 4), *a5 = fz_arg(c, 5);
     switch (c->op) {
+    case FZ_CONV3D:
+        return dk__validate_conv3d(ctx, c->chunk ? "dk_conv3d_chunk" : "dk_conv3d", c->desc_null ? NULL : &c->c3,
+                                   c->chunk ? a5 : NULL, a0, a1, a2, a3, a4);
     case FZ_CONV2D: return dk__validate_conv2d(ctx, c->desc_null ? NULL : &c->conv, a0, a1, a2, a3, a4, NULL);
     case FZ_CONVT: return dk__validate_conv_transpose2d(ctx, c->desc_null ? NULL : &c->convt, a0, a1, a2, a3, a4);
     case FZ_MATMUL: return dk__validate_matmul(ctx, "dk_matmul", c->desc_null ? NULL : &c->mm, a0, a1, a2, a3, a4);

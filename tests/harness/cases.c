@@ -24,6 +24,7 @@ typedef struct hcb_mm { const char *label; int flags; hc_matmul p; } hcb_mm;
 typedef struct hcb_norm { const char *label; int flags; hc_norm p; } hcb_norm;
 typedef struct hcb_attn { const char *label; int flags; hc_attention p; } hcb_attn;
 typedef struct hcb_ew { const char *label; int flags; hc_elementwise p; } hcb_ew;
+typedef struct hcb_c3 { const char *label; int flags; hc_conv3d p; } hcb_c3;
 
 /* ------------------------------------------------------------------ conv2d */
 
@@ -469,6 +470,33 @@ static const hcb_ew hcb_upsample[] = {
     {"video_time_2x_b2_c4_3x2x3", G | I, {.n = 2, .c = 4, .t = 3, .h = 2, .w = 3, .ot = 6, .oh = 2, .ow = 3}},
 };
 
+/* ------------------------------------------------------------------ conv3d */
+
+/* Video VAE convs (Wan 2.1, HunyuanVideo) scaled down: causal 3x3x3 (pad_front 2), the 3x1x1
+ * time convs of the upsamplers, 1x1x1, strides, dilation, groups; a cache of 1 or 2 frames
+ * (dk_conv3d_chunk).  The NDHWC cases store the weight [O, KT, KH, KW, I], which the staged
+ * path copies (the NCDHW ones are a view); every path (frames, time, staged) and its border
+ * frames are hit. */
+static const hcb_c3 hcb_conv3d[] = {
+    {"causal_3x3x3_c8to8_t4_5x6", Q, {.cin = 8, .t = 4, .h = 5, .w = 6, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
+    {"causal_3x3x3_cache2_c12to16_t3_4x5_silu", Q, {.cin = 12, .t = 3, .h = 4, .w = 5, .cout = 16, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .tc = 2, .bias = 1, .act = DK_ACT_SILU}},
+    {"causal_3x3x3_cache1_c5to6_t1_4x4_res", 0, {.cin = 5, .t = 1, .h = 4, .w = 4, .cout = 6, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .tc = 1, .bias = 1, .residual = 1}},
+    {"time_3x1x1_c8to16_t3_4x5", Q, {.cin = 8, .t = 3, .h = 4, .w = 5, .cout = 16, .kt = 3, .kh = 1, .kw = 1, .pad_front = 2, .bias = 1}},
+    {"time_3x1x1_cache2_c6to12_t1_3x4", G | I, {.cin = 6, .t = 1, .h = 3, .w = 4, .cout = 12, .kt = 3, .kh = 1, .kw = 1, .pad_front = 2, .tc = 2, .bias = 1, .f32_bias = 1}},
+    {"time_3x1x1_cache1_c8to8_t4_3x3_res_inplace", 0, {.cin = 8, .t = 4, .h = 3, .w = 3, .cout = 8, .kt = 3, .kh = 1, .kw = 1, .pad_front = 2, .tc = 1, .residual = 1, .res_inplace = 1, .post_act = DK_ACT_RELU}},
+    {"point_1x1x1_c7to9_t3_4x4", Q, {.cin = 7, .t = 3, .h = 4, .w = 4, .cout = 9, .kt = 1, .kh = 1, .kw = 1, .bias = 1, .act = DK_ACT_GELU}},
+    {"frames_1x3x3_s2_c8to4_b2_t3_5x5", 0, {.n = 2, .cin = 8, .t = 3, .h = 5, .w = 5, .cout = 4, .kt = 1, .kh = 3, .kw = 3, .stride_t = 2, .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    {"frames_1x3x3_padt1_c4to4_t2_4x4", G, {.cin = 4, .t = 2, .h = 4, .w = 4, .cout = 4, .kt = 1, .kh = 3, .kw = 3, .pad_front = 1, .pad_back = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    {"s2_3x3x3_c6to8_t5_7x6", 0, {.cin = 6, .t = 5, .h = 7, .w = 6, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .stride_t = 2, .stride_h = 2, .stride_w = 2, .pad_front = 1, .pad_back = 1, .pad_top = 1, .pad_left = 1, .bias = 1}},
+    {"dil2_3x3x3_c4to6_t6_6x6_sides", 0, {.cin = 4, .t = 6, .h = 6, .w = 6, .cout = 6, .kt = 3, .kh = 3, .kw = 2, .dilation_t = 2, .dilation_h = 2, .pad_front = 3, .pad_back = 1, .pad_top = 2, .pad_bottom = 0, .pad_left = 0, .pad_right = 1, .residual = 1, .output_scale = 0.5f, .residual_scale = 1.5f}},
+    {"groups2_2x3x3_c8to6_t3_4x5", G | I, {.cin = 8, .t = 3, .h = 4, .w = 5, .cout = 6, .kt = 2, .kh = 3, .kw = 3, .groups = 2, .pad_front = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
+    {"time_dil2_s2_3x1x1_groups2_c4to4_t7_2x3", 0, {.cin = 4, .t = 7, .h = 2, .w = 3, .cout = 4, .kt = 3, .kh = 1, .kw = 1, .stride_t = 2, .dilation_t = 2, .groups = 2, .pad_front = 2, .pad_back = 2, .bias = 1, .act = DK_ACT_TANH}},
+    {"causal_3x3x3_res_inplace_f32bias_c8to8_t2_4x4", 0, {.cin = 8, .t = 2, .h = 4, .w = 4, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1, .f32_bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU}},
+    {"frames_1x3x3_cache1_c4to6_t2_4x4", 0, {.cin = 4, .t = 2, .h = 4, .w = 4, .cout = 6, .kt = 1, .kh = 3, .kw = 3, .pad_front = 1, .tc = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
+    {"time_s2_3x1x1_cache2_c4to8_t5_3x3", 0, {.cin = 4, .t = 5, .h = 3, .w = 3, .cout = 8, .kt = 3, .kh = 1, .kw = 1, .stride_t = 2, .pad_front = 2, .tc = 2, .bias = 1, .act = DK_ACT_SILU}},
+    {"tc_causal_3x3x3_cache2_c32to32_t2_4x6", 0, {.cin = 32, .t = 2, .h = 4, .w = 6, .cout = 32, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .tc = 2, .bias = 1}},
+};
+
 /* ------------------------------------------------------------------ names */
 
 const char *hc_op_name(hc_op op) {
@@ -486,6 +514,7 @@ const char *hc_op_name(hc_op op) {
     case HC_ACTIVATION_SCALED: return "activation_scaled";
     case HC_UPSAMPLE_NEAREST: return "upsample_nearest";
     case HC_CONVERT: return "convert";
+    case HC_CONV3D: return "conv3d";
     case HC_OP_COUNT: break;
     }
     return "invalid";
@@ -528,6 +557,20 @@ static hc_conv hc_norm_conv(hc_conv p) {
     return p;
 }
 
+static hc_conv3d hc_norm_c3(hc_conv3d p) {
+    p.n = hc_def64(p.n);
+    p.stride_t = hc_def32(p.stride_t);
+    p.stride_h = hc_def32(p.stride_h);
+    p.stride_w = hc_def32(p.stride_w);
+    p.dilation_t = hc_def32(p.dilation_t);
+    p.dilation_h = hc_def32(p.dilation_h);
+    p.dilation_w = hc_def32(p.dilation_w);
+    p.groups = hc_def32(p.groups);
+    p.output_scale = hc_deff(p.output_scale);
+    p.residual_scale = hc_deff(p.residual_scale);
+    return p;
+}
+
 static hc_matmul hc_norm_mm(hc_matmul p) {
     p.output_scale = hc_deff(p.output_scale);
     p.residual_scale = hc_deff(p.residual_scale);
@@ -564,6 +607,16 @@ static void hc_expand_conv(hc_op op, const hcb_conv *base, int nbase) {
             for (l = 0; l < 2; l++) {
                 hc_case *c = hc_push(op, base[i].label, base[i].flags, i, d, l, 1, 1, NULL);
                 if (c) c->conv = hc_norm_conv(base[i].p);
+            }
+}
+
+static void hc_expand_c3(const hcb_c3 *base, int nbase) {
+    int i, d, l;
+    for (i = 0; i < nbase; i++)
+        for (d = 0; d < 3; d++)
+            for (l = 0; l < 2; l++) {
+                hc_case *c = hc_push(HC_CONV3D, base[i].label, base[i].flags, i, d, l, 2, 0, NULL);
+                if (c) c->c3 = hc_norm_c3(base[i].p);
             }
 }
 
@@ -710,6 +763,7 @@ static int hc_build(void) {
     hc_expand_ew(HC_UPSAMPLE_NEAREST, hcb_upsample, HC_COUNT(hcb_upsample));
     hc_expand_convert();
     hc_expand_convert_video();
+    hc_expand_c3(hcb_conv3d, HC_COUNT(hcb_conv3d));
     if (hc_count >= HC_MAX_CASES) {
         fprintf(stderr, "harness bug: more than %d cases (raise HC_MAX_CASES)\n", HC_MAX_CASES - 1);
         return -1;

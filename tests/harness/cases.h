@@ -25,6 +25,7 @@ typedef enum hc_op {
     HC_ACTIVATION_SCALED,
     HC_UPSAMPLE_NEAREST,
     HC_CONVERT,
+    HC_CONV3D,
     HC_OP_COUNT
 } hc_op;
 
@@ -47,6 +48,18 @@ typedef struct hc_conv {
     int res_inplace;           /* the residual is y's own view (needs residual) */
     int f32_bias;              /* the bias in f32 whatever the case dtype */
 } hc_conv;
+
+/* conv3d (dk_conv3d, or dk_conv3d_chunk with a cache of tc frames).  All fields are final. */
+typedef struct hc_conv3d {
+    int64_t n, cin, t, h, w, cout, kt, kh, kw;
+    int32_t stride_t, stride_h, stride_w, dilation_t, dilation_h, dilation_w;
+    int32_t pad_front, pad_back, pad_top, pad_bottom, pad_left, pad_right;
+    int32_t groups;
+    int64_t tc;                /* > 0: dk_conv3d_chunk with a cache [n, cin, tc, h, w] (tc <= pad_front) */
+    dk_activation act, post_act;
+    float output_scale, residual_scale;
+    int bias, f32_bias, residual, res_inplace;
+} hc_conv3d;
 
 /* matmul and linear.  batch 0: 2-D operands; otherwise a/b may still be 2-D
  * (shared by every batch).  a_t / b_t: the operand is stored transposed (its
@@ -127,6 +140,7 @@ typedef struct hc_case {
     int out_gap;           /* the output view has a gap after every row / pixel (strided output) */
     int in_gap;            /* likewise the activation inputs (x, a, residual; not weights) */
     hc_conv conv;
+    hc_conv3d c3;
     hc_matmul mm;
     hc_norm norm;
     hc_attention attn;

@@ -9,7 +9,7 @@
 #define HO_GAP 3 /* extra elements per row / pixel of a gapped output view */
 
 /* Slots per op family. */
-enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4 };          /* conv, matmul, linear */
+enum { HO_X = 0, HO_W = 1, HO_BIAS = 2, HO_RES = 3, HO_Y = 4, HO_CACHE = 5 }; /* conv, matmul, linear, conv3d */
 enum { HO_NX = 0, HO_GAMMA = 1, HO_BETA = 2, HO_NY = 3 };                /* norms */
 enum { HO_Q = 0, HO_K = 1, HO_V = 2, HO_O = 3 };                         /* attention */
 enum { HO_A = 0, HO_B = 1, HO_EY = 2 };                                  /* elementwise */
@@ -117,6 +117,38 @@ static void ho_setup_conv(const hc_case *c, ho_plan *p, int transposed) {
     /* a fused 2x upsample lets a backend sum the taps that read one input pixel
      * (src/conv_up2.c): one more rounding of every weight */
     p->weight_sums = !transposed && q->upsample == 2;
+}
+
+/* conv3d: x, cache, residual and y videos in the case layout; the weight
+ * [Cout, Cin/g, KT, KH, KW] dense for NCDHW, stored [O, KT, KH, KW, I] for NDHWC. */
+static void ho_setup_conv3d(const hc_case *c, ho_plan *p) {
+    const hc_conv3d *q = &c->c3;
+    ht_set *s = &p->set;
+    int64_t ot = hr_conv3d_out(q->t, q->pad_front, q->pad_back, q->dilation_t, q->kt, q->stride_t);
+    int64_t oh = hr_conv3d_out(q->h, q->pad_top, q->pad_bottom, q->dilation_h, q->kh, q->stride_h);
+    int64_t ow = hr_conv3d_out(q->w, q->pad_left, q->pad_right, q->dilation_w, q->kw, q->stride_w);
+    int64_t cin_g = q->cin / q->groups, fan = cin_g * q->kt * q->kh * q->kw;
+    int64_t ig = c->in_gap ? HO_GAP : 0, og = c->out_gap ? HO_GAP : 0;
+    int64_t wshape[5], wstrides[5];
+    wshape[0] = q->cout; wshape[1] = cin_g; wshape[2] = q->kt; wshape[3] = q->kh; wshape[4] = q->kw;
+    ht_video_strides(c->layout, 0, wshape, wstrides);
+    ho_video_at(s, HO_X, c->dtype, c->layout, q->n, q->cin, q->t, q->h, q->w, ig, 0, 0, 1.0, 0.0);
+    if (q->tc > 0) ho_video_at(s, HO_CACHE, c->dtype, c->layout, q->n, q->cin, q->tc, q->h, q->w, ig, 0, 0, 1.0, 0.0);
+    ht_define(s, HO_W, HO_W, c->dtype, 5, wshape, wstrides, 0, sqrt(3.0 / (double)fan), 0.0);
+    if (q->bias) {
+        int64_t n = q->cout;
+        ho_rowmajor(s, HO_BIAS, q->f32_bias ? DK_F32 : c->dtype, 1, &n, 0, 0, 0.5, 0.0);
+    }
+    if (q->residual && q->res_inplace) {
+        ho_video_at(s, HO_RES, c->dtype, c->layout, q->n, q->cout, ot, oh, ow, og, 0, 0, 1.0, 0.0);
+        ho_alias(s, HO_Y, HO_RES);
+    } else {
+        if (q->residual) ho_video_at(s, HO_RES, c->dtype, c->layout, q->n, q->cout, ot, oh, ow, ig, 0, 0, 1.0, 0.0);
+        ho_video_at(s, HO_Y, c->dtype, c->layout, q->n, q->cout, ot, oh, ow, og, 0, 1, 0, 0);
+    }
+    p->out = HO_Y;
+    p->weight = -1;
+    p->k = fan;
 }
 
 static void ho_setup_matmul(const hc_case *c, ho_plan *p, int linear) {
@@ -303,6 +335,7 @@ void ho_setup(const hc_case *c, ho_plan *p) {
     case HC_LAYER_NORM:
     case HC_RMS_NORM: ho_setup_norm(c, p); break;
     case HC_ATTENTION: ho_setup_attention(c, p); break;
+    case HC_CONV3D: ho_setup_conv3d(c, p); break;
     default: ho_setup_elementwise(c, p); break;
     }
 }
@@ -462,6 +495,25 @@ dk_status ho_run(dk_context *ctx, const hc_case *c, ho_plan *p) {
         return dk_upsample_nearest(ctx, ho_opt(p, HO_A), ho_opt(p, HO_EY));
     case HC_CONVERT:
         return dk_convert(ctx, ho_opt(p, HO_A), ho_opt(p, HO_EY));
+    case HC_CONV3D: {
+        const hc_conv3d *q = &c->c3;
+        dk_conv3d_desc d;
+        dk_conv3d_desc_init(&d);
+        d.stride_t = q->stride_t; d.stride_h = q->stride_h; d.stride_w = q->stride_w;
+        d.dilation_t = q->dilation_t; d.dilation_h = q->dilation_h; d.dilation_w = q->dilation_w;
+        d.pad_front = q->pad_front; d.pad_back = q->pad_back;
+        d.pad_top = q->pad_top; d.pad_bottom = q->pad_bottom; d.pad_left = q->pad_left; d.pad_right = q->pad_right;
+        d.groups = q->groups;
+        d.activation = q->act;
+        d.post_activation = q->post_act;
+        d.output_scale = q->output_scale;
+        d.residual_scale = q->residual_scale;
+        if (q->tc > 0)
+            return dk_conv3d_chunk(ctx, &d, ho_opt(p, HO_CACHE), ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS),
+                                   ho_opt(p, HO_RES), ho_opt(p, HO_Y));
+        return dk_conv3d(ctx, &d, ho_opt(p, HO_X), ho_opt(p, HO_W), ho_opt(p, HO_BIAS), ho_opt(p, HO_RES),
+                         ho_opt(p, HO_Y));
+    }
     case HC_OP_COUNT: break;
     }
     return DK_ERR_INTERNAL;
@@ -518,6 +570,10 @@ int ho_reference(const hc_case *c, ho_plan *p) {
         break;
     case HC_CONVERT: /* the value, rounded to the output dtype (round to nearest even) */
         for (i = 0; i < n; i++) p->ref[i] = ht_round(c->dtype, ho_val(p, HO_A)[i]);
+        break;
+    case HC_CONV3D:
+        hr_conv3d(&c->c3, ho_val(p, HO_CACHE), ho_val(p, HO_X), ho_val(p, HO_W), ho_val(p, HO_BIAS),
+                  ho_val(p, HO_RES), p->ref);
         break;
     case HC_OP_COUNT: break;
     }

@@ -80,6 +80,48 @@ void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double 
                 }
 }
 
+int64_t hr_conv3d_out(int64_t in, int64_t lo, int64_t hi, int64_t dilation, int64_t k, int64_t stride) {
+    return (in + lo + hi - dilation * (k - 1) - 1) / stride + 1;
+}
+
+void hr_conv3d(const hc_conv3d *p, const double *cache, const double *x, const double *w, const double *bias,
+               const double *residual, double *y) {
+    int64_t ot = hr_conv3d_out(p->t, p->pad_front, p->pad_back, p->dilation_t, p->kt, p->stride_t);
+    int64_t oh = hr_conv3d_out(p->h, p->pad_top, p->pad_bottom, p->dilation_h, p->kh, p->stride_h);
+    int64_t ow = hr_conv3d_out(p->w, p->pad_left, p->pad_right, p->dilation_w, p->kw, p->stride_w);
+    int64_t cin_g = p->cin / p->groups, cout_g = p->cout / p->groups, tc = cache ? p->tc : 0;
+    int64_t z = p->pad_front - tc; /* zero frames before the cache */
+    int64_t n, co, of, oy, ox, ci, kf, ky, kx;
+    for (n = 0; n < p->n; n++)
+        for (co = 0; co < p->cout; co++)
+            for (of = 0; of < ot; of++)
+                for (oy = 0; oy < oh; oy++)
+                    for (ox = 0; ox < ow; ox++) {
+                        int64_t g = co / cout_g, yi = (((n * p->cout + co) * ot + of) * oh + oy) * ow + ox;
+                        double acc = 0.0;
+                        for (ci = 0; ci < cin_g; ci++)
+                            for (kf = 0; kf < p->kt; kf++)
+                                for (ky = 0; ky < p->kh; ky++)
+                                    for (kx = 0; kx < p->kw; kx++) {
+                                        /* frame s of the concatenation: zeros, cache, x, zeros */
+                                        int64_t s = of * p->stride_t + kf * p->dilation_t;
+                                        int64_t iy = oy * p->stride_h - p->pad_top + ky * p->dilation_h;
+                                        int64_t ix = ox * p->stride_w - p->pad_left + kx * p->dilation_w;
+                                        int64_t c = g * cin_g + ci;
+                                        double v;
+                                        if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) continue;
+                                        if (s < z || s >= z + tc + p->t) continue;
+                                        if (s < z + tc)
+                                            v = cache[(((n * p->cin + c) * tc + (s - z)) * p->h + iy) * p->w + ix];
+                                        else
+                                            v = x[(((n * p->cin + c) * p->t + (s - z - tc)) * p->h + iy) * p->w + ix];
+                                        acc += v * w[(((co * cin_g + ci) * p->kt + kf) * p->kh + ky) * p->kw + kx];
+                                    }
+                        y[yi] = hr_epilogue(acc, bias, co, p->act, p->output_scale, residual, yi,
+                                            p->residual_scale, p->post_act);
+                    }
+}
+
 /* Transposed conv as the scatter it is defined by: input (iy, ix) with tap
  * (ky, kx) lands on output (iy*stride - pad + ky*dilation, ...). */
 void hr_conv_transpose2d(const hc_conv *p, const double *x, const double *w, const double *bias,

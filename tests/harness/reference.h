@@ -23,6 +23,14 @@ void hr_conv2d(const hc_conv *p, const double *x, const double *w, const double 
 void hr_conv_transpose2d(const hc_conv *p, const double *x, const double *w, const double *bias,
                          const double *residual, double *y);
 
+/* Output length of one conv3d axis: (in + lo + hi - dilation*(k-1) - 1) / stride + 1. */
+int64_t hr_conv3d_out(int64_t in, int64_t lo, int64_t hi, int64_t dilation, int64_t k, int64_t stride);
+/* x [n, cin, t, h, w]; cache [n, cin, tc, h, w] or NULL (p->tc frames); w [cout, cin/groups,
+ * kt, kh, kw]; y [n, cout, ot, oh, ow]: the conv over the concatenation of pad_front - tc
+ * zero frames, the cache, x and pad_back zero frames. */
+void hr_conv3d(const hc_conv3d *p, const double *cache, const double *x, const double *w, const double *bias,
+               const double *residual, double *y);
+
 /* a [batch or 1, m, k] (a_shared: one [m, k]); b [batch or 1, k, n] likewise;
  * y [max(batch,1), m, n].  For linear pass the weight seen as [k, n]. */
 void hr_matmul(const hc_matmul *p, const double *a, const double *b, const double *bias,

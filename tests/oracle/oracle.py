@@ -404,6 +404,61 @@ def conv_transpose_cases(gen):
     return cases
 
 
+def conv3d_cases(gen):
+    """dk_conv3d / dk_conv3d_chunk against F.conv3d: the causal front padding by F.pad, the
+    cache by torch.cat in front of x (the NDHWC weight is stored [O, KT, KH, KW, I])."""
+    specs = [
+        # name, N, Cin, T, H, W, Cout, KT, KH, KW, Tc (cache frames), params
+        ("causal333_bias", 1, 8, 4, 5, 6, 8, 3, 3, 3, 0,
+         dict(pad_front=2, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, bias=1)),
+        ("causal333_cache2_silu", 1, 12, 3, 4, 5, 16, 3, 3, 3, 2,
+         dict(pad_front=2, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, bias=1, act="silu")),
+        ("causal333_cache1_t1_res", 2, 5, 1, 4, 4, 6, 3, 3, 3, 1,
+         dict(pad_front=2, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, bias=1, residual=1)),
+        ("time311_cache2", 1, 6, 1, 3, 4, 12, 3, 1, 1, 2, dict(pad_front=2, bias=1, f32_bias=1)),
+        ("time311_cache1_inplace", 1, 8, 4, 3, 3, 8, 3, 1, 1, 1,
+         dict(pad_front=2, residual=1, res_inplace=1, post_act="relu")),
+        ("point111_gelu", 1, 7, 3, 4, 4, 9, 1, 1, 1, 0, dict(bias=1, act="gelu")),
+        ("s2_dil_groups", 1, 8, 7, 7, 6, 6, 3, 3, 2, 0,
+         dict(stride_t=2, stride_h=2, stride_w=1, dilation_t=2, dilation_w=2, groups=2, pad_front=3, pad_back=1,
+              pad_top=1, pad_bottom=0, pad_left=0, pad_right=2, bias=1, output_scale=0.5, residual_scale=1.5,
+              residual=1)),
+    ]
+    cases = []
+    for name, n, cin, t, h, w, cout, kt, kh, kw, tc, params in specs:
+        for dt in DTYPES:
+            for lay in VIDEO_LAYOUTS:
+                p = set_act(params)
+                g = p.get("groups", 1)
+                c = Case("conv3d", name, dt, lay, c_params(p))
+                x = gen.randn([n, cin, t, h, w], dt)
+                cache = gen.randn([n, cin, tc, h, w], dt) if tc else None
+                wt = gen.randn([cout, cin // g, kt, kh, kw], dt, 1.0 / math.sqrt(cin // g * kt * kh * kw))
+                bdt = "f32" if p.get("f32_bias") else dt
+                bias = gen.randn([cout], bdt) if p.get("bias") else None
+                xin = torch.cat([cache, x], 2) if cache is not None else x
+                xin = F.pad(xin, (p.get("pad_left", 0), p.get("pad_right", 0), p.get("pad_top", 0),
+                                  p.get("pad_bottom", 0), p.get("pad_front", 0) - tc, p.get("pad_back", 0)))
+                acc = F.conv3d(xin, wt, None, (p.get("stride_t", 1), p.get("stride_h", 1), p.get("stride_w", 1)), 0,
+                               (p.get("dilation_t", 1), p.get("dilation_h", 1), p.get("dilation_w", 1)), g)
+                res = gen.randn(list(acc.shape), dt) if p.get("residual") else None
+                c.input("x", x)
+                c.input("w", wt)
+                if cache is not None:
+                    c.input("cache", cache)
+                if bias is not None:
+                    c.input("bias", bias, "contig", dt=bdt)
+                if res is not None:
+                    c.input("residual", res)
+                c.output("y", acc.shape)
+                if p.get("res_inplace"):
+                    c.alias = ("y", "residual")
+                c.ref = epilogue_ref(acc, bias, res, p, 1)
+                c.k = cin // g * kt * kh * kw
+                cases.append(c)
+    return cases
+
+
 def group_norm_cases(gen):
     specs = [
         # name, N, C, H, W, groups, affine, act, eps, in_place, mean of x
@@ -976,7 +1031,7 @@ def rms_norm_cases(gen):
     return cases
 
 
-ALL_OPS = [conv_cases, conv_transpose_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, rms_norm_cases,
+ALL_OPS = [conv_cases, conv_transpose_cases, conv3d_cases, group_norm_cases, group_norm_split_cases, layer_norm_cases, rms_norm_cases,
            attention_cases,
            linear_cases, matmul_cases, activation_cases, activation_scaled_cases, add_cases, upsample_cases, convert_cases]
 

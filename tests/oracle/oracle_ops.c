@@ -7,6 +7,7 @@
  *                                         group_norm_stats group_norm_apply layer_norm rms_norm
  *                                         attention
  *                                         activation activation_scaled add upsample convert
+ *                                         conv3d (with an input "cache": dk_conv3d_chunk)
  *   p KEY VALUE                       a numeric parameter (stride_h, act, eps, ...)
  *   t ROLE DTYPE NDIM SHAPE.. STRIDES.. OFFSET BUFELEMS BLOBOFF
  *                                     an input: a buffer of BUFELEMS elements whose bytes are
@@ -170,6 +171,32 @@ static dk_status orc_run_op(dk_context *ctx, const orc_case *c, const dk_tensor 
         }
         return dk_conv2d(ctx, &d, orc_find(c, "x"), orc_find(c, "w"), orc_find(c, "bias"),
                          orc_find(c, "residual"), y);
+    }
+    if (strcmp(op, "conv3d") == 0) {
+        dk_conv3d_desc d;
+        dk_conv3d_desc_init(&d);
+        d.stride_t = orc_iparam(c, "stride_t", 1);
+        d.stride_h = orc_iparam(c, "stride_h", 1);
+        d.stride_w = orc_iparam(c, "stride_w", 1);
+        d.dilation_t = orc_iparam(c, "dilation_t", 1);
+        d.dilation_h = orc_iparam(c, "dilation_h", 1);
+        d.dilation_w = orc_iparam(c, "dilation_w", 1);
+        d.pad_front = orc_iparam(c, "pad_front", 0);
+        d.pad_back = orc_iparam(c, "pad_back", 0);
+        d.pad_top = orc_iparam(c, "pad_top", 0);
+        d.pad_bottom = orc_iparam(c, "pad_bottom", 0);
+        d.pad_left = orc_iparam(c, "pad_left", 0);
+        d.pad_right = orc_iparam(c, "pad_right", 0);
+        d.groups = orc_iparam(c, "groups", 1);
+        d.activation = orc_act(c);
+        d.post_activation = orc_post_act(c);
+        d.output_scale = (float)orc_param(c, "output_scale", 1.0);
+        d.residual_scale = (float)orc_param(c, "residual_scale", 1.0);
+        if (orc_find(c, "cache"))
+            return dk_conv3d_chunk(ctx, &d, orc_find(c, "cache"), orc_find(c, "x"), orc_find(c, "w"),
+                                   orc_find(c, "bias"), orc_find(c, "residual"), y);
+        return dk_conv3d(ctx, &d, orc_find(c, "x"), orc_find(c, "w"), orc_find(c, "bias"), orc_find(c, "residual"),
+                         y);
     }
     if (strcmp(op, "conv_transpose2d") == 0) {
         dk_conv_transpose2d_desc d;

@@ -1,6 +1,7 @@
 /* dk_bench: time any op on any backend.
  *
  *   dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16] [--layout nchw|nhwc]
+ *            (conv3d: nchw means NCDHW, nhwc NDHWC)
  *            [--op OP --shape k=v,...] [--suite NAME] [--list] [--warmup N] [--iters N]
  *            [--warmup-ms MS] [--json FILE]
  *
@@ -59,6 +60,10 @@ static const bench_opdef bench_ops[] = {
     {"rms_norm", {{"n", "1"}, {"c", NULL}, {"t", "1"}, {"h", NULL}, {"w", NULL}, {"form", "l2"}, {"act", "none"},
                   {NULL, NULL}}},
     {"copy", {{"n", "1"}, {"c", NULL}, {"t", "1"}, {"h", NULL}, {"w", NULL}, {NULL, NULL}}},
+    /* causal conv3d as a video VAE decodes: kt x k x k kernel, pad_front kt-1, spatial
+     * padding k/2, t new frames after tc cached ones (dk_conv3d_chunk when tc > 0) */
+    {"conv3d", {{"n", "1"}, {"cin", NULL}, {"cout", NULL}, {"t", NULL}, {"h", NULL}, {"w", NULL}, {"kt", "3"},
+                {"k", "3"}, {"tc", "0"}, {"bias", "1"}, {"act", "none"}, {NULL, NULL}}},
 };
 #define BENCH_NUM_OPS (int)(sizeof bench_ops / sizeof bench_ops[0])
 
@@ -103,10 +108,10 @@ static const char *const bench_suite_memory[] = {
     "upsample c=256,h=512,w=512",
     "upsample c=512,h=256,w=256",
     NULL};
-/* wan: the RMS norms of the Wan 2.1 video VAE decoder (4 latent frames) at 720p
+/* wan_rms: the RMS norms of the Wan 2.1 video VAE decoder (4 latent frames) at 720p
  * and 480p, each next to a plain copy of the same tensor; run with --dtype bf16
  * --layout nchw,nhwc (NCDHW, NDHWC) */
-static const char *const bench_suite_wan[] = {
+static const char *const bench_suite_wan_rms[] = {
     "rms_norm c=384,t=4,h=90,w=160",
     "copy c=384,t=4,h=90,w=160",
     "rms_norm c=192,t=4,h=360,w=640",
@@ -119,6 +124,31 @@ static const char *const bench_suite_wan[] = {
     "copy c=192,t=4,h=240,w=416",
     "rms_norm c=96,t=4,h=480,w=832",
     "copy c=96,t=4,h=480,w=832",
+    NULL};
+/* wan: the Wan 2.1 VAE decoder's conv3d shapes at 720p and 480p: the causal 3x3x3 convs on
+ * a 4-frame chunk after 2 cached frames, per decoder stage (channels 384, 384, 192, 96), and
+ * the upsamplers' 3x1x1 time convs (384 -> 768) on a 1-frame chunk after 2 cached frames
+ * and on 4 frames */
+static const char *const bench_suite_wan[] = {
+    "conv3d cin=384,cout=384,t=4,tc=2,h=90,w=160",
+    "conv3d cin=384,cout=384,t=4,tc=2,h=180,w=320",
+    "conv3d cin=192,cout=192,t=4,tc=2,h=360,w=640",
+    "conv3d cin=96,cout=96,t=4,tc=2,h=720,w=1280",
+    "conv3d cin=384,cout=384,t=4,tc=2,h=60,w=104",
+    "conv3d cin=384,cout=384,t=4,tc=2,h=120,w=208",
+    "conv3d cin=192,cout=192,t=4,tc=2,h=240,w=416",
+    "conv3d cin=96,cout=96,t=4,tc=2,h=480,w=832",
+    "conv3d cin=384,cout=768,t=1,tc=2,h=90,w=160,k=1",
+    "conv3d cin=384,cout=768,t=1,tc=2,h=180,w=320,k=1",
+    "conv3d cin=384,cout=768,t=4,tc=2,h=90,w=160,k=1",
+    "conv3d cin=384,cout=768,t=4,tc=2,h=180,w=320,k=1",
+    "conv3d cin=384,cout=768,t=1,tc=2,h=60,w=104,k=1",
+    "conv3d cin=384,cout=768,t=1,tc=2,h=120,w=208,k=1",
+    NULL};
+/* conv3d scaled to a 2-core CPU */
+static const char *const bench_suite_wan_cpu[] = {
+    "conv3d cin=32,cout=32,t=4,tc=2,h=24,w=40",
+    "conv3d cin=32,cout=64,t=1,tc=2,h=24,w=40,k=1",
     NULL};
 static const char *const bench_suite_cpu[] = {
     "conv2d cin=256,cout=256,h=32,w=32,p=1",
@@ -279,6 +309,8 @@ static int bench_tensor(bench_run *r, dk_dtype dt, int ndim, const int64_t *shap
     else if (ndim == 4)
         r->t[r->count] = nhwc ? dk_tensor_nhwc(b, 0, dt, shape[0], shape[1], shape[2], shape[3])
                               : dk_tensor_nchw(b, 0, dt, shape[0], shape[1], shape[2], shape[3]);
+    else if (ndim == 5 && nhwc)
+        r->t[r->count] = dk_tensor_ndhwc(b, 0, dt, shape[0], shape[1], shape[2], shape[3], shape[4]);
     else
         r->t[r->count] = dk_tensor_contiguous(b, 0, dt, ndim, shape);
     r->count++;
@@ -318,6 +350,29 @@ static dk_status bench_op(bench_run *r, const bench_spec *s, dk_dtype dt, int nh
         cd.activation = bench_act(bench_get(s, "act"));
         return dk_conv2d(r->ctx, &cd, &t[0], &t[1], bench_int(s, "bias") ? &t[2] : NULL,
                          bench_int(s, "res") ? &t[4] : NULL, &t[3]);
+    }
+    if (!strcmp(op, "conv3d")) {
+        int64_t n = bench_int(s, "n"), ci = bench_int(s, "cin"), co = bench_int(s, "cout"), f = bench_int(s, "t"),
+                h = bench_int(s, "h"), w = bench_int(s, "w"), kt = bench_int(s, "kt"), k = bench_int(s, "k"),
+                tc = bench_int(s, "tc");
+        int64_t oh = h + 2 * (k / 2) - k + 1, ow = w + 2 * (k / 2) - k + 1; /* OT = t: causal */
+        dk_conv3d_desc cd;
+        if (setup) {
+            int64_t xs[5] = {n, ci, f, h, w}, ws[5] = {co, ci, kt, k, k}, bs[1] = {co}, ys[5] = {n, co, f, oh, ow};
+            int64_t cs[5] = {n, ci, tc > 0 ? tc : 1, h, w};
+            if (bench_tensor(r, dt, 5, xs, nhwc, seed) || bench_tensor(r, dt, 5, ws, 0, seed) ||
+                bench_tensor(r, dt, 1, bs, 0, seed) || bench_tensor(r, dt, 5, ys, nhwc, seed) ||
+                (tc > 0 && bench_tensor(r, dt, 5, cs, nhwc, seed)))
+                return DK_ERR_OUT_OF_MEMORY;
+            r->flops = 2.0 * n * co * f * oh * ow * (double)ci * kt * k * k;
+            r->bytes = e * (double)(n * ci * (f + tc) * h * w + co * ci * kt * k * k + n * co * f * oh * ow + co);
+        }
+        dk_conv3d_desc_init(&cd);
+        cd.pad_front = (int32_t)(kt - 1);
+        cd.pad_top = cd.pad_bottom = cd.pad_left = cd.pad_right = (int32_t)(k / 2);
+        cd.activation = bench_act(bench_get(s, "act"));
+        return dk_conv3d_chunk(r->ctx, &cd, tc > 0 ? &t[4] : NULL, &t[0], &t[1], bench_int(s, "bias") ? &t[2] : NULL,
+                               NULL, &t[3]);
     }
     if (!strcmp(op, "conv_transpose2d")) {
         int64_t n = bench_int(s, "n"), ci = bench_int(s, "cin"), co = bench_int(s, "cout"), h = bench_int(s, "h"),
@@ -507,7 +562,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
     char canon[512];
     const char *layout = !strcmp(s->def->op, "attention") ? "bhnd"
                          : (!strcmp(s->def->op, "matmul") || !strcmp(s->def->op, "layer_norm")) ? "row"
-                         : !strcmp(s->def->op, "rms_norm") || !strcmp(s->def->op, "copy") ? (nhwc ? "ndhwc" : "ncdhw")
+                         : !strcmp(s->def->op, "rms_norm") || !strcmp(s->def->op, "copy") || !strcmp(s->def->op, "conv3d") ? (nhwc ? "ndhwc" : "ncdhw")
                          : nhwc ? "nhwc" : "nchw";
     dk_status st;
     memset(&r, 0, sizeof r);
@@ -552,7 +607,7 @@ static int bench_measure(dk_context *ctx, const bench_spec *s, dk_dtype dt, int 
 
 static void bench_usage(void) {
     printf("usage: dk_bench [--backend cpu|vulkan|hip|auto] [--dtype f32|f16|bf16[,..]] [--layout nchw|nhwc[,..]]\n"
-           "                [--op OP --shape k=v,...] [--suite cpu|h100|memory|wan] [--list] [--warmup N] [--iters N]\n"
+           "                [--op OP --shape k=v,...] [--suite cpu|h100|memory|wan|wan_cpu|wan_rms] [--list] [--warmup N] [--iters N]\n"
            "                [--warmup-ms MS (default 500: see the source)] [--json FILE]\n");
 }
 
@@ -598,8 +653,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(suite, "h100")) lines = bench_suite_h100;
     else if (!strcmp(suite, "memory")) lines = bench_suite_memory;
     else if (!strcmp(suite, "wan")) lines = bench_suite_wan;
+    else if (!strcmp(suite, "wan_cpu")) lines = bench_suite_wan_cpu;
+    else if (!strcmp(suite, "wan_rms")) lines = bench_suite_wan_rms;
     else {
-        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100, memory, wan)\n", suite);
+        fprintf(stderr, "dk_bench: unknown suite '%s' (cpu, h100, memory, wan, wan_cpu, wan_rms)\n", suite);
         return 2;
     }
     if (list) {

@@ -2,14 +2,13 @@
 """Side by side: dk_bench (each backend given) and PyTorch, same specs, same run.
 
     compare.py --bench BUILD/tests/perf/dk_bench --suite h100 --backend vulkan,hip
-               --dtype f16,bf16 --layout nchw,nhwc [--device cuda] [--torch-compile] [--out table.md]
+               --dtype f16,bf16 --layout nchw,nhwc [--device cuda] [--compile] [--out table.md]
 
 Prints a markdown table: per spec and dtype, difkern's time per backend and
 layout next to PyTorch's best layout, with the ratio torch_ms / difkern_ms
-(> 1: difkern faster) and difkern's TFLOP/s or GB/s.  With --torch-compile,
-also torch.compile's time in the same layout.  Where the suite times a `copy`
-of the same video (suite wan), an rms_norm row also gets its GB/s as a
-fraction of that copy's GB/s (same backend, dtype and layout).
+(> 1: difkern faster) and difkern's TFLOP/s or GB/s; with --compile also
+torch.compile's best layout and its ratio.  (conv3d's nchw / nhwc are NCDHW /
+NDHWC: PyTorch contiguous / channels_last_3d.)
 """
 import argparse
 import json
@@ -41,7 +40,7 @@ def main():
     ap.add_argument("--iters", default="10")
     ap.add_argument("--torch-python", default="python3")
     ap.add_argument("--op", help="only these ops of the suite (comma-separated)")
-    ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
     ap.add_argument("--out")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
@@ -66,47 +65,43 @@ def main():
                 break
             rows += json.load(open(js))
     tj = os.path.join(tmp, "torch.json")
-    base = [a.torch_python, os.path.join(here, "torch_bench.py"), "--suite-file", suite_file, "--dtype", a.dtype,
-            "--layout", a.layout, "--iters", a.iters]
+    cmd = [a.torch_python, os.path.join(here, "torch_bench.py"), "--suite-file", suite_file, "--dtype", a.dtype,
+           "--layout", a.layout, "--iters", a.iters, "--json", tj]
     if a.device:
-        base += ["--device", a.device]
-    run(base + ["--json", tj])
+        cmd += ["--device", a.device]
+    run(cmd)
     torch_rows = json.load(open(tj)) if os.path.exists(tj) else []
-    compiled = {}
-    if a.torch_compile:
-        tc = os.path.join(tmp, "torch_compile.json")
-        run(base + ["--json", tc, "--compile"])
-        for t in json.load(open(tc)) if os.path.exists(tc) else []:
-            compiled[(t["op"], t["spec"], t["dtype"], t["layout"])] = t
-    # the copy of the same video, for the rms_norm rows: same n, c, t, h, w
-    copies = {}
-    for r in rows:
-        if r["op"] == "copy":
-            copies[(r["spec"], r["dtype"], r["backend"], r["layout"])] = r
-    best = {}
-    for t in torch_rows:
-        k = (t["op"], t["spec"], t["dtype"])
-        if k not in best or t["ms"] < best[k]["ms"]:
-            best[k] = t
+    compiled = []
+    if a.compile:
+        cj = os.path.join(tmp, "torch_compile.json")
+        run([cj if x == tj else x for x in cmd] + ["--compile"])
+        compiled = json.load(open(cj)) if os.path.exists(cj) else []
+
+    def best_of(rows_):
+        b_ = {}
+        for t in rows_:
+            k_ = (t["op"], t["spec"], t["dtype"])
+            if k_ not in b_ or t["ms"] < b_[k_]["ms"]:
+                b_[k_] = t
+        return b_
+    best, cbest = best_of(torch_rows), best_of(compiled)
     same = {(t["op"], t["spec"], t["dtype"], t["layout"]): t for t in torch_rows}
     lines = ["| op | shape | dtype | backend | layout | difkern ms | torch same-layout ms | torch best ms (layout) "
-             "| best/difkern | torch.compile ms | difkern TFLOP/s | difkern GB/s | GB/s / copy GB/s |", "|" + "---|" * 13]
-    # dk_bench names the video layouts ncdhw / ndhwc; torch_bench by the --layout words
-    torch_layout = {"ncdhw": "nchw", "ndhwc": "nhwc"}
+             "| best/difkern | difkern TFLOP/s | difkern GB/s |" + (" compile best ms (layout) | compile/difkern |"
+                                                                  if a.compile else ""),
+             "|" + "---|" * (13 if a.compile else 11)]
     for r in rows:
         k = (r["op"], r["spec"], r["dtype"])
         b = best.get(k)
-        s = same.get(k + (torch_layout.get(r["layout"], r["layout"]),))
-        c = compiled.get(k + (torch_layout.get(r["layout"], r["layout"]),))
-        cp = None
-        if r["op"] == "rms_norm":
-            video = ",".join(kv for kv in r["spec"].split(",") if kv.split("=")[0] in ("n", "c", "t", "h", "w"))
-            cp = copies.get((video, r["dtype"], r["backend"], r["layout"]))
-        lines.append("| {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {} | {:.2f} | {:.0f} | {} |".format(
+        s = same.get(k + (r["layout"],))
+        lines.append("| {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {:.2f} | {:.0f} |".format(
             r["op"], r["spec"], r["dtype"], r["backend"], r["layout"], r["ms"],
             f"{s['ms']:.4f}" if s else "-", f"{b['ms']:.4f} ({b['layout']})" if b else "-",
-            f"{b['ms'] / r['ms']:.2f}x" if b else "-", f"{c['ms']:.4f}" if c else "-", r["tflops"], r["gbps"],
-            f"{r['gbps'] / cp['gbps']:.2f}" if cp else "-"))
+            f"{b['ms'] / r['ms']:.2f}x" if b else "-", r["tflops"], r["gbps"]))
+        if a.compile:
+            cb = cbest.get(k)
+            lines[-1] += " {} | {} |".format(f"{cb['ms']:.4f} ({cb['layout']})" if cb else "-",
+                                             f"{cb['ms'] / r['ms']:.2f}x" if cb else "-")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

@@ -26,14 +26,24 @@ PARAMS = {
     "rms_norm": [("n", 1), ("c", None), ("t", 1), ("h", None), ("w", None), ("form", "l2"), ("act", "none")],
     # a plain copy of the same video (dk_convert to the same dtype and layout)
     "copy": [("n", 1), ("c", None), ("t", 1), ("h", None), ("w", None)],
+    # causal: pad_front kt-1, spatial padding k//2, t new frames after tc cached ones
+    "conv3d": [("n", 1), ("cin", None), ("cout", None), ("t", None), ("h", None), ("w", None),
+               ("kt", 3), ("k", 3), ("tc", 0), ("bias", 1), ("act", "none")],
 }
 
 STRING_KEYS = {"act", "to", "tl", "form"}
-IMAGE_OPS = {"conv2d", "conv_transpose2d", "group_norm", "add", "convert", "upsample", "rms_norm", "copy"}
+IMAGE_OPS = {"conv2d", "conv_transpose2d", "group_norm", "add", "convert", "upsample", "rms_norm", "copy", "conv3d"}
 VIDEO_OPS = {"rms_norm", "copy"}
 # Ops whose natural figure of merit is TFLOP/s (the rest: GB/s).
-COMPUTE_OPS = {"conv2d", "conv_transpose2d", "matmul", "attention"}
+COMPUTE_OPS = {"conv2d", "conv_transpose2d", "matmul", "attention", "conv3d"}
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def layout_label(op, layout):
+    """The layout as reports name it: conv3d's nchw / nhwc are NCDHW / NDHWC."""
+    if op == "conv3d":
+        return {"nchw": "ncdhw", "nhwc": "ndhwc"}.get(layout, layout)
+    return layout
 
 
 def default_layout(op):
@@ -109,6 +119,12 @@ def cost(op, p, dtype):
         flops = 2 * p["n"] * p["cout"] * oh * ow * (p["cin"] // p["g"]) * p["k"] ** 2
         elems = (p["n"] * p["cin"] * p["h"] * p["w"] + p["cout"] * (p["cin"] // p["g"]) * p["k"] ** 2
                  + p["n"] * p["cout"] * oh * ow + (p["cout"] if p["bias"] else 0))
+        return flops, elems * e
+    if op == "conv3d":
+        oh, ow = p["h"] + 2 * (p["k"] // 2) - p["k"] + 1, p["w"] + 2 * (p["k"] // 2) - p["k"] + 1
+        flops = 2 * p["n"] * p["cout"] * p["t"] * oh * ow * p["cin"] * p["kt"] * p["k"] ** 2
+        elems = (p["n"] * p["cin"] * (p["t"] + p["tc"]) * p["h"] * p["w"] + p["cout"] * p["cin"] * p["kt"] * p["k"] ** 2
+                 + p["n"] * p["cout"] * p["t"] * oh * ow + (p["cout"] if p["bias"] else 0))
         return flops, elems * e
     if op == "conv_transpose2d":
         oh = convt_out(p["h"], p["k"], p["s"], p["p"], p["op"], p["d"])

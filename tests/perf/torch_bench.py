@@ -4,10 +4,14 @@
     torch_bench.py [--device cpu|cuda] [--dtype f32,f16,bf16] [--layout nchw,nhwc]
                    [--suite-file FILE | --spec "op k=v,..."] [--json OUT] [--iters N] [--compile]
 
+conv3d runs as Wan 2.1's CausalConv3d does: torch.cat of the cached frames and
+the chunk, F.pad of the causal front frames, F.conv3d (cuDNN); nchw is the
+contiguous NCDHW input, nhwc channels_last_3d.  --compile times
+torch.compile(default mode) of the same function instead of eager.
+
 Specs come from `dk_bench --list --suite NAME` (one "op k=v,..." per line).  On
 CUDA each run is timed with CUDA events; on the CPU with perf_counter.  The
-median is reported, as dk_bench does.  --compile runs each op through
-torch.compile (rows labelled backend "torch.compile"; the warm-up runs compile).
+median is reported, as dk_bench does.
 """
 import argparse
 import json
@@ -32,6 +36,11 @@ def image(shape, dt, layout, dev):
     return x.contiguous(memory_format=torch.channels_last) if layout == "nhwc" else x
 
 
+def video(shape, dt, layout, dev):
+    x = torch.rand(shape, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
+    return x.contiguous(memory_format=torch.channels_last_3d) if layout == "nhwc" else x
+
+
 def make(op, p, dt, layout, dev):
     """Returns a zero-argument callable that runs the op once."""
     r = lambda *s: torch.rand(s, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)  # noqa: E731
@@ -45,6 +54,18 @@ def make(op, p, dt, layout, dev):
         def run():
             xi = F.interpolate(x, scale_factor=up, mode="nearest") if up > 1 else x
             return act(F.conv2d(xi, w, b, p["s"], p["p"], p["d"], p["g"]))
+        return run
+    if op == "conv3d":
+        kt, k, tc = p["kt"], p["k"], p["tc"]
+        x = video((p["n"], p["cin"], p["t"], p["h"], p["w"]), dt, layout, dev)
+        cache = video((p["n"], p["cin"], tc, p["h"], p["w"]), dt, layout, dev) if tc else None
+        w = video((p["cout"], p["cin"], kt, k, k), dt, layout, dev)
+        b = r(p["cout"]) if p["bias"] else None
+
+        def run():
+            xi = torch.cat([cache, x], 2) if cache is not None else x
+            xi = F.pad(xi, (k // 2, k // 2, k // 2, k // 2, kt - 1 - tc, 0))
+            return act(F.conv3d(xi, w, b))
         return run
     if op == "conv_transpose2d":
         x = image((p["n"], p["cin"], p["h"], p["w"]), dt, layout, dev)
@@ -77,17 +98,6 @@ def make(op, p, dt, layout, dev):
     if op == "upsample":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         return lambda: F.interpolate(x, scale_factor=p["f"], mode="nearest")
-    if op in shapes.VIDEO_OPS:
-        x = torch.rand((p["n"], p["c"], p["t"], p["h"], p["w"]), device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
-        if layout == "nhwc":
-            x = x.contiguous(memory_format=torch.channels_last_3d)
-        if op == "copy":
-            return lambda: x.clone()  # keeps the memory format
-        c = p["c"]
-        g, b = r(c).view(1, c, 1, 1, 1), r(c).view(1, c, 1, 1, 1)
-        if p["form"] == "ms":
-            return lambda: act(x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6) * g + b)
-        return lambda: act(F.normalize(x, dim=1) * c ** 0.5 * g + b)
     if op == "convert":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         fmt = torch.channels_last if p["tl"] == "nhwc" else torch.contiguous_format
@@ -129,11 +139,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--compile", action="store_true", help="time torch.compile'd ops")
+    ap.add_argument("--compile", action="store_true", help="torch.compile (default mode) instead of eager")
     a = ap.parse_args()
-    label = "torch.compile" if a.compile else "torch"
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.compile and not hasattr(torch, "compile"):
+        sys.exit(f"torch_bench.py: --compile needs PyTorch 2 (this is {torch.__version__})")
     lines = list(a.spec)
     if a.suite_file:
         lines += [l.strip() for l in open(a.suite_file) if l.strip() and not l.startswith("#")]
@@ -156,9 +167,11 @@ def main():
                 except RuntimeError as e:  # e.g. a dtype the CPU kernels lack
                     print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} FAILED {str(e).splitlines()[0]}")
                     continue
+                layout = shapes.layout_label(op, layout)
                 print(f"{op:18s} {spec:60s} {dtype:5s} {layout:5s} {ms:10.4f} ms {flops / ms / 1e9:9.3f} TFLOP/s "
                       f"{nbytes / ms / 1e6:9.1f} GB/s", flush=True)
-                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout, backend=label, device=dev_name,
+                out.append(dict(op=op, spec=spec, dtype=dtype, layout=layout,
+                                backend="torch.compile" if a.compile else "torch", device=dev_name,
                                 ms=ms, min_ms=mn, flops=flops, bytes=nbytes, tflops=flops / ms / 1e9,
                                 gbps=nbytes / ms / 1e6))
     if a.json:

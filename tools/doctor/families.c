@@ -91,11 +91,11 @@ static void dd_set(dd_family *f, const char *family, const char *why) {
 }
 
 static int dd_is_matrix_op(int op) {
-    return op == HC_CONV2D || op == HC_CONV_TRANSPOSE2D || op == HC_MATMUL || op == HC_LINEAR || op == HC_ATTENTION;
+    return op == HC_CONV2D || op == HC_CONV_TRANSPOSE2D || op == HC_CONV3D || op == HC_MATMUL || op == HC_LINEAR || op == HC_ATTENTION;
 }
 
 static const char *dd_shape_rule(int op, int vulkan) {
-    if (op == HC_CONV2D || op == HC_CONV_TRANSPOSE2D)
+    if (op == HC_CONV2D || op == HC_CONV_TRANSPOSE2D || op == HC_CONV3D)
         return vulkan ? "groups 1, Cin % 32 == 0 (else zero-padded), Cout % 8 == 0 or Cout <= 8" : "any shape";
     if (op == HC_MATMUL || op == HC_LINEAR)
         return vulkan ? "one b for the batch, K % 32 == 0, N % 8 == 0, a's rows K-contiguous" : "b shared and M >= 128";
