@@ -110,7 +110,7 @@ bad = {
     "fortran": (np.asfortranarray(rng.standard_normal((3, 4)).astype("<f4")), "DK_ERR_UNSUPPORTED", "fortran_order True"),
     "bigendian": (rng.standard_normal(4).astype(">f4"), "DK_ERR_UNSUPPORTED", "not little-endian"),
     "int32": (np.arange(4, dtype="<i4"), "DK_ERR_UNSUPPORTED", "'<i4' unsupported"),
-    "fivedims": (np.zeros((1, 1, 1, 2, 2), dtype="<f4"), "DK_ERR_UNSUPPORTED", "5 dims"),
+    "sixdims": (np.zeros((1, 1, 1, 1, 2, 2), dtype="<f4"), "DK_ERR_UNSUPPORTED", "6 dims"),
     "structured": (np.zeros(2, dtype=[("a", "<f4")]), "DK_ERR_UNSUPPORTED", "structured"),
 }
 for tag, (a, status, msg) in bad.items():

@@ -105,7 +105,7 @@ static const tn_spec tn_specs[] = {
     {"fortran", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24, U, "fortran_order True"},
     {"int dtype", 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8, U, "dtype '<i4' unsupported"},
     {"structured", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", 8, U, "structured"},
-    {"5 dims", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 2), }", 8, U, "5 dims"},
+    {"6 dims", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 2), }", 8, U, "6 dims"},
     {"not a tuple", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8, F, "(n) is not a tuple"},
     {"shape list", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': [2], }", 8, F, "'(' starting the shape"},
     {"negative dim", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8, F, "non-negative"},
