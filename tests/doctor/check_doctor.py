@@ -135,7 +135,7 @@ def check_badargs(doctor, tmp):
         (["--backend", "opencl"], "--backend 'opencl'"),
         (["--frobnicate"], "unknown option '--frobnicate'"),
         (["--device", "x"], "--device 'x'"),
-        (["--op", "conv3d"], "--op 'conv3d' is not an op"),
+        (["--op", "conv4d"], "--op 'conv4d' is not an op"),
         (["--seed"], "--seed needs a value"),
         (["--seed", "-4"], "--seed '-4'"),
         (["--case", "no/such/case"], "no case matches"),
