@@ -98,6 +98,15 @@ def make(op, p, dt, layout, dev):
     if op == "upsample":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         return lambda: F.interpolate(x, scale_factor=p["f"], mode="nearest")
+    if op in shapes.VIDEO_OPS:  # rms_norm and a plain copy of the same video
+        x = video((p["n"], p["c"], p["t"], p["h"], p["w"]), dt, layout, dev)
+        if op == "copy":
+            return lambda: x.clone()  # keeps the memory format
+        c = p["c"]
+        g, b = r(c).view(1, c, 1, 1, 1), r(c).view(1, c, 1, 1, 1)
+        if p["form"] == "ms":
+            return lambda: act(x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6) * g + b)
+        return lambda: act(F.normalize(x, dim=1) * c ** 0.5 * g + b)
     if op == "convert":
         x = image((p["n"], p["c"], p["h"], p["w"]), dt, layout, dev)
         fmt = torch.channels_last if p["tl"] == "nhwc" else torch.contiguous_format
