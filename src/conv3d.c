@@ -31,7 +31,7 @@ static int64_t c3d_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo
 
 /* H and W of a 5-D view walk as one dim. */
 static int c3d_hw_merge(const dk_tensor *t) {
-    return !t || t->shape[3] == 1 || t->shape[4] == 1 || t->strides[3] == t->strides[4] * t->shape[4];
+    return !t || dk__dims_mergeable(t, 3);
 }
 
 static uint64_t c3d_round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

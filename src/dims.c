@@ -9,8 +9,7 @@
 
 #include <string.h>
 
-/* Can dims d and d + 1 of t be walked as one dim? */
-static int dims_mergeable(const dk_tensor *t, int32_t d) {
+int dk__dims_mergeable(const dk_tensor *t, int32_t d) {
     if (t->shape[d] == 1 || t->shape[d + 1] == 1) return 1;
     return t->strides[d] == t->strides[d + 1] * t->shape[d + 1];
 }
@@ -46,7 +45,7 @@ int dk__fold_views(int count, const dk_tensor *const in[], unsigned keep, int al
         int32_t pick = -1;
         for (d = ndim - 2; d >= 0 && pick < 0; d--) {
             int ok = !(keep & (1u << d));
-            for (i = 0; ok && i < count; i++) ok = dims_mergeable(&out->v[i], d);
+            for (i = 0; ok && i < count; i++) ok = dk__dims_mergeable(&out->v[i], d);
             if (ok) pick = d;
         }
         if (pick >= 0) {

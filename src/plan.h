@@ -200,6 +200,9 @@ typedef struct dk_fold {
 } dk_fold;
 int dk__fold_views(int count, const dk_tensor *const in[], unsigned keep, int allow_loop, dk_fold *f);
 dk_tensor dk__fold_view(const dk_fold *f, int i, int64_t loop);
+/* Whether dims d and d + 1 of t walk as one dim (outer stride = inner stride *
+ * inner size, or either of size 1). */
+int dk__dims_mergeable(const dk_tensor *t, int32_t d);
 /* t without dim d, at index `index` of it. */
 dk_tensor dk__drop_dim(const dk_tensor *t, int32_t d, int64_t index);
 /* t with dims a and b exchanged (a view of the same elements). */
