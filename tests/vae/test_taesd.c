@@ -37,7 +37,7 @@ static const int member_channels[5] = {4, 4, 16, 16, 32};
 
 typedef struct arr {
     float *d;
-    int64_t n, shape[4];
+    int64_t n, shape[DK_MAX_DIMS];
 } arr;
 
 static arr load(const char *dir, const char *name) {

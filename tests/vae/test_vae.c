@@ -23,7 +23,7 @@
 
 typedef struct latents {
     float *z;
-    int64_t shape[4];
+    int64_t shape[DK_MAX_DIMS];
     int32_t n, h, w;
     int64_t out_numel;
 } latents;
@@ -52,7 +52,7 @@ static double decode_file(const char *dir, const char *file, const char *ref_nam
     char path[1024];
     dk_sdxl_vae *vae = NULL;
     latents l = load_latents(dir);
-    int64_t rn, rshape[4];
+    int64_t rn, rshape[DK_MAX_DIMS];
     float *ref = read_npy(dir, ref_name, &rn, rshape), *out = poisoned(l.out_numel);
     double err = INFINITY, maxd = 0.0;
     dk_status st;
@@ -83,7 +83,7 @@ static double decode_file(const char *dir, const char *file, const char *ref_nam
 static void test_memory_rgb8(const char *dir) {
     char path[1024];
     latents l = load_latents(dir);
-    int64_t rn, rshape[4], i, off = 0;
+    int64_t rn, rshape[DK_MAX_DIMS], i, off = 0;
     float *ref = read_npy(dir, "ref_f16w.npy", &rn, rshape);
     int64_t hw = (int64_t)64 * l.h * l.w, b, c;
     uint8_t *rgb = (uint8_t *)malloc((size_t)rn);

@@ -45,7 +45,7 @@ static dk_vae *open_vae(const char *dir, const char *file, dk_dtype t, dk_vae_mo
 
 /* Compares got with the reference file ref; prints and checks the error. */
 static void compare(const char *what, const float *got, const char *dir, const char *ref_name, int64_t n, double tol) {
-    int64_t rn, shape[4];
+    int64_t rn, shape[DK_MAX_DIMS];
     float *ref = read_npy(dir, ref_name, &rn, shape);
     double maxd = 0.0, err = rn == n ? rel_err(got, ref, n, &maxd) : INFINITY;
     printf("  %-44s rel L2 %.3g, max |diff| %.3g (tol %.0e)\n", what, err, maxd, tol);
@@ -87,7 +87,7 @@ static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dt
     char what[160], ref[64];
     const char *mn = dk_vae_model_name(m);
     dk_vae *vae = open_vae(dir, file, t, m);
-    int64_t ln, lshape[4], in, ishape[4];
+    int64_t ln, lshape[DK_MAX_DIMS], in, ishape[DK_MAX_DIMS];
     float *img = read_npy(dir, "kl_image.npy", &in, ishape), *lat, *out;
     int32_t n, lc, hh, ww;
     if (!vae) return;

@@ -31,7 +31,7 @@ static inline double rel_err(const float *x, const float *ref, int64_t n, double
 }
 
 /* dir/name as float32 (exits with a message when it cannot be read). */
-static inline float *read_npy(const char *dir, const char *name, int64_t *numel, int64_t shape[4]) {
+static inline float *read_npy(const char *dir, const char *name, int64_t *numel, int64_t shape[DK_MAX_DIMS]) {
     char path[1024];
     float *d = NULL;
     int32_t nd = 0, i;
