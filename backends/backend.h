@@ -84,6 +84,12 @@ typedef struct dk_backend_ops {
     /* Optional (NULL: the backend keeps no scratch).  Waits for the queued work,
      * then frees the scratch memory the ops grew (dk_release_scratch). */
     dk_status (*release_scratch)(dk_context *ctx);
+
+    /* Optional (NULL: none).  The input-channel multiple at which conv2d takes
+     * its fastest kernel for dtype, where that is more than its plain fast
+     * path needs (HIP on Hopper: 64 for wgmma), else 0.  A caller that copies
+     * x anyway (dk_conv3d's staged frames) pads its channels to it. */
+    int64_t (*conv_channel_multiple)(dk_context *ctx, dk_dtype dtype);
 } dk_backend_ops;
 
 /* Each backend defines one table; the list in src/core.c (core_backends) holds those compiled in. */

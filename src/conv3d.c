@@ -11,11 +11,21 @@
  *           the time padding as pad_top / pad_bottom; no copy.
  *   STAGED  anything else, and the frames the paths above cannot reach (zero
  *           frames before a cache, cache frames): a time-im2col copy
- *           X'[frames, H, W, KT*Cin] in scratch, channel c*KT + kt holding the
- *           frame of tap kt of channel c (each group's channels stay together and
- *           a weight with w.strides[1] = KT * w.strides[2] is the plain view
- *           [Cout, KT*Cin/groups, KH, KW]), then one conv2d over X' with the
- *           spatial taps, in groups of output frames that bound the scratch. */
+ *           X'[frames, H, W, KT*Cin] in scratch, then one conv2d over X' with
+ *           the spatial taps, in groups of output frames that bound the
+ *           scratch.  groups 1: tap-major, channel kt*Cin + c holding the frame
+ *           of tap kt of channel c, so each tap's copy writes whole runs of Cin
+ *           channels per pixel (the backends' vector copies; interleaved
+ *           channels made the copies up to 5x slower than the bandwidth) and
+ *           the weight is copied to match.  groups > 1: channel c*KT + kt, so
+ *           each group's channels stay together and a weight with
+ *           w.strides[1] = KT * w.strides[2] is the plain view
+ *           [Cout, KT*Cin/groups, KH, KW].
+ *           Where the backend's fastest conv needs a channel multiple that
+ *           KT*Cin misses (HIP's wgmma: 64; Wan's 96-channel stage stages 288),
+ *           X' gets zero channels up to it and the weight a zero-padded copy:
+ *           the copy is made anyway, so the pad costs its zeros and the extra
+ *           reduction, not a second pass. */
 #include "plan.h"
 
 #include "../backends/backend.h"
@@ -36,8 +46,16 @@ static int c3d_hw_merge(const dk_tensor *t) {
 
 static uint64_t c3d_round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+int64_t dk__conv3d_padded_channels(int64_t kc_data, int64_t groups, int64_t multiple) {
+    int64_t kc;
+    if (groups != 1 || multiple <= 1 || kc_data % multiple == 0 || kc_data > INT64_MAX / 2) return kc_data;
+    kc = (kc_data + multiple - 1) / multiple * multiple;
+    return kc - kc_data <= kc_data / 4 ? kc : kc_data;
+}
+
 int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, const dk_tensor *w,
-                    const dk_tensor *y, const dk_tensor *residual, uint64_t cap, dk_conv3d_plan *p) {
+                    const dk_tensor *y, const dk_tensor *residual, int64_t multiple, uint64_t cap,
+                    dk_conv3d_plan *p) {
     const int64_t kt = w->shape[2], kh = w->shape[3], kw = w->shape[4], cin = x->shape[1];
     const int64_t t = x->shape[2], st = d->stride_t, pf = d->pad_front;
     const uint64_t es = dk_dtype_size(x->dtype);
@@ -45,7 +63,7 @@ int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, con
     int64_t staged_max, cpg = cin / d->groups;
     memset(p, 0, sizeof *p);
     p->ot = y->shape[2];
-    p->kc = kt * cin;
+    p->kc = p->kc_data = kt * cin;
     if (kh == 1 && kw == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_top && !d->pad_bottom &&
         !d->pad_left && !d->pad_right && c3d_hw_merge(x) && c3d_hw_merge(y) && c3d_hw_merge(residual)) {
         p->path = DK__C3D_TIME;
@@ -65,17 +83,22 @@ int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, con
     /* element strides of the staged frames stay whole 16-byte vectors: fills of
      * whole frames are 4-byte aligned and the conv reads aligned pixels */
     if (x->shape[3] > INT64_MAX / x->shape[4] || p->kc > INT64_MAX / (x->shape[3] * x->shape[4])) return 0;
+    p->kc = dk__conv3d_padded_channels(p->kc_data, d->groups, multiple);
+    if (p->kc > INT64_MAX / (x->shape[3] * x->shape[4])) p->kc = p->kc_data;
     frame = (uint64_t)(x->shape[3] * x->shape[4] * p->kc);
     if (frame > (UINT64_MAX >> 8) / es) return 0;
     frame = c3d_round_up(frame * es, 16);
     p->frame_elems = frame / es;
-    p->copy_weight = kt > 1 && cpg > 1 && w->strides[1] != kt * w->strides[2];
+    p->tap_major = d->groups == 1 && kt > 1 && cin > 1;
+    p->copy_weight = p->kc > p->kc_data || p->tap_major || (kt > 1 && cpg > 1 && w->strides[1] != kt * w->strides[2]);
+    p->weight_offset = p->kc > p->kc_data ? C3D_ALIGN : 0;
     if (p->copy_weight) {
-        uint64_t n = (uint64_t)w->shape[0] * (uint64_t)cpg; /* both bounded by w's validated element count */
-        p->weight_bytes = c3d_round_up(n * (uint64_t)(kt * kh * kw) * es, C3D_ALIGN);
+        /* w's validated element count bounds Cout * KT*Cin/groups * KH*KW; the pad adds at most a quarter */
+        uint64_t n = (uint64_t)w->shape[0] * (uint64_t)(p->kc / d->groups);
+        p->weight_bytes = c3d_round_up(n * (uint64_t)(kh * kw) * es, C3D_ALIGN);
     }
-    p->slab_offset = p->weight_bytes;
-    avail = cap > p->weight_bytes ? cap - p->weight_bytes : 0;
+    p->slab_offset = p->weight_offset + p->weight_bytes;
+    avail = cap > p->slab_offset ? cap - p->slab_offset : 0;
     p->group = avail / frame < (uint64_t)staged_max ? (int64_t)(avail / frame) : staged_max;
     if (p->group < 1) p->group = 1;
     p->scratch_bytes = p->slab_offset + (uint64_t)p->group * frame;
@@ -236,7 +259,8 @@ static dk_status c3d_direct(c3d_call *c) {
 static dk_status c3d_weight(c3d_call *c) {
     const dk_tensor *w = c->w;
     const int64_t kt = w->shape[2], kh = w->shape[3], kw = w->shape[4], cpg = w->shape[1];
-    const int64_t shape[4] = {w->shape[0], kt * cpg, kh, kw};
+    const int64_t kcg = c->plan.kc / c->d->groups, shape[4] = {w->shape[0], kcg, kh, kw};
+    const uint64_t woff = c->plan.weight_offset / dk_dtype_size(w->dtype);
     int64_t k;
     if (!c->plan.copy_weight) {
         /* channel c*KT + kt at c*strides[1] + kt*strides[2] = (c*KT + kt)*strides[2] */
@@ -245,18 +269,44 @@ static dk_status c3d_weight(c3d_call *c) {
         c->wview = c3d_view(w->buffer, w->dtype, w->offset / dk_dtype_size(w->dtype), shape, strides);
         return DK_OK;
     } else {
-        const int64_t ds[4] = {cpg * kt * kh * kw, kt * kh * kw, kw, 1};
-        const int64_t vs[4] = {cpg * kt * kh * kw, kh * kw, kw, 1};
-        c->wview = c3d_view(c->scratch, w->dtype, 0, shape, vs);
+        /* channel c of tap k at k*Cin + c (tap-major) or c*KT + k */
+        const int64_t tm = c->plan.tap_major, tap = tm ? cpg * kh * kw : kh * kw;
+        const int64_t ds[4] = {kcg * kh * kw, tm ? kh * kw : kt * kh * kw, kw, 1};
+        const int64_t vs[4] = {kcg * kh * kw, kh * kw, kw, 1};
+        c->wview = c3d_view(c->scratch, w->dtype, woff, shape, vs);
+        if (kcg > kt * cpg) { /* the pad channels' weights are zeros */
+            dk_status st = c->ctx->ops->buffer_fill(c->ctx, c->scratch, c->plan.weight_offset, c->plan.weight_bytes, 0u);
+            if (st != DK_OK) return st;
+        }
         for (k = 0; k < kt; k++) {
             dk_tensor src = dk__drop_dim(w, 2, k);
             const int64_t ext[4] = {w->shape[0], cpg, kh, kw};
-            dk_tensor dst = c3d_view(c->scratch, w->dtype, (uint64_t)(k * kh * kw), ext, ds);
+            dk_tensor dst = c3d_view(c->scratch, w->dtype, woff + (uint64_t)(k * tap), ext, ds);
             dk_status st = c->ctx->ops->convert(c->ctx, &src, &dst);
             if (st != DK_OK) return st;
         }
     }
     return DK_OK;
+}
+
+/* Zeros in the pad channels [kc_data, kc) of the slab's `group` frames: a
+ * convert from the zero block read with strides 0.  The copies write only the
+ * data channels and c3d_fill whole frames, so these stay zeros for the call. */
+static dk_status c3d_zero_pad_channels(c3d_call *c) {
+    const dk_conv3d_plan *p = &c->plan;
+    const dk_dtype dt = c->x->dtype;
+    const uint64_t es = dk_dtype_size(dt);
+    const int64_t h = c->x->shape[3], w = c->x->shape[4];
+    const int64_t shape[4] = {p->group, p->kc - p->kc_data, h, w}, zeros[4] = {0, 0, 0, 0};
+    const int64_t strides[4] = {(int64_t)p->frame_elems, 1, w * p->kc, p->kc};
+    dk_tensor src, dst;
+    dk_status st;
+    if (p->kc == p->kc_data) return DK_OK;
+    st = c->ctx->ops->buffer_fill(c->ctx, c->scratch, 0, C3D_ALIGN, 0u);
+    if (st != DK_OK) return st;
+    src = c3d_view(c->scratch, dt, 0, shape, zeros);
+    dst = c3d_view(c->scratch, dt, p->slab_offset / es + (uint64_t)p->kc_data, shape, strides);
+    return c->ctx->ops->convert(c->ctx, &src, &dst);
 }
 
 /* Zero the staged frames [o0, o1) (slot o - g0) of the group starting at g0. */
@@ -271,15 +321,16 @@ static dk_status c3d_fill(c3d_call *c, int64_t g0, int64_t o0, int64_t o1) {
 static dk_status c3d_copy(c3d_call *c, const dk_tensor *src, int64_t n, int64_t kt, int64_t g0, int64_t o0,
                           int64_t o1, int64_t src0) {
     const dk_conv3d_plan *p = &c->plan;
-    const int64_t h = c->x->shape[3], w = c->x->shape[4], ktn = c->w->shape[2];
-    const int64_t shape[4] = {o1 - o0, c->x->shape[1], h, w};
-    const int64_t strides[4] = {(int64_t)p->frame_elems, ktn, w * p->kc, p->kc};
+    const int64_t h = c->x->shape[3], w = c->x->shape[4], cin = c->x->shape[1];
+    const int64_t shape[4] = {o1 - o0, cin, h, w};
+    const int64_t strides[4] = {(int64_t)p->frame_elems, p->tap_major ? 1 : c->w->shape[2], w * p->kc, p->kc};
+    const int64_t tap = p->tap_major ? kt * cin : kt; /* the tap's first staged channel */
     const uint64_t es = dk_dtype_size(c->x->dtype);
     dk_tensor s, dst;
     if (o1 <= o0) return DK_OK;
     s = c3d_frames(src, n, src0, o1 - o0, c->d->stride_t);
     dst = c3d_view(c->scratch, c->x->dtype,
-                   p->slab_offset / es + (uint64_t)(o0 - g0) * p->frame_elems + (uint64_t)kt, shape, strides);
+                   p->slab_offset / es + (uint64_t)(o0 - g0) * p->frame_elems + (uint64_t)tap, shape, strides);
     return c->ctx->ops->convert(c->ctx, &s, &dst);
 }
 
@@ -322,6 +373,12 @@ static dk_status c3d_staged(c3d_call *c, int64_t n, int64_t a, int64_t b) {
     return s;
 }
 
+/* DIFKERN_CONV3D_PAD_CHANNELS where set, else the backend's multiple. */
+static int64_t c3d_channel_multiple(dk_context *ctx, dk_dtype dt) {
+    if (ctx->knobs.conv3d_pad_channels >= 0) return ctx->knobs.conv3d_pad_channels;
+    return ctx->ops->conv_channel_multiple ? ctx->ops->conv_channel_multiple(ctx, dt) : 0;
+}
+
 dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                      const dk_tensor *y) {
@@ -338,7 +395,8 @@ dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, c
     c.residual = residual;
     c.y = y;
     c.tc = cache ? cache->shape[2] : 0;
-    if (!dk__conv3d_plan(d, c.tc, x, w, y, residual, DK_CONV3D_SCRATCH_CAP, &c.plan))
+    if (!dk__conv3d_plan(d, c.tc, x, w, y, residual, c3d_channel_multiple(ctx, x->dtype), DK_CONV3D_SCRATCH_CAP,
+                         &c.plan))
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: one staged frame (H*W*KT*Cin = %lld*%lld*%lld) overflows 64 bits",
                         op, (long long)(x->shape[3] * x->shape[4]), (long long)w->shape[2], (long long)x->shape[1]);
     st = c3d_direct(&c);
@@ -347,6 +405,7 @@ dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, c
     if (st == DK_OK) {
         dk__buffer_written(ctx, c.scratch);
         st = c3d_weight(&c);
+        if (st == DK_OK) st = c3d_zero_pad_channels(&c);
     }
     for (n = 0; n < x->shape[0] && st == DK_OK; n++) {
         st = c3d_staged(&c, n, 0, c.plan.direct_begin);

@@ -57,6 +57,10 @@
       "1: SDXL VAE syncs around every primitive and prints the wall time per kind to stderr (slow)") \
     X(vae_shrink, VAE_SHRINK, BOOL, 1, 0, 1, NULL, "vae", DIAGNOSTIC, "1", \
       "0: the VAE plan's conv after the upsampler no longer writes over its input's dead rows (vae-memory-plan.md)") \
+    X(conv3d_pad_channels, CONV3D_PAD_CHANNELS, INT, -1, 0, 0, "0|8|16|32|64", "all", DIAGNOSTIC, \
+      "the backend's", \
+      "channel multiple `dk_conv3d` pads its staged (time-im2col) input to, where that adds at most a quarter; " \
+      "0 never (tests, A/B timing)") \
     X(hip_gn_planes, HIP_GN_PLANES, INT, -1, 0, 0, "0|8", "hip", DIAGNOSTIC, "by size", \
       "NCHW GroupNorm apply by (n, c) planes, eight vectors per thread: 0 off, 8 forced (tests)") \
     X(vulkan_eager, VULKAN_EAGER, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
@@ -84,7 +88,7 @@
     X(vulkan_transpose16, VULKAN_TRANSPOSE16, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: layout-changing converts in the element tile instead of 16-byte-vector tiles") \
     X(vulkan_upsample_vec, VULKAN_UPSAMPLE_VEC, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
-      "0: nearest upsample by the element walk instead of 16-byte vectors") \
+      "0: nearest upsample and strided same-dtype converts by the element walk instead of 16-byte vectors") \
     X(vulkan_attn_cg, VULKAN_ATTN_CG, INT, -1, 0, 0, "2|4|8", "vulkan", BENCHMARK, "by shape", \
       "force the large-head attention shader with that column-group split for heads above 64") \
     X(vulkan_attn_r64, VULKAN_ATTN_R64, BOOL, -1, 0, 1, NULL, "vulkan", BENCHMARK, "from 72 workgroups", \
@@ -115,7 +119,7 @@
     X(hip_transpose16, HIP_TRANSPOSE16, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: layout-changing converts in the element tile instead of 16-byte-vector tiles") \
     X(hip_upsample_vec, HIP_UPSAMPLE_VEC, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
-      "0: nearest upsample by the element walk instead of 16-byte vectors") \
+      "0: nearest upsample and strided same-dtype converts by the element walk instead of 16-byte vectors") \
     X(hip_attn_split, HIP_ATTN_SPLIT, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: split-KV attention (partials merged by a second kernel) off") \
     X(hip_attn_rows, HIP_ATTN_ROWS, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \

@@ -220,22 +220,34 @@ enum { DK__C3D_STAGED = 0, DK__C3D_FRAMES = 1, DK__C3D_TIME = 2 };
 /* The lowering of one conv3d (src/conv3d.c has the paths):
  * output frames [direct_begin, direct_end) run by `path` without a copy; the
  * frames before and after go through the time-im2col copy X'[frames, H, W, kc]
- * (kc = KT*Cin, channel c*KT + kt), group frames per conv2d, each staged frame
- * frame_elems elements (a whole number of 16-byte vectors); the scratch holds
- * a dense weight copy first when copy_weight (weight_bytes, w's strides do not
- * give the view [Cout, KT*Cin/groups, KH, KW]), then the slab at slab_offset;
- * scratch_bytes: 0 when nothing is staged. */
+ * (kc_data = KT*Cin copied channels: tap-major, channel kt*Cin + c, where
+ * tap_major (groups 1), else c*KT + kt; kc - kc_data zero channels after them
+ * where the backend's fastest conv wants a channel multiple, groups 1 only),
+ * group frames per conv2d, each staged frame
+ * frame_elems elements (a whole number of 16-byte vectors).  The scratch holds
+ * a zero block (the source of the pad channels' zeros) when kc > kc_data, then
+ * a dense weight copy in the staged channel order when copy_weight
+ * (weight_bytes at weight_offset: tap-major, padded, or w's strides do not
+ * give the view [Cout, KT*Cin/groups, KH, KW]), then the slab at slab_offset; scratch_bytes: 0 when nothing is
+ * staged. */
 typedef struct dk_conv3d_plan {
     int path;
     int64_t ot, direct_begin, direct_end;
-    int64_t kc, group;
-    int copy_weight;
-    uint64_t frame_elems, weight_bytes, slab_offset, scratch_bytes;
+    int64_t kc, kc_data, group;
+    int tap_major, copy_weight;
+    uint64_t frame_elems, weight_offset, weight_bytes, slab_offset, scratch_bytes;
 } dk_conv3d_plan;
-/* tc: the cache's frames (0: none); cap: the scratch bound (DK_CONV3D_SCRATCH_CAP).
- * Validated arguments; returns 0 when a staged frame's size overflows. */
+/* The padded staged channel count for kc_data channels and the backend's
+ * channel multiple (0 or 1: none): a multiple of it where that adds at most a
+ * quarter to the conv's work, else kc_data. */
+int64_t dk__conv3d_padded_channels(int64_t kc_data, int64_t groups, int64_t multiple);
+/* tc: the cache's frames (0: none); multiple: the backend's conv channel
+ * multiple (dk_backend_ops.conv_channel_multiple; 0: none); cap: the scratch
+ * bound (DK_CONV3D_SCRATCH_CAP).  Validated arguments; returns 0 when a staged
+ * frame's size overflows. */
 int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, const dk_tensor *w,
-                    const dk_tensor *y, const dk_tensor *residual, uint64_t cap, dk_conv3d_plan *p);
+                    const dk_tensor *y, const dk_tensor *residual, int64_t multiple, uint64_t cap,
+                    dk_conv3d_plan *p);
 /* The op on validated arguments (op: the public name for messages; cache may be NULL). */
 dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,

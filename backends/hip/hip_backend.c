@@ -528,6 +528,7 @@ const dk_backend_ops dk__hip_backend = {
     hipbk_host_alloc,
     hipbk_host_free,
     hipbk_release_scratch,
+    dk__hip_conv_channel_multiple,
 };
 
 #undef HIPBK_CU_CC_MAJOR

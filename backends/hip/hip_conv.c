@@ -456,6 +456,11 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     return hipops_gemm_launch(ctx, "dk_conv2d", y->dtype, &p, x->shape[0] * d->groups);
 }
 
+int64_t dk__hip_conv_channel_multiple(dk_context *ctx, dk_dtype dt) {
+    if (!ctx->knobs.hip_fast || ctx->knobs.hip_wgmma == 0 || (dt != DK_F16 && dt != DK_BF16)) return 0;
+    return dk__hip_state(ctx)->k.gemm_wgmma[dt] ? DKH_GEMM_WGMMA_BK : 0;
+}
+
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     return hipops_conv2d(ctx, d, x, w, bias, residual, y, 0);

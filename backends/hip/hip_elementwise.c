@@ -86,9 +86,13 @@ dk_status dk__hipops_elementwise(dk_context *ctx, const char *op, int kind, dk_a
          * fewer than 32 channels the strided walk was as fast or faster on the H100) */
         for (i = 0; (kind == DKH_ELT_ACT || kind == DKH_ELT_CONVERT) && e.shape[3] >= 32 && e.a_s[3] != 1 && i < 3; i++)
             if (e.shape[i] >= 32 && e.a_s[i] == 1) e.tpos = i + 1;
-        e.upv = kind == DKH_ELT_UPSAMPLE && ctx->knobs.hip_upsample_vec && hipops_upsample_vec(&e, ord);
         e.flat = kind != DKH_ELT_UPSAMPLE && hipops_dense_walk(&e, e.a_s, e.a) && hipops_dense_walk(&e, e.y_s, e.y) &&
                  (!b || hipops_dense_walk(&e, e.b_s, e.b));
+        /* a same-dtype convert that is no dense run (a strided copy, as dk_conv3d's
+         * staging of frames into every KT*Cin-channel pixel): the upsample's vector
+         * copy with all factors 1, where rows are whole vectors */
+        e.upv = (kind == DKH_ELT_UPSAMPLE || (kind == DKH_ELT_CONVERT && !e.flat && !e.tpos && e.dt_a == e.dt_y)) &&
+                ctx->knobs.hip_upsample_vec && hipops_upsample_vec(&e, ord);
     }
     e.total = e.shape[0] * e.shape[1] * e.shape[2] * e.shape[3];
     /* the flat path takes eight elements per thread, the transpose a tile per block */

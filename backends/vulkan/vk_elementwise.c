@@ -138,6 +138,18 @@ dk_status dk__vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_ac
             params.vector_path = vkop_dense_walk(&params, &params.a, &bind[0], a->dtype) &&
                                  vkop_dense_walk(&params, &params.y, &bind[4], y->dtype) &&
                                  (!b || vkop_dense_walk(&params, &params.b, &bind[1], b->dtype));
+            /* a same-dtype convert that is no dense run (a strided copy, as dk_conv3d's
+             * staging of frames into every KT*Cin-channel pixel): the resize's vector
+             * copy with all factors 1, where rows are whole vectors (raw bits) */
+            if (!params.vector_path && mode == DK_VK_EW_MODE_UNARY && act == DK_ACT_NONE && alpha == 1.0f &&
+                oscale == 1.0f && a->dtype == y->dtype && ctx->knobs.vulkan_upsample_vec &&
+                vkop_upsample_vec(&params, ord, &bind[0], &bind[4], a->dtype)) {
+                params.vector_path = 1;
+                spec_mode = DK_VK_EW_MODE_RESIZE;
+                for (i = 0; i < 4; i++)
+                    spec_mode |= (uint32_t)(ord[i] == 2 ? i << DK_VK_EW_MODE_HPOS_SHIFT
+                                                        : ord[i] == 3 ? i << DK_VK_EW_MODE_WPOS_SHIFT : 0);
+            }
         }
     }
     dk__vkop_spec(spec, &params.epilogue, a->dtype, act, 0, y->dtype, spec_mode);

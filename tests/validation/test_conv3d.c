@@ -11,6 +11,7 @@
  * - (argv[2] "memory") a conv whose staged frames exceed DK_CONV3D_SCRATCH_CAP
  *   keeps dk_memory_usage's peak within the cap, dk_release_scratch gives the
  *   scratch back, and the frames of the last group are right.
+ * - DIFKERN_CONV3D_PAD_CHANNELS pads the staged channels and changes nothing else;
  * Exit 77 (skipped) when the backend is not on this machine. */
 #include "backend_test.h"
 #include "../../src/plan.h"
@@ -246,37 +247,74 @@ static void tc_plan_check(void) {
     const int64_t w133[5] = {384, 384, 1, 3, 3}, y5[5] = {1, 384, 5, 90, 160};
     dk_tensor x = tc_fake(DK_BF16, xs, 1), y = tc_fake(DK_BF16, ys, 1), w = tc_fake(DK_BF16, w333, 0);
     dk_tensor wt = tc_fake(DK_BF16, w311, 0), yt = tc_fake(DK_BF16, y311, 1), wf = tc_fake(DK_BF16, w133, 0);
-    uint64_t frame = 90 * 160 * 3 * 384 * 2;
+    const uint64_t frame = 90 * 160 * 3 * 384 * 2, wbytes = 384 * 1152 * 9 * 2;
     dk_conv3d_desc_init(&d);
     d.pad_front = 2;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-    /* Wan's causal 3x3x3 chunk (4 frames, 2 cached): all staged, weight a view, one group */
-    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, DK_CONV3D_SCRATCH_CAP, &p), "plan 3x3x3");
+    /* Wan's causal 3x3x3 chunk (4 frames, 2 cached): all staged, tap-major (the weight
+     * copied to match), one group */
+    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p), "plan 3x3x3");
     BT_CHECK(p.path == DK__C3D_STAGED && p.direct_begin == p.direct_end && p.ot == 4 && p.kc == 3 * 384 &&
-                 !p.copy_weight && p.group == 4 && p.frame_elems == frame / 2 && p.scratch_bytes == 4 * frame,
+                 p.tap_major && p.copy_weight && p.weight_offset == 0 && p.weight_bytes == wbytes &&
+                 p.slab_offset == wbytes && p.group == 4 && p.frame_elems == frame / 2 &&
+                 p.scratch_bytes == wbytes + 4 * frame,
              "plan 3x3x3: path %d direct [%lld, %lld) ot %lld kc %lld copy %d group %lld frame %llu bytes %llu", p.path,
              (long long)p.direct_begin, (long long)p.direct_end, (long long)p.ot, (long long)p.kc, p.copy_weight,
              (long long)p.group, (unsigned long long)p.frame_elems, (unsigned long long)p.scratch_bytes);
     /* a smaller cap: groups of 3 frames, then 1 */
-    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 3 * frame + 100, &p) && p.group == 3 &&
-                 p.scratch_bytes == 3 * frame, "plan 3x3x3 capped: group %lld", (long long)p.group);
-    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 1, &p) && p.group == 1, "plan 3x3x3 tiny cap: group %lld",
+    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 0, wbytes + 3 * frame + 100, &p) && p.group == 3 &&
+                 p.scratch_bytes == wbytes + 3 * frame, "plan 3x3x3 capped: group %lld", (long long)p.group);
+    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 0, 1, &p) && p.group == 1, "plan 3x3x3 tiny cap: group %lld",
              (long long)p.group);
     /* the weight stored [O, KT, KH, KW, I]: copied first, the slab after it */
     {
         dk_tensor wl = tc_fake(DK_BF16, w333, 1);
-        BT_CHECK(dk__conv3d_plan(&d, 2, &x, &wl, &y, NULL, DK_CONV3D_SCRATCH_CAP, &p) && p.copy_weight &&
+        BT_CHECK(dk__conv3d_plan(&d, 2, &x, &wl, &y, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p) && p.copy_weight &&
                      p.weight_bytes >= (uint64_t)384 * 384 * 27 * 2 && p.slab_offset == p.weight_bytes &&
                      p.scratch_bytes == p.weight_bytes + 4 * frame,
                  "plan 3x3x3, weight channels-last: copy %d weight %llu", p.copy_weight,
                  (unsigned long long)p.weight_bytes);
     }
+    /* channels padded to a backend multiple: none where KT*Cin is one (1152 at 64) or the pad
+     * would add more than a quarter (1152 at 256 -> 1280 is fine, 36 at 64 is not) */
+    BT_CHECK(dk__conv3d_padded_channels(1152, 1, 64) == 1152 && dk__conv3d_padded_channels(1152, 1, 256) == 1280 &&
+                 dk__conv3d_padded_channels(288, 1, 64) == 320 && dk__conv3d_padded_channels(36, 1, 64) == 36 &&
+                 dk__conv3d_padded_channels(288, 2, 64) == 288 && dk__conv3d_padded_channels(288, 1, 0) == 288,
+             "padded channels");
+    {
+        /* Wan's 96-channel stage: 288 staged channels padded to 320, so a zero block, the
+         * zero-padded weight copy, then the slab of 320-channel frames */
+        const int64_t x96[5] = {1, 96, 4, 90, 160}, w96[5] = {96, 96, 3, 3, 3};
+        dk_tensor xp = tc_fake(DK_BF16, x96, 1), yp = tc_fake(DK_BF16, x96, 1), wp = tc_fake(DK_BF16, w96, 0);
+        const uint64_t f320 = 90 * 160 * 320 * 2, w320 = (96 * 320 * 9 * 2 + 255) / 256 * 256;
+        BT_CHECK(dk__conv3d_plan(&d, 2, &xp, &wp, &yp, NULL, 64, DK_CONV3D_SCRATCH_CAP, &p) && p.kc == 320 &&
+                     p.kc_data == 288 && p.copy_weight && p.weight_offset == 256 && p.weight_bytes == w320 &&
+                     p.slab_offset == 256 + w320 && p.frame_elems == f320 / 2 &&
+                     p.scratch_bytes == p.slab_offset + 4 * f320,
+                 "plan 3x3x3 padded: kc %lld of %lld, copy %d, weight %llu at %llu, slab at %llu, frame %llu",
+                 (long long)p.kc, (long long)p.kc_data, p.copy_weight, (unsigned long long)p.weight_bytes,
+                 (unsigned long long)p.weight_offset, (unsigned long long)p.slab_offset,
+                 (unsigned long long)p.frame_elems);
+        BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w, &y, NULL, 64, DK_CONV3D_SCRATCH_CAP, &p) && p.kc == 1152 &&
+                     p.kc_data == 1152 && p.weight_offset == 0 && p.slab_offset == wbytes,
+                 "plan 3x3x3 at 64: kc %lld", (long long)p.kc);
+    }
+    {
+        /* groups 2: channel c*KT + kt, so a contiguous weight stays a view */
+        const int64_t wg[5] = {384, 192, 3, 3, 3};
+        dk_tensor w2 = tc_fake(DK_BF16, wg, 0);
+        d.groups = 2;
+        BT_CHECK(dk__conv3d_plan(&d, 2, &x, &w2, &y, NULL, 64, DK_CONV3D_SCRATCH_CAP, &p) && !p.tap_major &&
+                     !p.copy_weight && p.kc == 1152 && p.slab_offset == 0 && p.scratch_bytes == 4 * frame,
+                 "plan 3x3x3 groups 2: tap-major %d, copy %d", p.tap_major, p.copy_weight);
+        d.groups = 1;
+    }
     /* the 3x1x1 time conv: no copy without a cache; with one, the first 2 frames staged */
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
-    BT_CHECK(dk__conv3d_plan(&d, 0, &x, &wt, &yt, NULL, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_TIME &&
+    BT_CHECK(dk__conv3d_plan(&d, 0, &x, &wt, &yt, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_TIME &&
                  p.direct_begin == 0 && p.direct_end == 4 && p.scratch_bytes == 0,
              "plan 3x1x1: path %d [%lld, %lld)", p.path, (long long)p.direct_begin, (long long)p.direct_end);
-    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &wt, &yt, NULL, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_TIME &&
+    BT_CHECK(dk__conv3d_plan(&d, 2, &x, &wt, &yt, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_TIME &&
                  p.direct_begin == 2 && p.direct_end == 4 && p.group == 2,
              "plan 3x1x1 cached: path %d [%lld, %lld) group %lld", p.path, (long long)p.direct_begin,
              (long long)p.direct_end, (long long)p.group);
@@ -284,14 +322,14 @@ static void tc_plan_check(void) {
     {
         dk_tensor xg = x;
         xg.strides[3] += 1;
-        BT_CHECK(dk__conv3d_plan(&d, 0, &xg, &wt, &yt, NULL, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_STAGED,
+        BT_CHECK(dk__conv3d_plan(&d, 0, &xg, &wt, &yt, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_STAGED,
                  "plan 3x1x1 gapped: path %d", p.path);
     }
     /* KT = 1: the frames as the batch; a front pad's frame is staged */
     d.pad_front = 1;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     y = tc_fake(DK_BF16, y5, 1);
-    BT_CHECK(dk__conv3d_plan(&d, 0, &x, &wf, &y, NULL, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_FRAMES &&
+    BT_CHECK(dk__conv3d_plan(&d, 0, &x, &wf, &y, NULL, 0, DK_CONV3D_SCRATCH_CAP, &p) && p.path == DK__C3D_FRAMES &&
                  p.direct_begin == 1 && p.direct_end == 5 && p.group == 1 && !p.copy_weight,
              "plan 1x3x3: path %d [%lld, %lld) group %lld", p.path, (long long)p.direct_begin, (long long)p.direct_end,
              (long long)p.group);
@@ -503,6 +541,62 @@ out:
     dk_buffer_destroy(ctx, by);
 }
 
+/* ---------------------------------------------------------------- padding */
+
+/* The staged channels padded through DIFKERN_CONV3D_PAD_CHANNELS=8 (12 channels
+ * x 3 taps: 36 -> 40): the same output as unpadded (=0), and the scratch the
+ * padded plan needs was taken (so the setting reached the plan). */
+static void tc_padded(dk_context_options opt) {
+    enum { C = 12, CO = 16, T = 3, H = 5, W = 6 };
+    const int64_t wshape[5] = {CO, C, 3, 3, 3};
+    const char *settings[2] = {"DIFKERN_CONV3D_PAD_CHANNELS=0", "DIFKERN_CONV3D_PAD_CHANNELS=8"};
+    float out[2][CO * T * H * W];
+    uint64_t need[2] = {0, 0};
+    int k, i, bad = 0;
+    for (k = 0; k < 2; k++) {
+        dk_context *ctx = NULL;
+        dk_buffer *bx = NULL, *bw = NULL, *by = NULL;
+        dk_conv3d_desc d;
+        dk_conv3d_plan p;
+        dk_tensor x, w, y;
+        uint64_t base = 0, peak = 0;
+        opt.settings = settings[k];
+        BT_CHECK(dk_context_create(&opt, &ctx) == DK_OK, "context with %s: %s", settings[k], dk_last_error(NULL));
+        if (!ctx) return;
+        bx = tc_random_buffer(ctx, DK_F32, C * T * H * W, 1.0, 31u);
+        bw = tc_random_buffer(ctx, DK_F32, CO * C * 27, 0.3, 32u);
+        BT_CHECK(dk_buffer_create(ctx, sizeof out[k], &by) == DK_OK &&
+                     dk_buffer_fill(ctx, by, 0, sizeof out[k], TC_POISON) == DK_OK, "buffer: %s", dk_last_error(ctx));
+        if (bx && bw && by) {
+            dk_conv3d_desc_init(&d);
+            d.pad_front = 2;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            x = dk_tensor_ncdhw(bx, 0, DK_F32, 1, C, T, H, W);
+            w = dk_tensor_contiguous(bw, 0, DK_F32, 5, wshape);
+            y = dk_tensor_ncdhw(by, 0, DK_F32, 1, CO, T, H, W);
+            BT_CHECK(dk__conv3d_plan(&d, 0, &x, &w, &y, NULL, k ? 8 : 0, DK_CONV3D_SCRATCH_CAP, &p) &&
+                         p.kc == (k ? 40 : 36), "plan with %s: kc %lld", settings[k], (long long)p.kc);
+            need[k] = p.scratch_bytes;
+            dk_memory_reset_peak(ctx);
+            BT_CHECK(dk_memory_usage(ctx, &base, NULL) == DK_OK, "usage: %s", dk_last_error(ctx));
+            BT_CHECK(dk_conv3d(ctx, &d, &x, &w, NULL, NULL, &y) == DK_OK && dk_sync(ctx) == DK_OK, "conv3d with %s: %s",
+                     settings[k], dk_last_error(ctx));
+            BT_CHECK(dk_memory_usage(ctx, NULL, &peak) == DK_OK && peak - base >= need[k], "%s: scratch %llu < %llu",
+                     settings[k], (unsigned long long)(peak - base), (unsigned long long)need[k]);
+            BT_CHECK(dk_buffer_download(ctx, by, 0, out[k], sizeof out[k]) == DK_OK, "download: %s", dk_last_error(ctx));
+        }
+        dk_buffer_destroy(ctx, bx);
+        dk_buffer_destroy(ctx, bw);
+        dk_buffer_destroy(ctx, by);
+        dk_context_destroy(ctx);
+    }
+    BT_CHECK(need[1] > need[0], "padded scratch %llu, unpadded %llu", (unsigned long long)need[1],
+             (unsigned long long)need[0]);
+    for (i = 0; i < CO * T * H * W; i++)
+        if (!(fabsf(out[1][i] - out[0][i]) <= 1e-5f * (1.0f + fabsf(out[0][i])))) bad++;
+    BT_CHECK(bad == 0, "padded staging differs from unpadded at %d of %d outputs", bad, CO * T * H * W);
+}
+
 int main(int argc, char **argv) {
     dk_context_options opt;
     dk_context *ctx = NULL;
@@ -521,6 +615,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 2 && !strcmp(argv[2], "memory")) tc_memory(ctx);
     dk_context_destroy(ctx);
+    tc_padded(opt);
     printf("%s: %s (%d failures)\n", name, bt_failures ? "FAIL" : "ok", bt_failures);
     return bt_failures ? 1 : 0;
 }
