@@ -74,6 +74,18 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
      * channel, so lanes on adjacent positions read adjacent addresses. */
     if (p->channels > 1 && n > 0 && rms_abs(p->ps[0][3]) < rms_abs(p->cs[0])) {
         p->kernel = DK__RMS_COLUMNS;
+        /* in vectors of vw adjacent positions: the innermost position dim unit-stride
+         * in x and y and whole vectors long, every other stride whole vectors */
+        p->vec = lim->column_vec_keep > 0 && lim->vw > 1 && p->ps[0][3] == 1 && p->ps[1][3] == 1 &&
+                 p->pshape[3] % lim->vw == 0 && p->cs[0] % lim->vw == 0 && p->cs[1] % lim->vw == 0 &&
+                 x_addr % 16u == 0 && y_addr % 16u == 0;
+        for (i = 0; i < 3 && p->vec; i++)
+            if (p->pshape[i] > 1) p->vec = p->ps[0][i] % lim->vw == 0 && p->ps[1][i] % lim->vw == 0;
+        if (p->vec) {
+            p->lanes = rms_lanes(p->channels, lim->column_vec_keep, lim->max_column_vec_lanes);
+            p->in_regs = p->lanes * lim->column_vec_keep >= p->channels;
+            return;
+        }
         p->lanes = rms_lanes(p->channels, lim->keep_scalars, lim->max_column_lanes);
         p->in_regs = p->lanes * lim->keep_scalars >= p->channels;
         return;

@@ -135,7 +135,9 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
  *                    steps less than a channel): adjacent threads take
  *                    adjacent positions, so a subgroup's loads of one channel
  *                    are coalesced; the lanes of a position sit a workgroup
- *                    slice apart.
+ *                    slice apart; vec (backends with column_vec_keep) when
+ *                    a thread can take vw adjacent positions of a channel as
+ *                    one 16-byte vector.
  * Any strides work in both (the generic fallback is ROWS without vec). */
 enum { DK__RMS_ROWS = 0, DK__RMS_COLUMNS = 1 };
 typedef struct dk_rms_plan {
@@ -149,9 +151,12 @@ typedef struct dk_rms_plan {
 } dk_rms_plan;
 /* What a backend's kernels take: vw channels per 16-byte vector (1: no
  * vector path); lanes per position at most (ROWS, COLUMNS); units one lane
- * keeps in registers (vectors, scalars). */
+ * keeps in registers (vectors, scalars); column_vec_keep: 0, or the channel
+ * vectors one lane keeps in COLUMNS' vector kernel (vw adjacent positions per
+ * 16-byte vector), with at most max_column_vec_lanes lanes. */
 typedef struct dk_rms_kernel_limits {
     int64_t vw, max_row_lanes, max_column_lanes, keep_vectors, keep_scalars;
+    int64_t column_vec_keep, max_column_vec_lanes;
 } dk_rms_kernel_limits;
 /* x_addr, y_addr: byte addresses (or offsets from a 16-byte aligned base) of
  * the first elements. */

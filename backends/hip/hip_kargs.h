@@ -222,6 +222,7 @@ typedef struct dkh_rms_args {
     dkh_i64 x_cs, y_cs, gamma_s, beta_s, channels, positions;
     float eps, sqrt_c; /* sqrt_c: sqrt(C), DK_RMS_NORM_L2's factor */
     int form, act, dt, affine_dt, has_gamma, has_beta, lanes, pdims;
+    int aff_vec; /* gamma / beta in x's dtype, unit stride, 16-byte aligned: read in vectors (rows_vec) */
 } dkh_rms_args;
 
 #endif /* DK_HIP_KARGS_H */

@@ -119,10 +119,11 @@ dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const
 }
 
 /* The RMS norm's kernels (dk_rms_norm.hip) keep DKR_KEEP_VECTORS (4) vectors or
- * DKR_KEEP_SCALARS (24) scalars per thread; the lanes of a position add their
- * sums through shared memory, so any power of two up to a block works: 32 for
- * rows, 16 for columns (16 positions per block: two 32-byte sectors per warp
- * load of one channel). */
+ * DKR_KEEP_SCALARS (24) scalars per thread (DKR_KEEP_COLUMN_VECTORS (8) in
+ * the column vector kernel); the lanes of a position add their sums through
+ * shared memory, so any power of two up to a block works: 32 for rows, 16 for
+ * columns (16 positions per block: two 32-byte sectors per warp load of one
+ * channel), 32 for column vectors (8 vectors of positions per block). */
 dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
                            const dk_tensor *beta, const dk_tensor *y) {
     dk_hip_state *st = dk__hip_state(ctx);
@@ -137,6 +138,8 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     lim.max_column_lanes = 16;
     lim.keep_vectors = 4;
     lim.keep_scalars = 24;
+    lim.column_vec_keep = 8;
+    lim.max_column_vec_lanes = 32;
     a.x = hipops_addr(x);
     a.y = hipops_addr(y);
     dk__rms_plan(x, y, a.x, a.y, &lim, &plan);
@@ -167,6 +170,11 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     a.form = (int)d->form;
     a.act = (int)d->activation;
     a.dt = (int)x->dtype;
+    a.aff_vec = plan.vec && (!gamma || (gamma->dtype == x->dtype && a.gamma_s == 1 && a.gamma % 16 == 0)) &&
+                (!beta || (beta->dtype == x->dtype && a.beta_s == 1 && a.beta % 16 == 0));
+    if (plan.kernel == DK__RMS_COLUMNS && plan.vec) /* a thread per vw adjacent positions of its channels */
+        return dk__hip_launch(ctx, "dk_rms_norm", st->k.rms_norm[3],
+                              hipops_blocks(plan.positions / lim.vw, DKH_THREADS / plan.lanes), 1, 1, &a);
     fn = st->k.rms_norm[plan.kernel == DK__RMS_COLUMNS ? 1 : plan.vec ? 2 : 0];
     return dk__hip_launch(ctx, "dk_rms_norm", fn, hipops_blocks(plan.positions, DKH_THREADS / plan.lanes), 1, 1, &a);
 }
