@@ -373,15 +373,17 @@ static dk_status c3d_staged(c3d_call *c, int64_t n, int64_t a, int64_t b) {
     return s;
 }
 
-/* DIFKERN_CONV3D_PAD_CHANNELS where set, else the backend's multiple. */
-static int64_t c3d_channel_multiple(dk_context *ctx, dk_dtype dt) {
+/* The staged channel multiple: the caller's (multiple >= 0), else
+ * DIFKERN_CONV3D_PAD_CHANNELS where set, else the backend's. */
+static int64_t c3d_channel_multiple(dk_context *ctx, dk_dtype dt, int64_t multiple) {
+    if (multiple >= 0) return multiple;
     if (ctx->knobs.conv3d_pad_channels >= 0) return ctx->knobs.conv3d_pad_channels;
     return ctx->ops->conv_channel_multiple ? ctx->ops->conv_channel_multiple(ctx, dt) : 0;
 }
 
 dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                     const dk_tensor *y) {
+                     const dk_tensor *y, int64_t multiple) {
     c3d_call c;
     dk_status st;
     int64_t n;
@@ -395,7 +397,7 @@ dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, c
     c.residual = residual;
     c.y = y;
     c.tc = cache ? cache->shape[2] : 0;
-    if (!dk__conv3d_plan(d, c.tc, x, w, y, residual, c3d_channel_multiple(ctx, x->dtype), DK_CONV3D_SCRATCH_CAP,
+    if (!dk__conv3d_plan(d, c.tc, x, w, y, residual, c3d_channel_multiple(ctx, x->dtype, multiple), DK_CONV3D_SCRATCH_CAP,
                          &c.plan))
         return dk__fail(ctx, DK_ERR_UNSUPPORTED, "%s: one staged frame (H*W*KT*Cin = %lld*%lld*%lld) overflows 64 bits",
                         op, (long long)(x->shape[3] * x->shape[4]), (long long)w->shape[2], (long long)x->shape[1]);

@@ -57,12 +57,12 @@
       "1: SDXL VAE syncs around every primitive and prints the wall time per kind to stderr (slow)") \
     X(vae_shrink, VAE_SHRINK, BOOL, 1, 0, 1, NULL, "vae", DIAGNOSTIC, "1", \
       "0: the VAE plan's conv after the upsampler no longer writes over its input's dead rows (vae-memory-plan.md)") \
-    X(conv3d_pad_channels, CONV3D_PAD_CHANNELS, INT, -1, 0, 0, "0|8|16|32|64", "all", DIAGNOSTIC, \
-      "the backend's", \
-      "channel multiple `dk_conv3d` pads its staged (time-im2col) input to, where that adds at most a quarter; " \
-      "0 never (tests, A/B timing)") \
     X(hip_gn_planes, HIP_GN_PLANES, INT, -1, 0, 0, "0|8", "hip", DIAGNOSTIC, "by size", \
       "NCHW GroupNorm apply by (n, c) planes, eight vectors per thread: 0 off, 8 forced (tests)") \
+    X(conv3d_pad_channels, CONV3D_PAD_CHANNELS, INT, -1, 0, 0, "0|8|16|32|64", "all", BENCHMARK, \
+      "the backend's", \
+      "channel multiple `dk_conv3d` pads its staged (time-im2col) input to, where that adds at most a quarter; " \
+      "0 never") \
     X(vulkan_eager, VULKAN_EAGER, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: submit a frame only when full or waited for (vulkan-submission.md)") \
     X(vulkan_host_import, VULKAN_HOST_IMPORT, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \

@@ -249,14 +249,14 @@ dk_status dk_conv3d(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor
                     const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     OPS_BEGIN("dk_conv3d");
     OPS_CALL(dk__validate_conv3d(ctx, "dk_conv3d", desc, NULL, x, w, bias, residual, y), y,
-             dk__conv3d(ctx, "dk_conv3d", desc, NULL, x, w, bias, residual, y));
+             dk__conv3d(ctx, "dk_conv3d", desc, NULL, x, w, bias, residual, y, -1));
 }
 
 dk_status dk_conv3d_chunk(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     OPS_BEGIN("dk_conv3d_chunk");
     OPS_CALL(dk__validate_conv3d(ctx, "dk_conv3d_chunk", desc, cache, x, w, bias, residual, y), y,
-             dk__conv3d(ctx, "dk_conv3d_chunk", desc, cache, x, w, bias, residual, y));
+             dk__conv3d(ctx, "dk_conv3d_chunk", desc, cache, x, w, bias, residual, y, -1));
 }
 
 dk_status dk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,

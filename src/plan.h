@@ -253,10 +253,13 @@ int64_t dk__conv3d_padded_channels(int64_t kc_data, int64_t groups, int64_t mult
 int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, const dk_tensor *w,
                     const dk_tensor *y, const dk_tensor *residual, int64_t multiple, uint64_t cap,
                     dk_conv3d_plan *p);
-/* The op on validated arguments (op: the public name for messages; cache may be NULL). */
+/* The op on validated arguments (op: the public name for messages; cache may be
+ * NULL).  multiple: the staged channel multiple (0: no padding; tests pad the
+ * CPU and lavapipe runs with it), -1: DIFKERN_CONV3D_PAD_CHANNELS where set
+ * (benchmark builds), else the backend's conv_channel_multiple. */
 dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                     const dk_tensor *y);
+                     const dk_tensor *y, int64_t multiple);
 /* Waits for the queued work, then frees the context's conv3d scratch (if any). */
 dk_status dk__conv3d_release_scratch(dk_context *ctx);
 
