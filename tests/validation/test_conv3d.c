@@ -601,7 +601,7 @@ static void tc_padded(dk_context *ctx) {
             if (!(fabs(a - b) <= tol * (1.0 + fabs(b)))) bad++;
         }
         BT_CHECK(bad == 0, "padded run %d (%s): padded staging differs from unpadded at %d of %d outputs", r,
-                 dt == DK_F32 ? "f32" : dt == DK_F16 ? "f16" : "bf16", bad, (int)ny);
+                 dk_dtype_name(dt), bad, (int)ny);
         free(out[0]);
         free(out[1]);
         dk_buffer_destroy(ctx, bx);
