@@ -23,6 +23,14 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
 static int64_t rms_abs(int64_t v) { return v < 0 ? -v : v; }
 
 /* The smallest power of two l <= max_lanes with l * keep >= units (max_lanes if none). */
+/* Whether position slots [0, slots) step whole vectors of vw in x and y (where they have extent). */
+static int rms_slots_whole(const dk_rms_plan *p, int32_t slots, int64_t vw) {
+    int32_t i;
+    for (i = 0; i < slots; i++)
+        if (p->pshape[i] > 1 && (p->ps[0][i] % vw != 0 || p->ps[1][i] % vw != 0)) return 0;
+    return 1;
+}
+
 static int rms_lanes(int64_t units, int64_t keep, int64_t max_lanes) {
     int64_t lanes;
     for (lanes = 1; lanes < max_lanes && lanes * keep < units; lanes *= 2) {}
@@ -78,9 +86,7 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
          * in x and y and whole vectors long, every other stride whole vectors */
         p->vec = lim->column_vec_keep > 0 && lim->vw > 1 && p->ps[0][3] == 1 && p->ps[1][3] == 1 &&
                  p->pshape[3] % lim->vw == 0 && p->cs[0] % lim->vw == 0 && p->cs[1] % lim->vw == 0 &&
-                 x_addr % 16u == 0 && y_addr % 16u == 0;
-        for (i = 0; i < 3 && p->vec; i++)
-            if (p->pshape[i] > 1) p->vec = p->ps[0][i] % lim->vw == 0 && p->ps[1][i] % lim->vw == 0;
+                 x_addr % 16u == 0 && y_addr % 16u == 0 && rms_slots_whole(p, 3, lim->vw);
         if (p->vec) {
             p->lanes = rms_lanes(p->channels, lim->column_vec_keep, lim->max_column_vec_lanes);
             p->in_regs = p->lanes * lim->column_vec_keep >= p->channels;
@@ -92,9 +98,7 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
     }
     p->kernel = DK__RMS_ROWS;
     p->vec = lim->vw > 1 && p->cs[0] == 1 && p->cs[1] == 1 && p->channels % lim->vw == 0 && x_addr % 16u == 0 &&
-             y_addr % 16u == 0;
-    for (i = 0; i < 4 && p->vec; i++)
-        if (p->pshape[i] > 1) p->vec = p->ps[0][i] % lim->vw == 0 && p->ps[1][i] % lim->vw == 0;
+             y_addr % 16u == 0 && rms_slots_whole(p, 4, lim->vw);
     units = p->vec ? p->channels / lim->vw : p->channels;
     keep = p->vec ? lim->keep_vectors : lim->keep_scalars;
     /* the fewest lanes that hold the row (fewer lanes per position: more

@@ -98,6 +98,7 @@ dk_status dk__vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_ac
     {
         /* walk y's index space in its memory order (shape and strides permuted alike) */
         int32_t ord[4], *walked[4], k;
+        uint32_t hw_pos = 0;
         int64_t v[4];
         walked[0] = params.shape;
         walked[1] = params.a.stride;
@@ -109,9 +110,10 @@ dk_status dk__vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_ac
             dk__permute4(v, ord);
             for (i = 0; i < 4; i++) walked[k][i] = (int32_t)v[i];
         }
-        /* upsample: the walk positions of H and W, specialized (eltwise.comp) */
-        for (i = 0; mode == DK_VK_EW_MODE_RESIZE && i < 4; i++)
-            spec_mode |= (uint32_t)(ord[i] == 2 ? i << DK_VK_EW_MODE_HPOS_SHIFT : ord[i] == 3 ? i << DK_VK_EW_MODE_WPOS_SHIFT : 0);
+        /* the resize modes: the walk positions of H and W, specialized (eltwise.comp) */
+        for (i = 0; i < 4; i++)
+            hw_pos |= (uint32_t)(ord[i] == 2 ? i << DK_VK_EW_MODE_HPOS_SHIFT : ord[i] == 3 ? i << DK_VK_EW_MODE_WPOS_SHIFT : 0);
+        if (mode == DK_VK_EW_MODE_RESIZE) spec_mode |= hw_pos;
         /* a layout change (a's unit-stride dim is not y's last), both dims at least a
          * tile wide: tiled transpose, transpose.comp (with fewer than 32 channels the
          * strided walk was as fast or faster on the H100) */
@@ -145,10 +147,7 @@ dk_status dk__vkop_eltwise(dk_context *ctx, const char *op, uint32_t mode, dk_ac
                 oscale == 1.0f && a->dtype == y->dtype && ctx->knobs.vulkan_upsample_vec &&
                 vkop_upsample_vec(&params, ord, &bind[0], &bind[4], a->dtype)) {
                 params.vector_path = 1;
-                spec_mode = DK_VK_EW_MODE_RESIZE;
-                for (i = 0; i < 4; i++)
-                    spec_mode |= (uint32_t)(ord[i] == 2 ? i << DK_VK_EW_MODE_HPOS_SHIFT
-                                                        : ord[i] == 3 ? i << DK_VK_EW_MODE_WPOS_SHIFT : 0);
+                spec_mode = DK_VK_EW_MODE_RESIZE | hw_pos;
             }
         }
     }

@@ -49,11 +49,17 @@ DKP_DEV float dkr_scale(const dkh_rms_args &p, float sum) {
     return 1.0f / dkp_sqrt(sum / (float)p.channels + p.eps);
 }
 
-DKP_DEV float dkr_out(const dkh_rms_args &p, float x, float s, dkh_i64 c) {
-    float v = x * s;
-    if (p.has_gamma) v *= dkp_load(p.gamma, p.affine_dt, c * p.gamma_s);
-    if (p.has_beta) v += dkp_load(p.beta, p.affine_dt, c * p.beta_s);
+/* The scaled value v through gamma g and beta b (where present) and the activation. */
+DKP_DEV float dkr_affine(const dkh_rms_args &p, float v, float g, float b) {
+    if (p.has_gamma) v *= g;
+    if (p.has_beta) v += b;
     return dkp_act_fast(p.act, v);
+}
+
+DKP_DEV float dkr_out(const dkh_rms_args &p, float x, float s, dkh_i64 c) {
+    float g = p.has_gamma ? dkp_load(p.gamma, p.affine_dt, c * p.gamma_s) : 1.0f;
+    float b = p.has_beta ? dkp_load(p.beta, p.affine_dt, c * p.beta_s) : 0.0f;
+    return dkr_affine(p, x * s, g, b);
 }
 
 /* The sum of the `lanes` partial sums of this thread's position (slot). */
@@ -130,36 +136,23 @@ template <int DT> DKP_DEV dkr_v16 dkr_pack(const float *v) {
 }
 
 template <int DT> DKP_DEV dkr_v16 dkr_out16(const dkh_rms_args &p, const dkr_v16 &u, float s, dkh_i64 c0) {
-    dkr_v16 r;
+    const int VW = DT == 1 ? 4 : 8;
+    float v[8];
     if (p.aff_vec) {
         /* gamma / beta of these channels as one vector each (x's dtype, unit
          * stride): one load instead of one per element */
-        const int VW = DT == 1 ? 4 : 8;
         dkr_v16 g, b;
-        float v[8];
         if (p.has_gamma) g = ((const dkr_v16 *)p.gamma)[c0 / VW];
         if (p.has_beta) b = ((const dkr_v16 *)p.beta)[c0 / VW];
 #pragma unroll
-        for (int j = 0; j < VW; j++) {
-            float e = dkr_get<DT>(u, j) * s;
-            if (p.has_gamma) e *= dkr_get<DT>(g, j);
-            if (p.has_beta) e += dkr_get<DT>(b, j);
-            v[j] = dkp_act_fast(p.act, e);
-        }
-        return dkr_pack<DT>(v);
-    }
-    if constexpr (DT == 1) {
-#pragma unroll
-        for (int j = 0; j < 4; j++) r.w[j] = dkp_f2u(dkr_out(p, dkp_u2f(u.w[j]), s, c0 + j));
+        for (int j = 0; j < VW; j++)
+            v[j] = dkr_affine(p, dkr_get<DT>(u, j) * s, p.has_gamma ? dkr_get<DT>(g, j) : 1.0f,
+                              p.has_beta ? dkr_get<DT>(b, j) : 0.0f);
     } else {
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            dkp_u32 lo = dkp_conv<DT>::from(dkr_out(p, dkr_get<DT>(u, 2 * j), s, c0 + 2 * j));
-            dkp_u32 hi = dkp_conv<DT>::from(dkr_out(p, dkr_get<DT>(u, 2 * j + 1), s, c0 + 2 * j + 1));
-            r.w[j] = lo | (hi << 16);
-        }
+        for (int j = 0; j < VW; j++) v[j] = dkr_out(p, dkr_get<DT>(u, j), s, c0 + j);
     }
-    return r;
+    return dkr_pack<DT>(v);
 }
 
 template <int DT> DKP_DEV void dkr_rows_vec(const dkh_rms_args &p, float *sh) {
@@ -198,12 +191,7 @@ template <int DT> DKP_DEV dkr_v16 dkr_col_out(const dkh_rms_args &p, const dkr_v
     float b = p.has_beta ? dkp_load(p.beta, p.affine_dt, c * p.beta_s) : 0.0f;
     float v[8];
 #pragma unroll
-    for (int e = 0; e < VW; e++) {
-        float x = dkr_get<DT>(u, e) * s[e];
-        if (p.has_gamma) x *= g;
-        if (p.has_beta) x += b;
-        v[e] = dkp_act_fast(p.act, x);
-    }
+    for (int e = 0; e < VW; e++) v[e] = dkr_affine(p, dkr_get<DT>(u, e) * s[e], g, b);
     return dkr_pack<DT>(v);
 }
 
