@@ -100,8 +100,8 @@ typedef struct dk_context_options {
                                * and so does DIFKERN_VULKAN_DEVICE / DIFKERN_HIP_DEVICE: set, AUTO takes
                                * that backend and device or fails (docs/environment.md) */
     int32_t device_index;     /* -1: the backend's default (DIFKERN_VULKAN_DEVICE etc. apply) */
-    int32_t num_threads;      /* CPU backend worker threads, 0..DK_MAX_THREADS; 0: all cores
-                                 (or env DIFKERN_THREADS) */
+    int32_t num_threads;      /* CPU backend worker threads, and Vulkan pipeline compile threads
+                                 (at most 16), 0..DK_MAX_THREADS; 0: all cores (or env DIFKERN_THREADS) */
     const char *pipeline_cache_path; /* Vulkan pipeline cache file; NULL: default location */
     /* Interop: run on a runtime's own device and stream instead of creating ours.
      * HIP/CUDA: external_stream is a hipStream_t / CUstream (the current context is used).

@@ -2,6 +2,10 @@
 #include "dk_internal.h"
 #include "../backends/backend.h"
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,6 +69,15 @@ dk_status dk__check_owner(dk_context *ctx, const char *fn, const char *what, con
                     "%s: %s belongs to another context (%s backend); a buffer is used only with the "
                     "context that created it",
                     fn, what, b->owner && b->owner->ops ? b->owner->ops->name : "unknown");
+}
+
+int32_t dk__core_count(void) {
+#if defined(__unix__) || defined(__APPLE__)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 && n <= 1024 ? (int32_t)n : 1;
+#else
+    return 1;
+#endif
 }
 
 void dk__strlcpy(char *dst, const char *src, size_t cap) {

@@ -91,6 +91,8 @@ dk_status dk__check_owner(dk_context *ctx, const char *fn, const char *what, con
 
 /* Bounded string copy that always terminates. */
 void dk__strlcpy(char *dst, const char *src, size_t cap);
+/* Online cores; 1 where the platform gives no answer. */
+int32_t dk__core_count(void);
 
 /* Device bytes a backend took or gave back outside dk_buffer (scratch), so that
  * dk_memory_usage counts them. */

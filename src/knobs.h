@@ -25,8 +25,9 @@
 #define DK_KNOB_LIST(X) \
     X(backend, BACKEND, ENUM, -1, 0, 0, "cpu|vulkan|hip|auto", "all", USER, "auto", \
       "backend when `dk_context_options.backend` is AUTO") \
-    X(threads, THREADS, INT, 0, 1, DK_MAX_THREADS, NULL, "cpu", USER, "all cores", \
-      "CPU backend worker threads when `options.num_threads` is 0") \
+    X(threads, THREADS, INT, 0, 1, DK_MAX_THREADS, NULL, "cpu, vulkan", USER, "all cores", \
+      "CPU backend worker threads, and the Vulkan backend's pipeline compile threads (at most 16), when " \
+      "`options.num_threads` is 0") \
     X(io_no_mmap, IO_NO_MMAP, BOOL, 0, 0, 1, NULL, "io", USER, "0", \
       "1: read files with `fread` instead of mapping them (for files that may change under the reader)") \
     X(io_stream_limit, IO_STREAM_LIMIT, INT, DK_KNOB_GIB4, 1, INT64_C(1) << 60, NULL, "io", USER, "4 GiB", \

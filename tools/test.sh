@@ -39,14 +39,20 @@ LD_PRELOAD=$lvp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_or
   DIFKERN_TEST_QUICK=1 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --no-suite slow \
   --no-suite nosan
 
-step "ThreadSanitizer build (CPU backend) and the thread tests"
+step "ThreadSanitizer build (CPU and Vulkan backends) and the thread tests"
 # glibc's C11 thread calls are invisible to ThreadSanitizer: the test program links
 # tests/threads/tsan_c11_threads.c, which routes them to pthreads; the CPU
 # kernels' ifunc clones would run before the sanitizer starts, so they are off.
+# Vulkan runs on lavapipe with an empty pipeline cache, so that its pipelines are
+# built by the compile threads (backends/vulkan/vk_compile.c) while the callers record.
 [ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread \
-  -Dvulkan=disabled -Dhip=disabled -Dexamples=false -Dc_args=-DDIFKERN_NO_TARGET_CLONES
+  -Dhip=disabled -Dexamples=false -Dc_args=-DDIFKERN_NO_TARGET_CLONES
 ninja -C build-tsan -j"$jobs" tests/threads/test_threads
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/threads/test_threads cpu 4 3
+tsan_cache=$(mktemp -d)
+XDG_CACHE_HOME=$tsan_cache DIFKERN_VULKAN_DEVICE=lavapipe TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  build-tsan/tests/threads/test_threads vulkan 3 2
+rm -rf "$tsan_cache"
 
 step "fuzzing, ${fuzz_seconds} s per target"
 tools/fuzz.sh "$fuzz_seconds"

@@ -3,10 +3,6 @@
  * so dk_sync has nothing to wait for. */
 #include "cpu_internal.h"
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 #include <stdlib.h>
 #include <stdio.h>
 #include <time.h>
@@ -15,16 +11,6 @@ static double cpubk_now_ms(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* Online cores; 1 where the platform gives no answer. */
-static int32_t cpubk_core_count(void) {
-#if defined(__unix__) || defined(__APPLE__)
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n >= 1 && n <= 1024 ? (int32_t)n : 1;
-#else
-    return 1;
-#endif
 }
 
 static dk_status cpubk_create(dk_context *ctx, const dk_context_options *o) {
@@ -36,7 +22,7 @@ static dk_status cpubk_create(dk_context *ctx, const dk_context_options *o) {
         return free(s), dk__fail(ctx, DK_ERR_UNSUPPORTED,
                                  "cpu backend: options->external_stream / vk_device are for GPU backends");
     if (threads == 0) threads = (int32_t)ctx->knobs.threads; /* DIFKERN_THREADS, 0: unset */
-    if (threads == 0) threads = cpubk_core_count();
+    if (threads == 0) threads = dk__core_count();
     st = dk__cpu_pool_create(ctx, threads, &s->pool);
     if (st != DK_OK) {
         free(s);

@@ -29,8 +29,10 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL vkdev_messenger_cb(VkDebugUtilsMessageSeve
     (void)types;
     if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
         return VK_FALSE;
+    if (s->msg_lock_ok) (void)mtx_lock(&s->msg_lock);
     if (s->validation_errors++ == 0)
         dk__strlcpy(s->validation_msg, data && data->pMessage ? data->pMessage : "(no text)", sizeof s->validation_msg);
+    if (s->msg_lock_ok) (void)mtx_unlock(&s->msg_lock);
     return VK_FALSE;
 }
 
@@ -579,6 +581,7 @@ static void vkdev_destroy_locked(dk_context *ctx) {
     if (s->messenger) vkDestroyDebugUtilsMessengerEXT(s->instance, s->messenger, NULL);
     if (s->own_instance && s->instance) vkDestroyInstance(s->instance, NULL);
     free(s->dirty);
+    if (s->msg_lock_ok) mtx_destroy(&s->msg_lock);
     free(s);
     ctx->backend = NULL;
 }
@@ -601,6 +604,11 @@ static dk_status vkdev_create_locked(dk_context *ctx, const dk_context_options *
     s = (dk_vk_state *)calloc(1, sizeof *s);
     if (!s) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
     ctx->backend = s;
+    s->msg_lock_ok = mtx_init(&s->msg_lock, mtx_plain) == thrd_success;
+    s->compile.want = (uint32_t)(o->num_threads     ? o->num_threads
+                                 : ctx->knobs.threads ? (int32_t)ctx->knobs.threads
+                                                      : dk__core_count());
+    if (s->compile.want > DK_VK_COMPILE_THREADS) s->compile.want = DK_VK_COMPILE_THREADS;
     s->epoch = 1;
     s->force_portable = (int)ctx->knobs.vulkan_portable;
     if (o->vk_device) {

@@ -15,6 +15,7 @@
 #define DK_VK_STAGING_SIZE ((uint64_t)16 << 20) /* per frame */
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
 #define DK_VK_EAGER_DISPATCHES 16 /* the first eager frame size while the device is busy (vk_submit.c) */
+#define DK_VK_COMPILE_THREADS 16  /* the most pipeline compile threads (vk_compile.c) */
 
 /* VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, for headers older than
  * them (Debian 12's are 1.3.239). */
@@ -87,11 +88,67 @@ typedef struct dk_vk_buf {
 
 typedef struct dk_vk_pending_free { dk_vk_block *block; uint64_t offset, size; } dk_vk_pending_free;
 
+/* A pipeline: built by a compile thread (vk_compile.c) and used once built.
+ * Entries are allocated one by one so that their addresses stay while the
+ * table grows under the threads that fill them in. */
+typedef enum dk_vk_pipeline_state {
+    DK_VK_PIPE_QUEUED,            /* waiting for a compile thread */
+    DK_VK_PIPE_BUILDING,
+    DK_VK_PIPE_READY,
+    DK_VK_PIPE_FAILED             /* result holds the VkResult */
+} dk_vk_pipeline_state;
+
+typedef struct dk_vk_pipeline {
+    uint32_t shader;
+    uint32_t spec[DK_VK_SPEC];
+    VkShaderModule module;
+    VkPipeline pipeline;          /* set before state becomes READY */
+    VkResult result;
+    dk_vk_pipeline_state state;   /* under compile.lock while compile threads run */
+    struct dk_vk_pipeline *next;  /* the compile queue */
+} dk_vk_pipeline;
+
+/* A command of a frame, kept on the host until the frame goes (vk_commands.c):
+ * recording never waits for a pipeline to build. */
+typedef enum dk_vk_cmd_kind {
+    DK_VKC_BARRIER,               /* a global memory barrier */
+    DK_VKC_BUFFER_BARRIERS,       /* frame->barriers[first, first + count) */
+    DK_VKC_DISPATCH,
+    DK_VKC_COPY,
+    DK_VKC_FILL,
+    DK_VKC_TIMESTAMP,
+    DK_VKC_RESET_QUERIES
+} dk_vk_cmd_kind;
+
+typedef struct dk_vk_cmd {
+    dk_vk_cmd_kind kind;
+    union {
+        struct { VkPipelineStageFlags src_stages, dst_stages; VkAccessFlags src_access, dst_access; } barrier;
+        struct { uint32_t first, count; } buffer_barriers;
+        struct {
+            dk_vk_pipeline *pipeline;
+            VkDescriptorBufferInfo info[DK_VK_BINDINGS];
+            uint64_t gx;
+            uint32_t gy, gz;
+        } dispatch;
+        struct { VkBuffer src, dst; VkBufferCopy region; } copy;
+        struct { VkBuffer buffer; VkDeviceSize offset, size; uint32_t data; } fill;
+        struct { VkQueryPool pool; uint32_t query; VkPipelineStageFlagBits stage; } timestamp;
+        struct { VkQueryPool pool; uint32_t first, count; } reset;
+    } u;
+} dk_vk_cmd;
+
 typedef struct dk_vk_frame {
     VkCommandBuffer cmd;
     VkFence fence;
-    int recording, submitted;
+    int recording, submitted;     /* recording: commands are being added on the host */
     uint64_t serial;
+    dk_vk_cmd *cmds;              /* the frame's commands, written into cmd when it goes */
+    uint32_t ncmds, capcmds;
+    VkBufferMemoryBarrier *barriers;
+    uint32_t nbarriers, capbarriers;
+    uint32_t first_unready;       /* commands before it use built pipelines only */
+    int no_memory;                /* a command could not be kept: the frame fails when it goes */
     dk_vk_block *staging;         /* host-visible, mapped */
     uint64_t staging_used;
     dk_vk_block *params;          /* host-visible, mapped: parameter slots */
@@ -99,12 +156,6 @@ typedef struct dk_vk_frame {
     dk_vk_pending_free *frees;    /* released when this frame's fence signals */
     uint32_t nfrees, capfrees;
 } dk_vk_frame;
-
-typedef struct dk_vk_pipeline {
-    uint32_t shader;
-    uint32_t spec[DK_VK_SPEC];
-    VkPipeline pipeline;
-} dk_vk_pipeline;
 
 /* One bound storage buffer of a dispatch. */
 typedef struct dk_vk_binding {
@@ -145,9 +196,19 @@ typedef struct dk_vk_state {
     VkShaderModule modules[DK_VK_SH_COUNT];
     VkPipelineCache pipeline_cache;
     char cache_path[1024];
-    dk_vk_pipeline *pipelines;
+    dk_vk_pipeline **pipelines;
     uint32_t npipelines, cappipelines;
-    VkPipeline bound_pipeline;
+    /* Compile threads (vk_compile.c), started at the first pipeline to build. */
+    struct dk_vk_compiler {
+        mtx_t lock;
+        cnd_t work, done;         /* a job queued / a job finished */
+        thrd_t threads[DK_VK_COMPILE_THREADS];
+        uint32_t nthreads;
+        uint32_t want;            /* threads to start: options.num_threads, DIFKERN_THREADS or the cores */
+        int sync_ok;              /* lock and conditions initialized (-1: could not be) */
+        int stop;
+        dk_vk_pipeline *head, *tail;
+    } compile;
 
     VkQueryPool query_pool;
     int timer_device;             /* timestamps usable */
@@ -165,6 +226,8 @@ typedef struct dk_vk_state {
     } *trace_rec;
 
     VkDebugUtilsMessengerEXT messenger;
+    mtx_t msg_lock;               /* the messenger may run on compile threads */
+    int msg_lock_ok;
     char validation_msg[512];
     int validation_errors;
 
@@ -234,10 +297,35 @@ dk_status dk__vk_sync(dk_context *ctx);
 dk_status dk__vk_timer_begin(dk_context *ctx);
 dk_status dk__vk_timer_end(dk_context *ctx, double *ms);
 
+/* vk_commands.c: the current frame's commands (the frame must record:
+ * dk__vk_begin); a command that cannot be kept fails the frame when it goes. */
+void dk__vk_cmd_barrier(dk_vk_state *s, VkPipelineStageFlags src_stages, VkPipelineStageFlags dst_stages,
+                        VkAccessFlags src_access, VkAccessFlags dst_access);
+void dk__vk_cmd_buffer_barriers(dk_vk_state *s, const VkBufferMemoryBarrier *b, uint32_t n);
+void dk__vk_cmd_dispatch(dk_vk_state *s, dk_vk_pipeline *p, const VkDescriptorBufferInfo *info, uint64_t gx,
+                         uint32_t gy, uint32_t gz);
+void dk__vk_cmd_copy(dk_vk_state *s, VkBuffer src, VkBuffer dst, const VkBufferCopy *region);
+void dk__vk_cmd_fill(dk_vk_state *s, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t data);
+void dk__vk_cmd_timestamp(dk_vk_state *s, VkPipelineStageFlagBits stage, VkQueryPool pool, uint32_t query);
+void dk__vk_cmd_reset_queries(dk_vk_state *s, VkQueryPool pool, uint32_t first, uint32_t count);
+int dk__vk_cmds_ready(dk_vk_state *s, dk_vk_frame *f);           /* every pipeline built (no wait) */
+dk_status dk__vk_cmds_write(dk_context *ctx, dk_vk_frame *f);    /* into f->cmd, waiting for pipelines */
+void dk__vk_cmds_clear(dk_vk_frame *f);
+void dk__vk_cmds_free(dk_vk_frame *f);
+
 /* vk_pipeline.c */
 dk_status dk__vk_pipelines_create(dk_context *ctx, const char *cache_path);
 void dk__vk_pipelines_destroy(dk_vk_state *s);
-dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out);
+/* The pipeline of (shader, spec), its build started if it is new (it may still
+ * be building: dk__vk_pipeline_wait). */
+dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, dk_vk_pipeline **out);
+VkResult dk__vk_pipeline_build(dk_vk_state *s, dk_vk_pipeline *p); /* on the calling thread */
+
+/* vk_compile.c: pipelines built by up to DK_VK_COMPILE_THREADS threads */
+int dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p);      /* 0: no threads, build it yourself */
+int dk__vk_compile_ready(dk_vk_state *s, const dk_vk_pipeline *p);  /* READY or FAILED */
+dk_status dk__vk_compile_wait(dk_context *ctx, dk_vk_pipeline *p, VkPipeline *out);
+void dk__vk_compile_stop(dk_vk_state *s);                         /* join the threads; queued jobs are dropped */
 
 /* vk_conv.c, vk_elementwise.c, vk_norm.c, vk_attention.c */
 dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);

@@ -369,16 +369,10 @@ void dk__vk_host_free(dk_context *ctx, void *ptr, void *handle) {
 
 /* A copy into host-visible memory, then the barrier that makes it visible to
  * host reads once the submission has completed. */
-static void vkmem_copy_for_host(dk_vk_state *s, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
-                                const VkBufferCopy *region) {
-    VkMemoryBarrier mb;
-    s->vk.vkCmdCopyBuffer(cmd, src, dst, 1, region);
-    memset(&mb, 0, sizeof mb);
-    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    s->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
-                               NULL);
+static void vkmem_copy_for_host(dk_vk_state *s, VkBuffer src, VkBuffer dst, const VkBufferCopy *region) {
+    dk__vk_cmd_copy(s, src, dst, region);
+    dk__vk_cmd_barrier(s, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_ACCESS_HOST_READ_BIT);
 }
 
 /* One copy between a device buffer and a dk_host_alloc block, submitted and
@@ -400,8 +394,8 @@ static dk_status vkmem_copy_host(dk_context *ctx, dk_vk_buf *b, uint64_t off, dk
     region.srcOffset = download ? b->base + off : hoff;
     region.dstOffset = download ? hoff : b->base + off;
     region.size = size;
-    if (download) vkmem_copy_for_host(s, f->cmd, b->buffer, hb->buffer, &region);
-    else s->vk.vkCmdCopyBuffer(f->cmd, hb->buffer, b->buffer, 1, &region);
+    if (download) vkmem_copy_for_host(s, b->buffer, hb->buffer, &region);
+    else dk__vk_cmd_copy(s, hb->buffer, b->buffer, &region);
     serial = f->serial;
     st = dk__vk_flush(ctx);
     return st != DK_OK ? st : dk__vk_wait_serial(ctx, serial);
@@ -430,7 +424,7 @@ dk_status dk__vk_upload(dk_context *ctx, dk_buffer *buffer, uint64_t off, const 
         region.srcOffset = soff;
         region.dstOffset = b->base + off;
         region.size = n;
-        s->vk.vkCmdCopyBuffer(f->cmd, f->staging->buffer, b->buffer, 1, &region);
+        dk__vk_cmd_copy(s, f->staging->buffer, b->buffer, &region);
         p += n;
         off += n;
         size -= n;
@@ -470,7 +464,7 @@ dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off
             region.srcOffset = b->base + off;
             region.dstOffset = soff;
             region.size = n;
-            vkmem_copy_for_host(s, f->cmd, b->buffer, f->staging->buffer, &region);
+            vkmem_copy_for_host(s, b->buffer, f->staging->buffer, &region);
             q[t].serial = f->serial;
             q[t].soff = soff;
             q[t].n = n;
@@ -510,6 +504,6 @@ dk_status dk__vk_fill(dk_context *ctx, dk_buffer *buffer, uint64_t off, uint64_t
     bind.buf = b;
     bind.write = 1;
     dk__vk_access(ctx, &bind, 1);
-    s->vk.vkCmdFillBuffer(s->frames[s->cur].cmd, b->buffer, b->base + off, size, pattern);
+    dk__vk_cmd_fill(s, b->buffer, b->base + off, size, pattern);
     return DK_OK;
 }

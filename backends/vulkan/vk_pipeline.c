@@ -1,5 +1,6 @@
 /* Vulkan backend pipelines: one push-descriptor layout for every shader,
- * pipelines built lazily per (shader, specialization constants) and kept, and a
+ * pipelines built lazily per (shader, specialization constants), by compile
+ * threads (vk_compile.c), and kept, and a
  * VkPipelineCache persisted on disk (a file from another driver or a corrupt
  * one is ignored: its header must match this device). */
 #include "vk_internal.h"
@@ -37,6 +38,12 @@ static void vkpipe_cache_path(dk_vk_state *s, const char *path) {
     (void)VKPIPE_MKDIR(dir);
     snprintf(s->cache_path, sizeof s->cache_path, "%s/vulkan_pipelines_%08x_%08x.bin", dir, s->props.vendorID,
              s->props.deviceID);
+}
+
+static double vkpipe_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 static uint32_t vkpipe_le32(const unsigned char *p) {
@@ -158,8 +165,12 @@ dk_status dk__vk_pipelines_create(dk_context *ctx, const char *cache_path) {
 
 void dk__vk_pipelines_destroy(dk_vk_state *s) {
     uint32_t i;
+    dk__vk_compile_stop(s);
     vkpipe_save(s);
-    for (i = 0; i < s->npipelines; i++) s->vk.vkDestroyPipeline(s->device, s->pipelines[i].pipeline, NULL);
+    for (i = 0; i < s->npipelines; i++) {
+        if (s->pipelines[i]->pipeline) s->vk.vkDestroyPipeline(s->device, s->pipelines[i]->pipeline, NULL);
+        free(s->pipelines[i]);
+    }
     free(s->pipelines);
     s->pipelines = NULL;
     s->npipelines = 0;
@@ -170,60 +181,125 @@ void dk__vk_pipelines_destroy(dk_vk_state *s) {
     if (s->set_layout) s->vk.vkDestroyDescriptorSetLayout(s->device, s->set_layout, NULL);
 }
 
-/* DIFKERN_VULKAN_PIPELINE_STATS=1 (vk_device.c): the driver's statistics of
- * each new pipeline (registers, shared memory, spills: whatever it reports),
- * one line on stderr. */
-static void vkpipe_print_stats(dk_vk_state *s, uint32_t shader, const uint32_t *spec, VkPipeline pipeline) {
+/* DIFKERN_VULKAN_PIPELINE_STATS=1 (vk_device.c): each new pipeline's build
+ * time and the driver's statistics of it (registers, shared memory, spills:
+ * whatever it reports), one line on stderr. */
+static void vkpipe_print_stats(dk_vk_state *s, uint32_t shader, const uint32_t *spec, VkPipeline pipeline,
+                               double build_ms) {
     VkPipelineExecutableInfoKHR ei;
     VkPipelineExecutableStatisticKHR st[32];
     VkPipelineInfoKHR pi;
     VkPipelineExecutablePropertiesKHR ep;
     uint32_t n = 1, i;
-    if (!s->vk.vkGetPipelineExecutablePropertiesKHR || !s->vk.vkGetPipelineExecutableStatisticsKHR) return;
+    char line[2048];
+    size_t len;
+    snprintf(line, sizeof line, "difkern vulkan pipeline: shader %u spec (%u, %u, %u, %u): built in %.1f ms", shader,
+             spec[0], spec[1], spec[2], spec[3], build_ms);
+    len = strlen(line);
+    if (!s->vk.vkGetPipelineExecutablePropertiesKHR || !s->vk.vkGetPipelineExecutableStatisticsKHR) n = 0;
     memset(&pi, 0, sizeof pi);
     pi.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR;
     pi.pipeline = pipeline;
     memset(&ep, 0, sizeof ep);
     ep.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
-    if (s->vk.vkGetPipelineExecutablePropertiesKHR(s->device, &pi, &n, &ep) < 0 || n == 0) return;
+    if (n && (s->vk.vkGetPipelineExecutablePropertiesKHR(s->device, &pi, &n, &ep) < 0)) n = 0;
     memset(&ei, 0, sizeof ei);
     ei.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR;
     ei.pipeline = pipeline;
     ei.executableIndex = 0;
     memset(st, 0, sizeof st);
     for (i = 0; i < 32; i++) st[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
-    n = 32;
-    if (s->vk.vkGetPipelineExecutableStatisticsKHR(s->device, &ei, &n, st) < 0) return;
-    fprintf(stderr, "difkern vulkan pipeline: shader %u spec (%u, %u, %u, %u):", shader, spec[0], spec[1], spec[2],
-            spec[3]);
-    for (i = 0; i < n && i < 32; i++) {
-        fprintf(stderr, " %s=", st[i].name);
-        switch (st[i].format) {
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, "%u", st[i].value.b32); break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, "%lld", (long long)st[i].value.i64); break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-            fprintf(stderr, "%llu", (unsigned long long)st[i].value.u64);
-            break;
-        default: fprintf(stderr, "%g", st[i].value.f64); break;
-        }
+    if (n) {
+        n = 32;
+        if (s->vk.vkGetPipelineExecutableStatisticsKHR(s->device, &ei, &n, st) < 0) n = 0;
     }
-    fprintf(stderr, "\n");
+    /* one fprintf: lines of compile threads building at once stay whole */
+    for (i = 0; i < n && i < 32 && len + 96 < sizeof line; i++) {
+        switch (st[i].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+            snprintf(line + len, sizeof line - len, " %.40s=%u", st[i].name, st[i].value.b32);
+            break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+            snprintf(line + len, sizeof line - len, " %.40s=%lld", st[i].name, (long long)st[i].value.i64);
+            break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+            snprintf(line + len, sizeof line - len, " %.40s=%llu", st[i].name, (unsigned long long)st[i].value.u64);
+            break;
+        default: snprintf(line + len, sizeof line - len, " %.40s=%g", st[i].name, st[i].value.f64); break;
+        }
+        len += strlen(line + len);
+    }
+    fprintf(stderr, "%s\n", line);
 }
 
-dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, VkPipeline *out) {
-    dk_vk_state *s = dk__vk(ctx);
+/* Build p (vkCreateComputePipelines) on the calling thread: a compile thread
+ * or, where there is none, the caller.  Reads only what is fixed once the
+ * context exists. */
+VkResult dk__vk_pipeline_build(dk_vk_state *s, dk_vk_pipeline *p) {
     VkSpecializationMapEntry me[DK_VK_SPEC];
     VkSpecializationInfo si;
     VkComputePipelineCreateInfo ci;
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rs;
     VkPipelineRobustnessCreateInfoEXT rob;
+    VkResult r;
+    double t0;
+    uint32_t i;
+    for (i = 0; i < DK_VK_SPEC; i++) {
+        me[i].constantID = i;
+        me[i].offset = i * 4;
+        me[i].size = 4;
+    }
+    si.mapEntryCount = DK_VK_SPEC;
+    si.pMapEntries = me;
+    si.dataSize = DK_VK_SPEC * 4;
+    si.pData = p->spec;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = p->module;
+    if (s->cm_wave32 && p->shader >= DK_VK_SH_FIRST_COOPMAT) {
+        /* tensor-core shaders: 8 subgroups of 32 per workgroup (vk_device.c) */
+        memset(&rs, 0, sizeof rs);
+        rs.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
+        rs.requiredSubgroupSize = 32;
+        ci.stage.pNext = &rs;
+        ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    }
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = s->pipeline_layout;
+    if (s->unchecked_buffers) {
+        memset(&rob, 0, sizeof rob);
+        rob.sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT;
+        rob.storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+        rob.uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
+        rob.vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT;
+        rob.images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT;
+        ci.pNext = &rob;
+    }
+    if (s->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    t0 = vkpipe_now_ms();
+    r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
+    if (r != VK_SUCCESS) p->pipeline = VK_NULL_HANDLE;
+    else if (s->pipeline_stats) vkpipe_print_stats(s, p->shader, p->spec, p->pipeline, vkpipe_now_ms() - t0);
+    return r;
+}
+
+dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec, dk_vk_pipeline **out) {
+    dk_vk_state *s = dk__vk(ctx);
     dk_vk_pipeline *p;
     VkResult r;
     uint32_t i;
     for (i = 0; i < s->npipelines; i++) {
-        p = &s->pipelines[i];
+        p = s->pipelines[i];
         if (p->shader == shader && memcmp(p->spec, spec, sizeof p->spec) == 0) {
-            *out = p->pipeline;
+            /* a build that failed (out of memory, say) is tried again */
+            if (dk__vk_compile_ready(s, p) && p->state == DK_VK_PIPE_FAILED && !dk__vk_compile_queue(s, p)) {
+                p->result = dk__vk_pipeline_build(s, p);
+                p->state = p->result == VK_SUCCESS ? DK_VK_PIPE_READY : DK_VK_PIPE_FAILED;
+            }
+            *out = p;
             return DK_OK;
         }
     }
@@ -238,54 +314,22 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     }
     if (s->npipelines == s->cappipelines) {
         uint32_t cap = s->cappipelines ? s->cappipelines * 2 : 32;
-        dk_vk_pipeline *np = (dk_vk_pipeline *)realloc(s->pipelines, cap * sizeof *np);
+        dk_vk_pipeline **np = (dk_vk_pipeline **)realloc(s->pipelines, cap * sizeof *np);
         if (!np) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
         s->pipelines = np;
         s->cappipelines = cap;
     }
-    for (i = 0; i < DK_VK_SPEC; i++) {
-        me[i].constantID = i;
-        me[i].offset = i * 4;
-        me[i].size = 4;
-    }
-    si.mapEntryCount = DK_VK_SPEC;
-    si.pMapEntries = me;
-    si.dataSize = DK_VK_SPEC * 4;
-    si.pData = spec;
-    memset(&ci, 0, sizeof ci);
-    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = s->modules[shader];
-    if (s->cm_wave32 && shader >= DK_VK_SH_FIRST_COOPMAT) {
-        /* tensor-core shaders: 8 subgroups of 32 per workgroup (vk_device.c) */
-        memset(&rs, 0, sizeof rs);
-        rs.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
-        rs.requiredSubgroupSize = 32;
-        ci.stage.pNext = &rs;
-        ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-    }
-    ci.stage.pName = "main";
-    ci.stage.pSpecializationInfo = &si;
-    ci.layout = s->pipeline_layout;
-    p = &s->pipelines[s->npipelines];
-    if (s->unchecked_buffers) {
-        memset(&rob, 0, sizeof rob);
-        rob.sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT;
-        rob.storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
-        rob.uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT;
-        rob.vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT;
-        rob.images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT;
-        ci.pNext = &rob;
-    }
-    if (s->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
-    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateComputePipelines");
-    if (s->pipeline_stats) vkpipe_print_stats(s, shader, spec, p->pipeline);
+    p = (dk_vk_pipeline *)calloc(1, sizeof *p);
+    if (!p) return dk__fail(ctx, DK_ERR_OUT_OF_MEMORY, "vulkan backend: out of host memory");
     p->shader = shader;
     memcpy(p->spec, spec, sizeof p->spec);
-    s->npipelines++;
-    *out = p->pipeline;
+    p->module = s->modules[shader];
+    if (!dk__vk_compile_queue(s, p)) { /* no compile threads: build it now */
+        p->result = dk__vk_pipeline_build(s, p);
+        p->state = p->result == VK_SUCCESS ? DK_VK_PIPE_READY : DK_VK_PIPE_FAILED;
+    }
+    s->pipelines[s->npipelines++] = p;
+    *out = p;
     return DK_OK;
 }
 

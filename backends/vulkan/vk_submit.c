@@ -1,6 +1,8 @@
 /* Vulkan backend command recording: frames (command buffer + fence + staging +
  * parameter slots) in flight, hazard tracking with buffer barriers only where a
- * data dependency needs one, dispatch, sync and timestamps. */
+ * data dependency needs one, dispatch, sync and timestamps.  A frame's commands
+ * are kept on the host (vk_commands.c) and written into its command buffer when
+ * it goes, so that recording never waits for a pipeline to build. */
 #include "vk_internal.h"
 
 #include <stdio.h>
@@ -79,8 +81,8 @@ void dk__vk_frames_destroy(dk_vk_state *s) {
     uint32_t i;
     for (i = 0; i < DK_VK_FRAMES; i++) {
         dk_vk_frame *f = &s->frames[i];
-        if (f->recording) s->vk.vkEndCommandBuffer(f->cmd);
         vksub_release_frees(s, f);
+        dk__vk_cmds_free(f);
         free(f->frees);
         dk__vk_free_block(s, f->staging);
         dk__vk_free_block(s, f->params);
@@ -133,46 +135,40 @@ static dk_status vksub_wait_frame(dk_context *ctx, dk_vk_frame *f) {
 dk_status dk__vk_begin(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_frame *f = &s->frames[s->cur];
-    VkCommandBufferBeginInfo bi;
-    VkMemoryBarrier mb;
-    VkResult r;
     dk_status st;
     if (s->lost) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "vulkan backend: the device was lost; destroy the context");
     if (f->recording) return DK_OK;
     st = vksub_wait_frame(ctx, f);
     if (st != DK_OK) return st;
-    r = s->vk.vkResetCommandBuffer(f->cmd, 0);
-    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkResetCommandBuffer");
-    memset(&bi, 0, sizeof bi);
-    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    r = s->vk.vkBeginCommandBuffer(f->cmd, &bi);
-    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkBeginCommandBuffer");
+    dk__vk_cmds_clear(f);
     f->recording = 1;
     f->serial = ++s->next_serial;
     f->staging_used = 0;
     f->params_used = 0;
-    s->bound_pipeline = VK_NULL_HANDLE;
     /* The previous frame may still run: order everything after it. */
-    memset(&mb, 0, sizeof mb);
-    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VKSUB_SRC_ACCESS;
-    mb.dstAccessMask = VKSUB_DST_ACCESS;
-    s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 1, &mb, 0, NULL, 0, NULL);
+    dk__vk_cmd_barrier(s, VKSUB_STAGES, VKSUB_STAGES, VKSUB_SRC_ACCESS, VKSUB_DST_ACCESS);
     s->epoch++;
     s->ndirty = 0;
     return DK_OK;
 }
 
+/* Write the frame's commands (waiting for the pipelines they use) and submit.
+ * A frame that cannot be written is dropped: its ops' outputs are undefined,
+ * and the error says why. */
 dk_status dk__vk_flush(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_vk_frame *f = &s->frames[s->cur];
     VkSubmitInfo si;
     VkResult r;
+    dk_status st;
     if (!f->recording) return DK_OK;
     f->recording = 0;
-    r = s->vk.vkEndCommandBuffer(f->cmd);
-    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkEndCommandBuffer");
+    st = dk__vk_cmds_write(ctx, f);
+    dk__vk_cmds_clear(f);
+    if (st != DK_OK) {
+        vksub_release_frees(s, f);
+        return st;
+    }
     memset(&si, 0, sizeof si);
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.commandBufferCount = 1;
@@ -232,7 +228,6 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
     }
     if (need) {
         VkBufferMemoryBarrier bb[VKSUB_MAX_BUFFER_BARRIERS];
-        VkMemoryBarrier mb;
         uint32_t nb = 0;
         if (s->ndirty <= VKSUB_MAX_BUFFER_BARRIERS) {
             for (i = 0; i < s->ndirty; i++) {
@@ -248,13 +243,9 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
                 nb++;
             }
             /* nb == 0: write-after-read only, an execution dependency suffices. */
-            s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 0, NULL, nb, bb, 0, NULL);
+            dk__vk_cmd_buffer_barriers(s, bb, nb);
         } else {
-            memset(&mb, 0, sizeof mb);
-            mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-            mb.srcAccessMask = VKSUB_SRC_ACCESS;
-            mb.dstAccessMask = VKSUB_DST_ACCESS;
-            s->vk.vkCmdPipelineBarrier(f->cmd, VKSUB_STAGES, VKSUB_STAGES, 0, 1, &mb, 0, NULL, 0, NULL);
+            dk__vk_cmd_barrier(s, VKSUB_STAGES, VKSUB_STAGES, VKSUB_SRC_ACCESS, VKSUB_DST_ACCESS);
         }
         s->epoch++;
         s->ndirty = 0;
@@ -299,6 +290,9 @@ static dk_status vksub_eager(dk_context *ctx) {
     /* (Not between dk_timer_begin and dk_timer_end: the device timestamps
      * would then also measure the host's recording between submits.) */
     if (!s->eager || !f->recording || (s->timer_running && s->timer_device)) return DK_OK;
+    /* A frame waiting for a pipeline to build goes later: recording on finds
+     * the next pipelines to build meanwhile. */
+    if (!dk__vk_cmds_ready(s, f)) return DK_OK;
     for (i = 0; i < DK_VK_FRAMES && !busy; i++)
         busy = i != s->cur && s->frames[i].submitted &&
                s->vk.vkGetFenceStatus(s->device, s->frames[i].fence) == VK_NOT_READY;
@@ -316,10 +310,9 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
     dk_vk_state *s = dk__vk(ctx);
     const uint32_t *maxc = s->props.limits.maxComputeWorkGroupCount;
     VkDescriptorBufferInfo info[DK_VK_BINDINGS];
-    VkWriteDescriptorSet wr[DK_VK_BINDINGS];
-    VkPipeline pipe;
+    dk_vk_pipeline *pipe;
     dk_vk_frame *f;
-    uint64_t slot_off, x0;
+    uint64_t slot_off;
     uint32_t i, tr;
     dk_status st;
     if (gx == 0 || gy == 0 || gz == 0) return DK_OK;
@@ -355,37 +348,19 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
             info[i].offset = slot_off;
             info[i].range = DK_VK_PARAM_BYTES;
         }
-        memset(&wr[i], 0, sizeof wr[i]);
-        wr[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        wr[i].dstBinding = i;
-        wr[i].descriptorCount = 1;
-        wr[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        wr[i].pBufferInfo = &info[i];
     }
     dk__vk_access(ctx, bind, DK_VK_BINDINGS - 1);
-    if (s->bound_pipeline != pipe) {
-        s->vk.vkCmdBindPipeline(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-        s->bound_pipeline = pipe;
-    }
-    s->vk.vkCmdPushDescriptorSetKHR(f->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline_layout, 0, DK_VK_BINDINGS, wr);
     tr = s->trace_n < s->trace_cap ? s->trace_n++ : UINT32_MAX;
     if (tr != UINT32_MAX) {
-        if (tr == 0) s->vk.vkCmdResetQueryPool(f->cmd, s->trace_pool, 0, 2 * s->trace_cap);
-        s->vk.vkCmdWriteTimestamp(f->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->trace_pool, 2 * tr);
+        if (tr == 0) dk__vk_cmd_reset_queries(s, s->trace_pool, 0, 2 * s->trace_cap);
+        dk__vk_cmd_timestamp(s, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->trace_pool, 2 * tr);
         s->trace_rec[tr].shader = shader;
         memcpy(s->trace_rec[tr].spec, spec, sizeof s->trace_rec[tr].spec);
         s->trace_rec[tr].groups = gx * gy * gz;
         s->trace_rec[tr].host_ms = vksub_now_ms();
     }
-    /* Grids wider than the device allows run as several dispatches. */
-    for (x0 = 0; x0 < gx; x0 += maxc[0]) {
-        uint32_t base = (uint32_t)x0;
-        uint64_t cnt = gx - x0 < maxc[0] ? gx - x0 : maxc[0];
-        s->vk.vkCmdPushConstants(f->cmd, s->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
-        s->vk.vkCmdDispatch(f->cmd, (uint32_t)cnt, gy, gz);
-    }
-    if (tr != UINT32_MAX)
-        s->vk.vkCmdWriteTimestamp(f->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->trace_pool, 2 * tr + 1);
+    dk__vk_cmd_dispatch(s, pipe, info, gx, gy, gz);
+    if (tr != UINT32_MAX) dk__vk_cmd_timestamp(s, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->trace_pool, 2 * tr + 1);
     return vksub_eager(ctx);
 }
 
@@ -393,10 +368,15 @@ dk_status dk__vk_sync(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_status st = dk__vk_wait_all(ctx);
     if (st != DK_OK) return st;
-    if (s->validation_errors) {
-        int n = s->validation_errors;
+    {
+        char msg[sizeof s->validation_msg];
+        int n;
+        if (s->msg_lock_ok) (void)mtx_lock(&s->msg_lock);
+        n = s->validation_errors;
         s->validation_errors = 0;
-        return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: %d validation message(s); first: %s", n, s->validation_msg);
+        memcpy(msg, s->validation_msg, sizeof msg);
+        if (s->msg_lock_ok) (void)mtx_unlock(&s->msg_lock);
+        if (n) return dk__fail(ctx, DK_ERR_INTERNAL, "vulkan backend: %d validation message(s); first: %s", n, msg);
     }
     return DK_OK;
 }
@@ -419,8 +399,8 @@ dk_status dk__vk_timer_begin(dk_context *ctx) {
     st = dk__vk_begin(ctx);
     if (st != DK_OK) return st;
     s->timer_running = 1;
-    s->vk.vkCmdResetQueryPool(s->frames[s->cur].cmd, s->query_pool, 0, 2);
-    s->vk.vkCmdWriteTimestamp(s->frames[s->cur].cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 0);
+    dk__vk_cmd_reset_queries(s, s->query_pool, 0, 2);
+    dk__vk_cmd_timestamp(s, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 0);
     return DK_OK;
 }
 
@@ -438,7 +418,7 @@ dk_status dk__vk_timer_end(dk_context *ctx, double *ms) {
     }
     st = dk__vk_begin(ctx);
     if (st != DK_OK) return st;
-    s->vk.vkCmdWriteTimestamp(s->frames[s->cur].cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 1);
+    dk__vk_cmd_timestamp(s, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->query_pool, 1);
     st = dk__vk_wait_all(ctx);
     if (st != DK_OK) return st;
     r = s->vk.vkGetQueryPoolResults(s->device, s->query_pool, 0, 2, sizeof ts, ts, sizeof ts[0],

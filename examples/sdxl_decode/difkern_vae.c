@@ -50,6 +50,8 @@ static void dv_usage(FILE *f) {
         "\n"
         "AutoencoderKL only:\n"
         "  --sample        encode: a sample of the posterior instead of its mean, noise from --seed\n"
+        "  --stages        print each stage's time in the first run; the model then waits for the\n"
+        "                  device after each stage (and builds the GPU pipelines stage by stage)\n"
         "  --seed S        the sample's seed (default 1; the same latents on every backend);\n"
         "                  with --random-weights, the weights' seed\n"
         "  --tile N        decode or encode in bands of N latent rows (bounded device memory,\n"

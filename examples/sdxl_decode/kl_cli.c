@@ -112,7 +112,7 @@ static int kl_load(kl_run *k, dk_vae_options *o) {
     if (a->scale != 0.0f) o->scaling_factor = a->scale;
     o->tile_rows = a->tile_rows;
     o->max_device_bytes = a->max_bytes;
-    o->progress = kl_progress;
+    if (a->stages) o->progress = kl_progress;
     o->allow_nonfinite = a->allow_nonfinite;
     /* upload only the direction used: a full VAE file's other half would cost device memory */
     o->parts = !strcmp(a->cmd, "decode") ? DK_VAE_PARTS_DECODER
@@ -303,7 +303,7 @@ int vae_kl_run(const sdxl_args *a) {
         }
         if (!encode) printf("decode %d: %.2f ms\n", (int)r + 1, ms);
         total_ms += ms;
-        if (r == 0 && repeats > 1) { /* the repeats without the per-stage waits of the progress */
+        if (r == 0 && repeats > 1 && o.progress) { /* the repeats without the per-stage waits of --stages */
             o.progress = NULL;
             if (dk_vae_set_options(k.vae, &o) != DK_OK) {
                 sdxl_err("%s\n", dk_last_error(k.ctx));

@@ -20,6 +20,7 @@ typedef struct sdxl_args {
     dk_vae_model kl_model; /* the AutoencoderKL model (sdxl_decode: DK_VAE_SDXL) */
     int32_t kl_channels;  /* latent channels the latents are checked against before the weights load */
     int sample;           /* encode: a sample of the posterior (--seed) instead of its mean */
+    int stages;           /* AutoencoderKL: print each stage's time in the first run (--stages) */
     int seed_set;         /* --seed was given */
     dk_backend_kind backend;
     int dtype_set;

@@ -70,6 +70,9 @@ int sdxl_parse_args(int argc, char **argv, int first, int family, void (*help)(F
         } else if (!strcmp(s, "--sample") && family) {
             a->sample = 1;
             continue;
+        } else if (!strcmp(s, "--stages") && family) {
+            a->stages = 1;
+            continue;
         }
         if (strlen(s) < 2 || !strstr(valued[family], s) || strchr(s, ' ') || s[0] != '-') {
             sdxl_err("unknown option %s (see --help)\n", s);

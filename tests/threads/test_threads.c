@@ -6,8 +6,8 @@
  *   2. one context shared by all threads: the same work, each thread with its own
  *      buffers, plus buffer churn, memory queries and failing calls whose message
  *      each thread must read back as its own through dk_last_error(ctx).
- * Run under ThreadSanitizer on the CPU backend (tools/test.sh) and as a stress
- * test on lavapipe.  Exit 77 (skipped) when the backend is not on this machine. */
+ * Run under ThreadSanitizer on the CPU backend and on lavapipe (tools/test.sh;
+ * on Vulkan the pipelines build on compile threads too) and as a stress test.  Exit 77 (skipped) when the backend is not on this machine. */
 #include <difkern.h>
 
 #include <stdint.h>

@@ -158,16 +158,16 @@ int main(int argc, char **argv) {
 
     printf("dk_setting_value:\n");
     {
-        dk_context_options o;
+        dk_context_options so;
         dk_context *ctx = NULL;
         char v[64], tiny[2];
         dk_status st;
         setenv("DIFKERN_VULKAN_COOPMAT", "khr", 1);
         setenv("DIFKERN_THREADS", "3", 1);
-        dk_context_options_init(&o);
-        o.backend = DK_BACKEND_CPU;
-        o.settings = "DIFKERN_VULKAN_COOPMAT=nv;DIFKERN_VULKAN_PORTABLE=yes";
-        st = dk_context_create(&o, &ctx);
+        dk_context_options_init(&so);
+        so.backend = DK_BACKEND_CPU;
+        so.settings = "DIFKERN_VULKAN_COOPMAT=nv;DIFKERN_VULKAN_PORTABLE=yes";
+        st = dk_context_create(&so, &ctx);
         CHECK(st == DK_OK, "context for dk_setting_value: %s", dk_last_error(NULL));
         if (ctx) {
             struct { const char *name, *want; } ctx_cases[] = {
