@@ -153,7 +153,7 @@ dk_status dk__vk_cmds_write(dk_context *ctx, dk_vk_frame *f) {
         }
         case DK_VKC_DISPATCH: {
             VkWriteDescriptorSet wr[DK_VK_BINDINGS];
-            VkPipeline pipe;
+            VkPipeline pipe = VK_NULL_HANDLE;
             uint64_t x0;
             st = dk__vk_compile_wait(ctx, c->u.dispatch.pipeline, &pipe);
             if (st != DK_OK) break;

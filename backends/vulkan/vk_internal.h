@@ -84,6 +84,7 @@ typedef struct dk_vk_buf {
     uint64_t alloc_offset, alloc_size;
     uint64_t write_epoch, read_epoch; /* last access, in barrier epochs */
     uint64_t last_serial;         /* submission serial of the last use */
+    uint64_t write_serial;        /* ... and of the last write */
 } dk_vk_buf;
 
 typedef struct dk_vk_pending_free { dk_vk_block *block; uint64_t offset, size; } dk_vk_pending_free;
@@ -230,6 +231,13 @@ typedef struct dk_vk_state {
     int msg_lock_ok;
     char validation_msg[512];
     int validation_errors;
+
+    /* Read-backs of buffers that the frame being recorded does not write go
+     * in a command buffer of their own (vk_memory.c), so that they wait for
+     * neither that frame's pipelines nor its work. */
+    VkCommandBuffer aside_cmd;
+    VkFence aside_fence;
+    dk_vk_block *aside_staging;   /* host-visible, DK_VK_STAGING_SIZE, made at the first use */
 
     dk_vk_buf scratch;            /* group_norm statistics */
     dk_vk_buf stage[3];           /* channels-last copies of conv operands (vk_conv.c) */

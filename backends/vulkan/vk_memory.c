@@ -240,7 +240,7 @@ dk_status dk__vk_alloc(dk_context *ctx, dk_vk_buf *b, uint64_t size) {
     b->base = b->alloc_offset;
     b->size = size;
     b->write_epoch = b->read_epoch = 0;
-    b->last_serial = 0;
+    b->last_serial = b->write_serial = 0;
     return DK_OK;
 }
 
@@ -432,6 +432,64 @@ dk_status dk__vk_upload(dk_context *ctx, dk_buffer *buffer, uint64_t off, const 
     return DK_OK;
 }
 
+/* A read-back of b, whose writes are all submitted, beside the frame being
+ * recorded: a command buffer of its own, submitted and waited for, through the
+ * aside staging (or straight into hb, a dk_host_alloc block).  Queue order puts
+ * it before that frame, whose first barrier orders the frame's commands after
+ * it; waiting for b's last write alone leaves the frame's pipelines building
+ * and its commands unsubmitted (conv_up2.c reads a weight back in the middle
+ * of a network's first call). */
+static dk_status vkmem_download_aside(dk_context *ctx, dk_vk_buf *b, uint64_t off, unsigned char *dst,
+                                      dk_vk_block *hb, uint64_t hoff, uint64_t size) {
+    dk_vk_state *s = dk__vk(ctx);
+    dk_status st = dk__vk_wait_serial(ctx, b->write_serial);
+    if (st != DK_OK) return st;
+    if (!hb && !s->aside_staging) {
+        st = dk__vk_host_block(ctx, DK_VK_STAGING_SIZE, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &s->aside_staging);
+        if (st != DK_OK) return st;
+    }
+    while (size > 0) {
+        uint64_t n = hb ? size : size < DK_VK_STAGING_SIZE ? size : DK_VK_STAGING_SIZE;
+        VkCommandBufferBeginInfo bi;
+        VkBufferCopy region;
+        VkMemoryBarrier mb;
+        VkSubmitInfo si;
+        VkResult r;
+        memset(&bi, 0, sizeof bi);
+        bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        r = s->vk.vkBeginCommandBuffer(s->aside_cmd, &bi);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkBeginCommandBuffer");
+        region.srcOffset = b->base + off;
+        region.dstOffset = hb ? hoff : 0;
+        region.size = n;
+        s->vk.vkCmdCopyBuffer(s->aside_cmd, b->buffer, hb ? hb->buffer : s->aside_staging->buffer, 1, &region);
+        memset(&mb, 0, sizeof mb);
+        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        s->vk.vkCmdPipelineBarrier(s->aside_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                                   0, NULL, 0, NULL);
+        r = s->vk.vkEndCommandBuffer(s->aside_cmd);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkEndCommandBuffer");
+        memset(&si, 0, sizeof si);
+        si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &s->aside_cmd;
+        r = s->vk.vkQueueSubmit(s->queue, 1, &si, s->aside_fence);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkQueueSubmit");
+        r = s->vk.vkWaitForFences(s->device, 1, &s->aside_fence, VK_TRUE, UINT64_MAX);
+        if (r == VK_SUCCESS) r = s->vk.vkResetFences(s->device, 1, &s->aside_fence);
+        if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkWaitForFences");
+        if (!hb) memcpy(dst, s->aside_staging->mapped, (size_t)n);
+        dst += n;
+        hoff += n;
+        off += n;
+        size -= n;
+    }
+    return DK_OK;
+}
+
 /* Chunks through the frames' staging, one per frame, each submitted at once:
  * the CPU copies the oldest chunk out while the next one is in transit. */
 dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off, void *dst, uint64_t size) {
@@ -444,9 +502,14 @@ dk_status dk__vk_download(dk_context *ctx, const dk_buffer *buffer, uint64_t off
         dk_vk_frame *f;
     } q[DK_VK_FRAMES];
     uint32_t head = 0, count = 0;
-    void *hb;
-    uint64_t hoff;
-    if (dk__host_find(ctx, dst, size, &hb, &hoff)) return vkmem_copy_host(ctx, b, off, (dk_vk_block *)hb, hoff, size, 1);
+    void *hb = NULL;
+    uint64_t hoff = 0;
+    int pinned = dk__host_find(ctx, dst, size, &hb, &hoff);
+    if (s->frames[s->cur].recording && b->write_serial < s->frames[s->cur].serial) {
+        if (s->lost) return dk__fail(ctx, DK_ERR_DEVICE_LOST, "vulkan backend: the device was lost; destroy the context");
+        return vkmem_download_aside(ctx, b, off, p, pinned ? (dk_vk_block *)hb : NULL, hoff, size);
+    }
+    if (pinned) return vkmem_copy_host(ctx, b, off, (dk_vk_block *)hb, hoff, size, 1);
     while (size > 0 || count > 0) {
         dk_status st;
         if (size > 0 && count < DK_VK_FRAMES) {

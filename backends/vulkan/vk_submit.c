@@ -20,7 +20,7 @@ dk_status dk__vk_frames_create(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     VkCommandPoolCreateInfo pi;
     VkCommandBufferAllocateInfo ai;
-    VkCommandBuffer cmds[DK_VK_FRAMES];
+    VkCommandBuffer cmds[DK_VK_FRAMES + 1];
     VkFenceCreateInfo fi;
     VkResult r;
     uint32_t i;
@@ -34,7 +34,7 @@ dk_status dk__vk_frames_create(dk_context *ctx) {
     ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
     ai.commandPool = s->command_pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = DK_VK_FRAMES;
+    ai.commandBufferCount = DK_VK_FRAMES + 1;
     r = s->vk.vkAllocateCommandBuffers(s->device, &ai, cmds);
     if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkAllocateCommandBuffers");
     memset(&fi, 0, sizeof fi);
@@ -44,6 +44,9 @@ dk_status dk__vk_frames_create(dk_context *ctx) {
         r = s->vk.vkCreateFence(s->device, &fi, NULL, &s->frames[i].fence);
         if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateFence");
     }
+    s->aside_cmd = cmds[DK_VK_FRAMES];
+    r = s->vk.vkCreateFence(s->device, &fi, NULL, &s->aside_fence);
+    if (r != VK_SUCCESS) return dk__vk_result(ctx, r, "vkCreateFence");
     /* Device timestamps when the queue family has them. */
     {
         uint32_t n = 0;
@@ -88,6 +91,8 @@ void dk__vk_frames_destroy(dk_vk_state *s) {
         dk__vk_free_block(s, f->params);
         if (f->fence) s->vk.vkDestroyFence(s->device, f->fence, NULL);
     }
+    dk__vk_free_block(s, s->aside_staging);
+    if (s->aside_fence) s->vk.vkDestroyFence(s->device, s->aside_fence, NULL);
     if (s->command_pool) s->vk.vkDestroyCommandPool(s->device, s->command_pool, NULL);
     if (s->trace_pool) s->vk.vkDestroyQueryPool(s->device, s->trace_pool, NULL);
     free(s->trace_rec);
@@ -255,6 +260,7 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
         if (!b) continue;
         b->last_serial = f->serial;
         if (bind[i].write) {
+            b->write_serial = f->serial;
             if (b->write_epoch != s->epoch) {
                 if (s->ndirty == s->capdirty) {
                     uint32_t cap = s->capdirty ? s->capdirty * 2 : 64;

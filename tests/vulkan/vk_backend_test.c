@@ -1,6 +1,7 @@
 /* Vulkan backend tests beyond the shared case list: device selection and absence,
  * a chain of ops queued without syncs (barriers) against the CPU backend, buffer
- * transfers larger than the staging area, fill, deferred frees, out of memory,
+ * transfers larger than the staging area, fill, deferred frees, read-backs beside a
+ * recording frame, out of memory,
  * the on-disk pipeline cache, timers and wrapping a caller's VkBuffer.
  *
  *   vk_backend_test                       everything that needs a device
@@ -316,6 +317,71 @@ static void vt_test_buffers(dk_context *ctx) {
     }
 }
 
+/* ---------------------------------------- read-backs beside a recording frame */
+
+/* Buffers that the frame being recorded only reads are read back beside it
+ * (vk_memory.c): the read must see their contents, and the frame's later write
+ * of one must come after the frame's own earlier read.  Also through more than
+ * the staging area and into dk_host_alloc memory.  The timer keeps the frame
+ * recording (no early submit between dk_timer_begin and dk_timer_end). */
+static void vt_test_read_aside(dk_context *ctx) {
+    enum { N = 4096 };
+    const uint64_t big = (20u << 20) + 8;
+    float a[N], got[N], relu[N];
+    int64_t s1[1] = {N};
+    dk_buffer *ba = NULL, *bb = NULL, *bc = NULL;
+    dk_tensor ta, tb;
+    unsigned char *src = (unsigned char *)malloc(big), *dst = (unsigned char *)malloc(big), *pinned = NULL;
+    uint64_t i, bad = 0;
+    int k;
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return;
+    }
+    for (k = 0; k < N; k++) a[k] = vt_rand();
+    for (i = 0; i < big; i++) src[i] = (unsigned char)(i * 131u + (i >> 12));
+    VT_OK(dk_buffer_create(ctx, sizeof a, &ba), ctx);
+    VT_OK(dk_buffer_create(ctx, sizeof a, &bb), ctx);
+    VT_OK(dk_buffer_create(ctx, big, &bc), ctx);
+    VT_OK(dk_buffer_upload(ctx, ba, 0, a, sizeof a), ctx);
+    VT_OK(dk_buffer_upload(ctx, bc, 0, src, big), ctx);
+    VT_OK(dk_sync(ctx), ctx);
+    ta = dk_tensor_contiguous(ba, 0, DK_F32, 1, s1);
+    tb = dk_tensor_contiguous(bb, 0, DK_F32, 1, s1);
+    VT_OK(dk_timer_begin(ctx), ctx);
+    VT_OK(dk_activation_forward(ctx, DK_ACT_RELU, &ta, &tb), ctx); /* reads a: recorded, not submitted */
+    memset(got, 0xff, sizeof got);
+    VT_OK(dk_buffer_download(ctx, ba, 0, got, sizeof got), ctx);
+    CHECK(memcmp(got, a, sizeof a) == 0, "read-back of a buffer the recording frame reads: contents differ");
+    memset(dst, 0xcd, big);
+    VT_OK(dk_buffer_download(ctx, bc, 0, dst, big), ctx); /* more than the staging area */
+    for (i = 0; i < big; i++) bad += src[i] != dst[i];
+    CHECK(bad == 0, "20 MiB read-back beside a recording frame: %llu bytes differ", (unsigned long long)bad);
+    if (dk_host_alloc(ctx, sizeof a, (void **)&pinned) == DK_OK) {
+        memset(pinned, 0xff, sizeof a);
+        VT_OK(dk_buffer_download(ctx, ba, 0, pinned, sizeof a), ctx);
+        CHECK(memcmp(pinned, a, sizeof a) == 0, "read-back into dk_host_alloc memory beside a recording frame");
+        dk_host_free(ctx, pinned);
+    }
+    VT_OK(dk_add(ctx, 2.0f, &ta, 1.0f, &ta, DK_ACT_NONE, &ta), ctx); /* writes a after the relu read it */
+    {
+        double ms;
+        VT_OK(dk_timer_end(ctx, &ms), ctx);
+    }
+    VT_OK(dk_buffer_download(ctx, bb, 0, relu, sizeof relu), ctx);
+    VT_OK(dk_buffer_download(ctx, ba, 0, got, sizeof got), ctx);
+    for (k = 0; k < N; k++)
+        if (relu[k] != (a[k] > 0 ? a[k] : 0.0f) || fabsf(got[k] - 3.0f * a[k]) > 1e-6f) break;
+    CHECK(k == N, "relu then an in-place add around a read-back: element %d is %g / %g, want %g / %g", k,
+          k < N ? relu[k] : 0.0, k < N ? got[k] : 0.0, k < N ? (a[k] > 0 ? a[k] : 0.0) : 0.0, k < N ? 3.0 * a[k] : 0.0);
+    dk_buffer_destroy(ctx, ba);
+    dk_buffer_destroy(ctx, bb);
+    dk_buffer_destroy(ctx, bc);
+    free(src);
+    free(dst);
+}
+
 /* -------------------------------------------------- out of memory, timer */
 
 static void vt_test_oom_and_timer(dk_context *ctx) {
@@ -549,6 +615,7 @@ int main(int argc, char **argv) {
     printf("%s\n", dk_context_describe(ctx));
     vt_test_chain(ctx);
     vt_test_buffers(ctx);
+    vt_test_read_aside(ctx);
     vt_test_oom_and_timer(ctx);
     st = dk_sync(ctx);
     CHECK(st == DK_OK, "final sync: %s: %s", dk_status_name(st), dk_last_error(ctx));
