@@ -87,6 +87,17 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
         p->vec = lim->column_vec_keep > 0 && lim->vw > 1 && p->ps[0][3] == 1 && p->ps[1][3] == 1 &&
                  p->pshape[3] % lim->vw == 0 && p->cs[0] % lim->vw == 0 && p->cs[1] % lim->vw == 0 &&
                  x_addr % 16u == 0 && y_addr % 16u == 0 && rms_slots_whole(p, 3, lim->vw);
+        if (p->vec && lim->column_tile_bytes > 0) {
+            int64_t es = 16 / lim->vw, t = 1;
+            while (t * 2 <= lim->max_tile && t * 2 * p->channels * es <= lim->column_tile_bytes) t *= 2;
+            /* whole 32-byte sectors of each channel run, whole vectors */
+            if (t * es >= 32 && t >= lim->vw && t * p->channels * es <= lim->column_tile_bytes) {
+                p->tile = t;
+                p->lanes = 1;
+                p->in_regs = 1;
+                return;
+            }
+        }
         if (p->vec) {
             p->lanes = rms_lanes(p->channels, lim->column_vec_keep, lim->max_column_vec_lanes);
             p->in_regs = p->lanes * lim->column_vec_keep >= p->channels;

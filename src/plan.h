@@ -137,12 +137,18 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
  *                    are coalesced; the lanes of a position sit a workgroup
  *                    slice apart; vec (backends with column_vec_keep) when
  *                    a thread can take vw adjacent positions of a channel as
- *                    one 16-byte vector.
+ *                    one 16-byte vector.  With vec and a backend's
+ *                    column_tile_bytes, tile > 0: a workgroup stages a tile
+ *                    of `tile` positions x C channels in shared memory
+ *                    (x read once, in 16-byte vectors of whole channel runs),
+ *                    sums each position's squares from there and writes the
+ *                    tile back scaled; lanes and in_regs are then unused.
  * Any strides work in both (the generic fallback is ROWS without vec). */
 enum { DK__RMS_ROWS = 0, DK__RMS_COLUMNS = 1 };
 typedef struct dk_rms_plan {
     int kernel;              /* DK__RMS_ROWS / DK__RMS_COLUMNS */
     int vec, in_regs, lanes;
+    int64_t tile;            /* COLUMNS with vec: positions per staged tile (a power of two); 0: none */
     int32_t pdims;           /* position dims after folding (0: one position) */
     int64_t channels, positions;
     int64_t cs[2];           /* channel stride of x, y (elements) */
@@ -153,10 +159,14 @@ typedef struct dk_rms_plan {
  * vector path); lanes per position at most (ROWS, COLUMNS); units one lane
  * keeps in registers (vectors, scalars); column_vec_keep: 0, or the channel
  * vectors one lane keeps in COLUMNS' vector kernel (vw adjacent positions per
- * 16-byte vector), with at most max_column_vec_lanes lanes. */
+ * 16-byte vector), with at most max_column_vec_lanes lanes; column_tile_bytes:
+ * 0, or the shared memory of the staged column tile (tile positions x C
+ * channels, tile a power of two of at least 32 bytes per channel and at most
+ * max_tile positions). */
 typedef struct dk_rms_kernel_limits {
     int64_t vw, max_row_lanes, max_column_lanes, keep_vectors, keep_scalars;
     int64_t column_vec_keep, max_column_vec_lanes;
+    int64_t column_tile_bytes, max_tile;
 } dk_rms_kernel_limits;
 /* x_addr, y_addr: byte addresses (or offsets from a 16-byte aligned base) of
  * the first elements. */

@@ -593,7 +593,7 @@ static void cpunorm_rms_task(void *arg, int64_t task) {
 dk_status dk__cpu_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
     cpunorm_rms_job job;
-    dk_rms_kernel_limits lim = {1, 1, 1, 1, 1, 0, 1}; /* only the position walk is used */
+    dk_rms_kernel_limits lim = {1, 1, 1, 1, 1, 0, 1, 0, 1}; /* only the position walk is used */
     job.x = x; job.gamma = gamma; job.beta = beta; job.y = y; job.desc = desc;
     dk__rms_plan(x, y, 0, 0, &lim, &job.plan);
     /* about 64 Ki elements per task */

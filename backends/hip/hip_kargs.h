@@ -19,6 +19,9 @@ typedef uint64_t dkh_u64;
 #define DKH_GEMM_BN 64
 #define DKH_GEMM_BK 16
 #define DKH_THREADS 256
+/* The RMS norm's staged column tile (dkk_rms_norm_columns_tile): its bytes of
+ * shared memory, four blocks per AMD CU's 64 KiB. */
+#define DKH_RMS_TILE_BYTES 16384
 /* Fast GEMM (dk_gemm_fast.hip): 128 output pixels x 128 output channels per
  * block, reduction slices of 32 channels of one tap; channels-last input and
  * K-contiguous weights. */
@@ -223,6 +226,7 @@ typedef struct dkh_rms_args {
     float eps, sqrt_c; /* sqrt_c: sqrt(C), DK_RMS_NORM_L2's factor */
     int form, act, dt, affine_dt, has_gamma, has_beta, lanes, pdims;
     int aff_vec; /* gamma / beta in x's dtype, unit stride, 16-byte aligned: read in vectors (rows_vec) */
+    int tile;    /* dkk_rms_norm_columns_tile: positions per block */
 } dkh_rms_args;
 
 #endif /* DK_HIP_KARGS_H */

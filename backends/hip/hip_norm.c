@@ -140,6 +140,8 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     lim.keep_scalars = 24;
     lim.column_vec_keep = 8;
     lim.max_column_vec_lanes = 32;
+    lim.column_tile_bytes = DKH_RMS_TILE_BYTES;
+    lim.max_tile = DKH_THREADS;
     a.x = hipops_addr(x);
     a.y = hipops_addr(y);
     dk__rms_plan(x, y, a.x, a.y, &lim, &plan);
@@ -172,6 +174,10 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     a.dt = (int)x->dtype;
     a.aff_vec = plan.vec && (!gamma || (gamma->dtype == x->dtype && a.gamma_s == 1 && a.gamma % 16 == 0)) &&
                 (!beta || (beta->dtype == x->dtype && a.beta_s == 1 && a.beta % 16 == 0));
+    if (plan.tile > 0) { /* a block per tile of positions, staged in shared memory */
+        a.tile = (int)plan.tile;
+        return dk__hip_launch(ctx, "dk_rms_norm", st->k.rms_norm[4], hipops_blocks(plan.positions, plan.tile), 1, 1, &a);
+    }
     if (plan.kernel == DK__RMS_COLUMNS && plan.vec) /* a thread per vw adjacent positions of its channels */
         return dk__hip_launch(ctx, "dk_rms_norm", st->k.rms_norm[3],
                               hipops_blocks(plan.positions / lim.vw, DKH_THREADS / plan.lanes), 1, 1, &a);

@@ -237,6 +237,8 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     lim.keep_scalars = 24; /* RMS_KEEP_SCALARS */
     lim.column_vec_keep = 0; /* no column vector shader */
     lim.max_column_vec_lanes = 1;
+    lim.column_tile_bytes = 0;
+    lim.max_tile = 1;
     dk__rms_plan(x, y, (uint64_t)xoff * es, (uint64_t)yoff * es, &lim, &plan);
     if ((uint64_t)plan.positions > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the position count", (uint64_t)plan.positions);
     params.channels = (int32_t)plan.channels;

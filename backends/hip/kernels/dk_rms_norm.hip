@@ -8,7 +8,10 @@
  *                          channel), a position's lanes DKH_THREADS / lanes apart;
  *   dkk_rms_norm_columns_vec  the same with a thread per 16-byte vector of
  *                          adjacent positions (2-byte loads left the copy
- *                          bandwidth far behind: 20% of it on the H100).
+ *                          bandwidth far behind: 20% of it on the H100);
+ *   dkk_rms_norm_columns_tile  channel-strided in vectors, a block per tile
+ *                          of p.tile positions x C channels staged in shared
+ *                          memory: x read once, whole channel runs per load.
  * Each lane keeps up to DKR_KEEP_* of its units in registers between the sum
  * of squares (fp32) and the scaling; the lanes add their partial sums through
  * shared memory (one barrier).  In place is safe: each element is read and
@@ -252,6 +255,57 @@ template <int DT> DKP_DEV void dkr_columns_vec(const dkh_rms_args &p, float *sh)
         yv[(yo + c * p.y_cs) / VW] = dkr_col_out<DT>(p, xv[(xo + c * p.x_cs) / VW], s, c);
 }
 
+/* A tile of T = p.tile positions (a power of two, whole vectors: V = T / VW
+ * per channel) x C channels, staged as vectors (c, v) at c * V + v, so
+ * element (c, q) sits at c * T + q.  Three steps between barriers: the
+ * vectors in (adjacent threads, adjacent vectors of a channel run); each
+ * position's sum of squares by DKH_THREADS / T threads over a share of the
+ * channels, added up by one thread per position; the vectors out, scaled.
+ * Vectors past the last position are neither read nor written.  In place is
+ * safe: the block reads its whole tile before it writes. */
+template <int DT> DKP_DEV void dkr_columns_tile(const dkh_rms_args &p, dkr_v16 *tile, dkh_i64 *offs, float *red) {
+    const int VW = DT == 1 ? 4 : 8, T = p.tile, V = T / VW, G = DKH_THREADS / T;
+    const int t = dkp_tid(), units = (int)p.channels * V;
+    const dkh_i64 pos0 = dkp_bid_x() * (dkh_i64)T;
+    const dkr_v16 *xv = (const dkr_v16 *)p.x;
+    dkr_v16 *yv = (dkr_v16 *)p.y;
+    if (t < V) {
+        dkh_i64 pos = pos0 + (dkh_i64)t * VW, xo = -1, yo = -1;
+        if (pos < p.positions) dkr_offsets(p, pos, xo, yo);
+        offs[2 * t] = xo;
+        offs[2 * t + 1] = yo;
+    }
+    dkp_sync();
+    for (int u = t; u < units; u += DKH_THREADS) {
+        int c = u / V, v = u - c * V;
+        dkh_i64 xo = offs[2 * v];
+        if (xo >= 0) tile[u] = xv[(xo + (dkh_i64)c * p.x_cs) / VW];
+        else tile[u] = dkr_v16{}; /* (as one select, the vector went through scratch on AMD) */
+    }
+    dkp_sync();
+    {
+        int q = t % T, g = t / T;
+        float sum = 0.0f;
+        for (int c = g; c < (int)p.channels; c += G) {
+            float v = DT == 1 ? ((const float *)tile)[c * T + q] : dkp_to_f32(((const dkp_u16 *)tile)[c * T + q], DT);
+            sum += v * v;
+        }
+        red[t] = sum;
+    }
+    dkp_sync();
+    if (t < T) {
+        float tot = 0.0f;
+        for (int g = 0; g < G; g++) tot += red[g * T + t];
+        red[DKH_THREADS + t] = dkr_scale(p, tot);
+    }
+    dkp_sync();
+    for (int u = t; u < units; u += DKH_THREADS) {
+        int c = u / V, v = u - c * V;
+        dkh_i64 yo = offs[2 * v + 1];
+        if (yo >= 0) yv[(yo + (dkh_i64)c * p.y_cs) / VW] = dkr_col_out<DT>(p, tile[u], red + DKH_THREADS + v * VW, c);
+    }
+}
+
 DKP_KERNEL(DKH_THREADS) dkk_rms_norm_rows(dkh_rms_args p) {
     DKP_SHARED float sh[DKH_THREADS];
     if (p.dt == 1) dkr_scalar<1, false>(p, sh);
@@ -278,4 +332,13 @@ DKP_KERNEL(DKH_THREADS) dkk_rms_norm_columns_vec(dkh_rms_args p) {
     if (p.dt == 1) dkr_columns_vec<1>(p, sh);
     else if (p.dt == 2) dkr_columns_vec<2>(p, sh);
     else dkr_columns_vec<3>(p, sh);
+}
+
+DKP_KERNEL(DKH_THREADS) dkk_rms_norm_columns_tile(dkh_rms_args p) {
+    DKP_SHARED dkr_v16 tile[DKH_RMS_TILE_BYTES / 16];
+    DKP_SHARED dkh_i64 offs[2 * DKH_THREADS / 4];
+    DKP_SHARED float red[2 * DKH_THREADS];
+    if (p.dt == 1) dkr_columns_tile<1>(p, tile, offs, red);
+    else if (p.dt == 2) dkr_columns_tile<2>(p, tile, offs, red);
+    else dkr_columns_tile<3>(p, tile, offs, red);
 }
