@@ -104,6 +104,8 @@ def main(run, check, png, work, kl, sdxl_decode):
     check([l for l in lines if re.fullmatch(r"decode [12]: \d+\.\d+ ms", l)] and
           [l.split(":")[0] for l in lines if re.fullmatch(r"decode \d+: \d+\.\d+ ms", l)] == ["decode 1", "decode 2"],
           "decode --repeat 2: exactly the lines `decode 1: X ms`, `decode 2: X ms`", r)
+    check(len([l for l in lines if re.fullmatch(r"first-call cost: -?\d+\.\d+ ms over the fastest later run .*", l)]) == 1,
+          "decode --repeat 2: one `first-call cost: X ms ...` line", r)
     peak = [float(l.split()[3]) for l in lines if re.fullmatch(r"peak device memory: \d+\.\d MiB", l)]
     check(len(peak) == 1 and peak[0] > 100, "one `peak device memory: Y MiB` line above the weights' size", r)
     check("model: sd15, 4 latent channels, scaling 0.18215" in r[1], "the model line names sd15", r)
