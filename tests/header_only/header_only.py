@@ -21,6 +21,7 @@
 Exit status: 0 all passed, 1 a failure, 77 skipped (no C compiler).
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -43,8 +44,21 @@ SOURCE_DIR = None  # set by main(): where the amalgamated files' sources are
 def run(cmd, env=None, cwd=None, what=None, marks=None):
     """Runs cmd; records a failure (with its output) when it exits nonzero.
     marks: the amalgamation's file markers, to name clashing definitions."""
+    return report(subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True), cmd, what, marks)
+
+
+def run_at_once(jobs):
+    """The (cmd, what, marks) jobs side by side, one per core (each compiles the
+    whole amalgamation), reported in their order as run() reports; their oks."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as ex:
+        done = [ex.submit(subprocess.run, cmd, capture_output=True, text=True) for cmd, _, _ in jobs]
+        return [report(d.result(), cmd, what, marks)[0] for d, (cmd, what, marks) in zip(done, jobs)]
+
+
+def report(p, cmd, what, marks):
+    """Prints the [ok]/[FAIL] line of a finished cmd, its output and clashing
+    names on failure (recorded in failures); (ok, stdout)."""
     label = what or " ".join(shlex.quote(c) for c in cmd)
-    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
     ok = p.returncode == 0
     print(f"[{'ok' if ok else 'FAIL'}] {label}")
     if not ok:
@@ -204,21 +218,22 @@ def main():
             print("    not #undef'd: " + ", ".join(leaks))
             failures.append("macro leaks: " + ", ".join(leaks))
 
-        # 2. header-only, from the installed include dir alone
+        # 2. header-only, from the installed include dir alone (the builds at once)
+        jobs, runs = [], []
         compilers = [cc] + [c for c in ("clang", "clang-14") if shutil.which(c) and c != cc][:1]
         for comp in compilers:
             exe = os.path.join(tmp, f"consumer_header_only_{os.path.basename(comp)}")
             opt = "-O2" if comp == cc else "-O1"  # -O2 once: it enables the most flow warnings
-            ok, _ = run([comp, "-std=c11", opt] + WARN + PROJECT_WARN + ["-DCONSUMER_HEADER_ONLY", "-I", incdir] + src +
-                        ["-o", exe, "-lm", "-pthread"], what=f"header-only build ({comp})", marks=marks)
-            if ok:
-                run([exe], what=f"header-only run ({comp})")
+            jobs.append(([comp, "-std=c11", opt] + WARN + PROJECT_WARN + ["-DCONSUMER_HEADER_ONLY", "-I", incdir] +
+                         src + ["-o", exe, "-lm", "-pthread"], f"header-only build ({comp})", marks))
+            runs.append(([exe], f"header-only run ({comp})"))
         # GNU C with _FORTIFY_SOURCE (Ubuntu's defaults) and <stdlib.h> included first:
         # glibc then defines realpath inline, and its redeclaration inside the
         # implementation's -O3 region (amalgamate.py) is an error unless it steps out
-        run([cc, "-std=gnu17", "-O2", "-D_FORTIFY_SOURCE=2", "-include", "stdlib.h"] + WARN + PROJECT_WARN +
-            ["-DCONSUMER_HEADER_ONLY", "-I", incdir, "-c", src[0], "-o", os.path.join(tmp, "fortify.o")],
-            what=f"header-only build, gnu17 + _FORTIFY_SOURCE ({cc})", marks=marks)
+        jobs.append(([cc, "-std=gnu17", "-O2", "-D_FORTIFY_SOURCE=2", "-include", "stdlib.h"] + WARN + PROJECT_WARN +
+                     ["-DCONSUMER_HEADER_ONLY", "-I", incdir, "-c", src[0], "-o", os.path.join(tmp, "fortify.o")],
+                     f"header-only build, gnu17 + _FORTIFY_SOURCE ({cc})", marks))
+        runs.append(None)
 
         # the same with every optional backend the build has compiled in: amalgamate.py
         # wraps each guarded backend file in "#ifdef MACRO" + its "/* ---- path ---- */" line
@@ -229,12 +244,13 @@ def main():
         else:
             label = "+".join(guards)
             exe = os.path.join(tmp, "consumer_header_only_backends")
-            ok, _ = run([cc, "-std=c11", "-O1"] + WARN + PROJECT_WARN + ["-DCONSUMER_HEADER_ONLY"] +
-                        [f"-D{g}" for g in guards] +
-                        ["-I", incdir] + src + ["-o", exe, "-lm", "-pthread", "-ldl"],
-                        what=f"header-only build with {label} ({cc})", marks=marks)
-            if ok:
-                run([exe], what=f"header-only run with {label}")
+            jobs.append(([cc, "-std=c11", "-O1"] + WARN + PROJECT_WARN + ["-DCONSUMER_HEADER_ONLY"] +
+                         [f"-D{g}" for g in guards] + ["-I", incdir] + src + ["-o", exe, "-lm", "-pthread", "-ldl"],
+                         f"header-only build with {label} ({cc})", marks))
+            runs.append(([exe], f"header-only run with {label}"))
+        for ok, then in zip(run_at_once(jobs), runs):
+            if ok and then:
+                run(then[0], what=then[1])
 
         # 3. linked through pkg-config, shared and static
         prefix = os.path.join(dest, os.path.relpath(
