@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #if defined(_MSC_VER)
 #define CORE_THREAD_LOCAL __declspec(thread)
@@ -78,6 +79,12 @@ int32_t dk__core_count(void) {
 #else
     return 1;
 #endif
+}
+
+double dk__now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 void dk__strlcpy(char *dst, const char *src, size_t cap) {

@@ -93,6 +93,8 @@ dk_status dk__check_owner(dk_context *ctx, const char *fn, const char *what, con
 void dk__strlcpy(char *dst, const char *src, size_t cap);
 /* Online cores; 1 where the platform gives no answer. */
 int32_t dk__core_count(void);
+/* The host clock (TIME_UTC) in milliseconds. */
+double dk__now_ms(void);
 
 /* Device bytes a backend took or gave back outside dk_buffer (scratch), so that
  * dk_memory_usage counts them. */

@@ -22,7 +22,6 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
 
 static int64_t rms_abs(int64_t v) { return v < 0 ? -v : v; }
 
-/* The smallest power of two l <= max_lanes with l * keep >= units (max_lanes if none). */
 /* Whether position slots [0, slots) step whole vectors of vw in x and y (where they have extent). */
 static int rms_slots_whole(const dk_rms_plan *p, int32_t slots, int64_t vw) {
     int32_t i;
@@ -31,6 +30,7 @@ static int rms_slots_whole(const dk_rms_plan *p, int32_t slots, int64_t vw) {
     return 1;
 }
 
+/* The smallest power of two l <= max_lanes with l * keep >= units (max_lanes if none). */
 static int rms_lanes(int64_t units, int64_t keep, int64_t max_lanes) {
     int64_t lanes;
     for (lanes = 1; lanes < max_lanes && lanes * keep < units; lanes *= 2) {}

@@ -5,13 +5,6 @@
 
 #include <stdlib.h>
 #include <stdio.h>
-#include <time.h>
-
-static double cpubk_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static dk_status cpubk_create(dk_context *ctx, const dk_context_options *o) {
     dk_cpu_state *s = (dk_cpu_state *)calloc(1, sizeof *s);
@@ -96,12 +89,12 @@ static dk_status cpubk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_
 }
 
 static dk_status cpubk_timer_begin(dk_context *ctx) {
-    dk__cpu_state(ctx)->timer_start_ms = cpubk_now_ms();
+    dk__cpu_state(ctx)->timer_start_ms = dk__now_ms();
     return DK_OK;
 }
 
 static dk_status cpubk_timer_end(dk_context *ctx, double *ms) {
-    *ms = cpubk_now_ms() - dk__cpu_state(ctx)->timer_start_ms;
+    *ms = dk__now_ms() - dk__cpu_state(ctx)->timer_start_ms;
     return DK_OK;
 }
 

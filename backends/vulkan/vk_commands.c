@@ -144,13 +144,10 @@ dk_status dk__vk_cmds_write(dk_context *ctx, dk_vk_frame *f) {
                                        0, NULL);
             break;
         }
-        case DK_VKC_BUFFER_BARRIERS: {
-            /* Barriers of the compute and transfer stages: see dk__vk_access. */
-            const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-            s->vk.vkCmdPipelineBarrier(f->cmd, stages, stages, 0, 0, NULL, c->u.buffer_barriers.count,
+        case DK_VKC_BUFFER_BARRIERS: /* dk__vk_access's, between the compute and transfer stages */
+            s->vk.vkCmdPipelineBarrier(f->cmd, DK_VK_DEP_STAGES, DK_VK_DEP_STAGES, 0, 0, NULL, c->u.buffer_barriers.count,
                                        f->barriers + c->u.buffer_barriers.first, 0, NULL);
             break;
-        }
         case DK_VKC_DISPATCH: {
             VkWriteDescriptorSet wr[DK_VK_BINDINGS];
             VkPipeline pipe = VK_NULL_HANDLE;

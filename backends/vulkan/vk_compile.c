@@ -63,9 +63,13 @@ static int vkcomp_start(dk_vk_state *s) {
     return c->nthreads > 0;
 }
 
-int dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p) {
+void dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p) {
     struct dk_vk_compiler *c = &s->compile;
-    if (!vkcomp_start(s)) return 0;
+    if (!vkcomp_start(s)) { /* no compile threads: build it now */
+        p->result = dk__vk_pipeline_build(s, p);
+        p->state = p->result == VK_SUCCESS ? DK_VK_PIPE_READY : DK_VK_PIPE_FAILED;
+        return;
+    }
     p->state = DK_VK_PIPE_QUEUED;
     p->next = NULL;
     (void)mtx_lock(&c->lock);
@@ -74,7 +78,6 @@ int dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p) {
     c->tail = p;
     (void)cnd_signal(&c->work);
     (void)mtx_unlock(&c->lock);
-    return 1;
 }
 
 int dk__vk_compile_ready(dk_vk_state *s, const dk_vk_pipeline *p) {

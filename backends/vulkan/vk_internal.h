@@ -16,6 +16,13 @@
 #define DK_VK_PARAM_SLOTS 512     /* dispatches per frame before a submit */
 #define DK_VK_EAGER_DISPATCHES 16 /* the first eager frame size while the device is busy (vk_submit.c) */
 #define DK_VK_COMPILE_THREADS 16  /* the most pipeline compile threads (vk_compile.c) */
+/* The dependencies between commands: every op runs in the compute or transfer
+ * stage, so barriers order those stages' writes before their reads and writes. */
+#define DK_VK_DEP_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define DK_VK_DEP_SRC_ACCESS (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+#define DK_VK_DEP_DST_ACCESS                                                                              \
+    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |               \
+     VK_ACCESS_TRANSFER_WRITE_BIT)
 
 /* VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, for headers older than
  * them (Debian 12's are 1.3.239). */
@@ -330,7 +337,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
 VkResult dk__vk_pipeline_build(dk_vk_state *s, dk_vk_pipeline *p); /* on the calling thread */
 
 /* vk_compile.c: pipelines built by up to DK_VK_COMPILE_THREADS threads */
-int dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p);      /* 0: no threads, build it yourself */
+void dk__vk_compile_queue(dk_vk_state *s, dk_vk_pipeline *p);     /* or built now where no thread runs */
 int dk__vk_compile_ready(dk_vk_state *s, const dk_vk_pipeline *p);  /* READY or FAILED */
 dk_status dk__vk_compile_wait(dk_context *ctx, dk_vk_pipeline *p, VkPipeline *out);
 void dk__vk_compile_stop(dk_vk_state *s);                         /* join the threads; queued jobs are dropped */

@@ -40,12 +40,6 @@ static void vkpipe_cache_path(dk_vk_state *s, const char *path) {
              s->props.deviceID);
 }
 
-static double vkpipe_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static uint32_t vkpipe_le32(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
@@ -279,10 +273,10 @@ VkResult dk__vk_pipeline_build(dk_vk_state *s, dk_vk_pipeline *p) {
         ci.pNext = &rob;
     }
     if (s->pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    t0 = vkpipe_now_ms();
+    t0 = dk__now_ms();
     r = s->vk.vkCreateComputePipelines(s->device, s->pipeline_cache, 1, &ci, NULL, &p->pipeline);
     if (r != VK_SUCCESS) p->pipeline = VK_NULL_HANDLE;
-    else if (s->pipeline_stats) vkpipe_print_stats(s, p->shader, p->spec, p->pipeline, vkpipe_now_ms() - t0);
+    else if (s->pipeline_stats) vkpipe_print_stats(s, p->shader, p->spec, p->pipeline, dk__now_ms() - t0);
     return r;
 }
 
@@ -295,10 +289,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
         p = s->pipelines[i];
         if (p->shader == shader && memcmp(p->spec, spec, sizeof p->spec) == 0) {
             /* a build that failed (out of memory, say) is tried again */
-            if (dk__vk_compile_ready(s, p) && p->state == DK_VK_PIPE_FAILED && !dk__vk_compile_queue(s, p)) {
-                p->result = dk__vk_pipeline_build(s, p);
-                p->state = p->result == VK_SUCCESS ? DK_VK_PIPE_READY : DK_VK_PIPE_FAILED;
-            }
+            if (dk__vk_compile_ready(s, p) && p->state == DK_VK_PIPE_FAILED) dk__vk_compile_queue(s, p);
             *out = p;
             return DK_OK;
         }
@@ -324,10 +315,7 @@ dk_status dk__vk_pipeline(dk_context *ctx, uint32_t shader, const uint32_t *spec
     p->shader = shader;
     memcpy(p->spec, spec, sizeof p->spec);
     p->module = s->modules[shader];
-    if (!dk__vk_compile_queue(s, p)) { /* no compile threads: build it now */
-        p->result = dk__vk_pipeline_build(s, p);
-        p->state = p->result == VK_SUCCESS ? DK_VK_PIPE_READY : DK_VK_PIPE_FAILED;
-    }
+    dk__vk_compile_queue(s, p);
     s->pipelines[s->npipelines++] = p;
     *out = p;
     return DK_OK;

@@ -7,13 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#define VKSUB_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
-#define VKSUB_SRC_ACCESS (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
-#define VKSUB_DST_ACCESS                                                                                   \
-    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |               \
-     VK_ACCESS_TRANSFER_WRITE_BIT)
 #define VKSUB_MAX_BUFFER_BARRIERS 32
 
 dk_status dk__vk_frames_create(dk_context *ctx) {
@@ -120,8 +114,6 @@ void dk__vk_trace_print(dk_vk_state *s) {
     free(ts);
 }
 
-static double vksub_now_ms(void);
-
 /* Wait for a submitted frame and recycle what it held. */
 static dk_status vksub_wait_frame(dk_context *ctx, dk_vk_frame *f) {
     dk_vk_state *s = dk__vk(ctx);
@@ -151,7 +143,7 @@ dk_status dk__vk_begin(dk_context *ctx) {
     f->staging_used = 0;
     f->params_used = 0;
     /* The previous frame may still run: order everything after it. */
-    dk__vk_cmd_barrier(s, VKSUB_STAGES, VKSUB_STAGES, VKSUB_SRC_ACCESS, VKSUB_DST_ACCESS);
+    dk__vk_cmd_barrier(s, DK_VK_DEP_STAGES, DK_VK_DEP_STAGES, DK_VK_DEP_SRC_ACCESS, DK_VK_DEP_DST_ACCESS);
     s->epoch++;
     s->ndirty = 0;
     return DK_OK;
@@ -238,8 +230,8 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
             for (i = 0; i < s->ndirty; i++) {
                 memset(&bb[nb], 0, sizeof bb[nb]);
                 bb[nb].sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-                bb[nb].srcAccessMask = VKSUB_SRC_ACCESS;
-                bb[nb].dstAccessMask = VKSUB_DST_ACCESS;
+                bb[nb].srcAccessMask = DK_VK_DEP_SRC_ACCESS;
+                bb[nb].dstAccessMask = DK_VK_DEP_DST_ACCESS;
                 bb[nb].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
                 bb[nb].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
                 bb[nb].buffer = s->dirty[i]->buffer;
@@ -250,7 +242,7 @@ void dk__vk_access(dk_context *ctx, dk_vk_binding *bind, uint32_t n) {
             /* nb == 0: write-after-read only, an execution dependency suffices. */
             dk__vk_cmd_buffer_barriers(s, bb, nb);
         } else {
-            dk__vk_cmd_barrier(s, VKSUB_STAGES, VKSUB_STAGES, VKSUB_SRC_ACCESS, VKSUB_DST_ACCESS);
+            dk__vk_cmd_barrier(s, DK_VK_DEP_STAGES, DK_VK_DEP_STAGES, DK_VK_DEP_SRC_ACCESS, DK_VK_DEP_DST_ACCESS);
         }
         s->epoch++;
         s->ndirty = 0;
@@ -363,7 +355,7 @@ dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec
         s->trace_rec[tr].shader = shader;
         memcpy(s->trace_rec[tr].spec, spec, sizeof s->trace_rec[tr].spec);
         s->trace_rec[tr].groups = gx * gy * gz;
-        s->trace_rec[tr].host_ms = vksub_now_ms();
+        s->trace_rec[tr].host_ms = dk__now_ms();
     }
     dk__vk_cmd_dispatch(s, pipe, info, gx, gy, gz);
     if (tr != UINT32_MAX) dk__vk_cmd_timestamp(s, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->trace_pool, 2 * tr + 1);
@@ -387,18 +379,12 @@ dk_status dk__vk_sync(dk_context *ctx) {
     return DK_OK;
 }
 
-static double vksub_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 dk_status dk__vk_timer_begin(dk_context *ctx) {
     dk_vk_state *s = dk__vk(ctx);
     dk_status st;
     if (!s->timer_device) {
         st = dk__vk_wait_all(ctx);
-        s->timer_host_start = vksub_now_ms();
+        s->timer_host_start = dk__now_ms();
         s->timer_running = st == DK_OK;
         return st;
     }
@@ -419,7 +405,7 @@ dk_status dk__vk_timer_end(dk_context *ctx, double *ms) {
     s->timer_running = 0;
     if (!s->timer_device) {
         st = dk__vk_wait_all(ctx);
-        *ms = vksub_now_ms() - s->timer_host_start;
+        *ms = dk__now_ms() - s->timer_host_start;
         return st;
     }
     st = dk__vk_begin(ctx);
@@ -434,7 +420,4 @@ dk_status dk__vk_timer_end(dk_context *ctx, double *ms) {
     return DK_OK;
 }
 
-#undef VKSUB_STAGES
-#undef VKSUB_SRC_ACCESS
-#undef VKSUB_DST_ACCESS
 #undef VKSUB_MAX_BUFFER_BARRIERS

@@ -11,16 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const vaed_stage_names[DK_VAE_NUM_STAGES] = {
     "conv_in", "mid_block", "up_blocks.0", "up_blocks.1", "up_blocks.2", "up_blocks.3", "conv_out"};
-
-double dk__vae_now_ms(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 void dk_vae_options_init(dk_vae_options *o) {
     if (!o) return;
@@ -523,7 +516,7 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
     inf.weight_device_bytes = dk__vae_weight_bytes(vae);
     inf.scratch_reserve_bytes = m.budget_bytes - m.plan_bytes;
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
-    inf.elapsed_ms = dk__vae_now_ms() - r.t0;
+    inf.elapsed_ms = dk__now_ms() - r.t0;
     if (info) *info = inf;
     if (nbad > 0 && !vae->opt.allow_nonfinite)
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
@@ -543,12 +536,12 @@ dk_status dk__vae_decode_f32(dk_vae *vae, const char *fn, const float *latents, 
     if (st != DK_OK) return st;
     o.host = out;
     o.dev = NULL;
-    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, dk__vae_now_ms(), &decoded);
+    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, dk__now_ms(), &decoded);
 }
 
 dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
                                   uint8_t *rgb8, dk_vae_info *info) {
-    double t0 = dk__vae_now_ms();
+    double t0 = dk__now_ms();
     int64_t hw = (int64_t)64 * h * w, b, i, c;
     float *f;
     int decoded = 0;
@@ -570,7 +563,7 @@ dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents,
                     v = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f; /* NaN -> 0 */
                     rgb8[(b * hw + i) * 3 + c] = (uint8_t)(v * 255.0f + 0.5f);
                 }
-    if (decoded && info) info->elapsed_ms = dk__vae_now_ms() - t0; /* the 8-bit conversion too */
+    if (decoded && info) info->elapsed_ms = dk__now_ms() - t0; /* the 8-bit conversion too */
     free(f);
     return st;
 }
@@ -609,7 +602,7 @@ static dk_status vaed_check_tensors(dk_vae *vae, const char *fn, const dk_tensor
 
 dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *latents, const dk_tensor *out,
                                     dk_vae_info *info) {
-    double t0 = dk__vae_now_ms(); /* the latents' conversion and read-back count too */
+    double t0 = dk__now_ms(); /* the latents' conversion and read-back count too */
     int32_t batch, h, w;
     int64_t n;
     dk_buffer *tmp = NULL;

@@ -213,7 +213,7 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
     inf.weight_device_bytes = dk__vae_weight_bytes(vae);
     inf.scratch_reserve_bytes = md.budget_bytes - md.plan_bytes;
     dk_memory_usage(vae->ctx, &cur, &inf.peak_device_bytes);
-    inf.elapsed_ms = dk__vae_now_ms() - t0;
+    inf.elapsed_ms = dk__now_ms() - t0;
     if (info) *info = inf;
     if (nbad > 0 && !vae->opt.allow_nonfinite)
         return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
@@ -228,7 +228,7 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
 dk_status dk_vae_encode_f32(dk_vae *vae, const float *image, int32_t batch, int32_t height, int32_t width,
                             float *latents, dk_vae_info *info) {
     static const char fn[] = "dk_vae_encode_f32";
-    double t0 = dk__vae_now_ms();
+    double t0 = dk__now_ms();
     dk_status st = vaee_check(vae, fn, image, batch, height, width, latents);
     if (st != DK_OK) return st;
     return vaee_encode(vae, fn, image, NULL, batch, height, width, 0, 0, latents, info, t0);
@@ -237,7 +237,7 @@ dk_status dk_vae_encode_f32(dk_vae *vae, const float *image, int32_t batch, int3
 dk_status dk_vae_encode_sample_f32(dk_vae *vae, const float *image, int32_t batch, int32_t height, int32_t width,
                                    uint64_t seed, float *latents, dk_vae_info *info) {
     static const char fn[] = "dk_vae_encode_sample_f32";
-    double t0 = dk__vae_now_ms();
+    double t0 = dk__now_ms();
     dk_status st = vaee_check(vae, fn, image, batch, height, width, latents);
     if (st != DK_OK) return st;
     return vaee_encode(vae, fn, image, NULL, batch, height, width, 1, seed, latents, info, t0);
@@ -255,7 +255,7 @@ static void vaee_span(const dk_tensor *t, uint64_t *lo, uint64_t *hi) {
 dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_tensor *latents, int32_t sample,
                                uint64_t seed, dk_vae_info *info) {
     static const char fn[] = "dk_vae_encode_tensor";
-    double t0 = dk__vae_now_ms();
+    double t0 = dk__now_ms();
     int32_t batch, hh, ww, lc;
     int64_t n;
     uint64_t i0, i1, l0, l1;
@@ -303,7 +303,7 @@ dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_ten
         dk_buffer_destroy(vae->ctx, tmp);
         if (s2 != DK_OK) st = s2;
     }
-    if (info && st == DK_OK) info->elapsed_ms = dk__vae_now_ms() - t0;
+    if (info && st == DK_OK) info->elapsed_ms = dk__now_ms() - t0;
     free(z);
     return st;
 }

@@ -39,7 +39,7 @@ void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, 
 static void vaex_prof_begin(dk__vae_exec *e) {
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    e->prof_t0 = dk__vae_now_ms();
+    e->prof_t0 = dk__now_ms();
 }
 
 /* The time since vaex_prof_begin, added to the row of this label. */
@@ -50,7 +50,7 @@ static void vaex_prof_end(dk__vae_exec *e, const char *fmt, ...) {
     va_list ap;
     if (!e->profile || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(e->vae->ctx);
-    ms = dk__vae_now_ms() - e->prof_t0;
+    ms = dk__now_ms() - e->prof_t0;
     va_start(ap, fmt);
     vsnprintf(label, sizeof label, fmt, ap);
     va_end(ap);
@@ -95,7 +95,7 @@ void dk__vae_stage(dk__vae_exec *e, const dk__vae_run *r, int32_t stage) {
     const dk_vae_options *o = &r->vae->opt;
     if (!o->progress || e->dry || e->st != DK_OK) return;
     e->st = dk_sync(r->vae->ctx);
-    if (e->st == DK_OK) o->progress(o->progress_user, stage, r->stage_names[stage], dk__vae_now_ms() - r->t0);
+    if (e->st == DK_OK) o->progress(o->progress_user, stage, r->stage_names[stage], dk__now_ms() - r->t0);
 }
 
 /* The plan: activations sorted by size, largest first; each goes to the lowest

@@ -283,7 +283,6 @@ typedef uint64_t (*dk__vae_dry_fn)(dk_vae *vae, int32_t banded, int32_t band_row
  * do not fit.  what: the work for the message ("a 64x64 latent"). */
 dk_status dk__vae_choose(dk_vae *vae, const char *fn, const char *what, int32_t h, int32_t w, dk__vae_dry_fn dry,
                          dk__vae_mode *m);
-double dk__vae_now_ms(void);
 int dk__vae_finite(const float *p, int64_t n);
 int64_t dk__vae_first_nonfinite(const float *p, int64_t n);
 uint64_t dk__vae_weight_bytes(const dk_vae *vae);
