@@ -105,6 +105,11 @@
 #define DK_VK_RMS_MODE_ROWS 0     /* channel-contiguous, any strides: lanes per position */
 #define DK_VK_RMS_MODE_ROWS_VEC 1 /* the same in 16-byte vectors */
 #define DK_VK_RMS_MODE_COLUMNS 2  /* channel-strided: adjacent invocations on adjacent positions */
+#define DK_VK_RMS_MODE_COLUMNS_TILE 3 /* channel-strided, a tile of positions x C staged in shared memory */
+/* the shared memory of rms_norm.comp's staged tile (with its 1.5 KiB of sums,
+ * scales and offsets, within Vulkan's 16 KiB minimum of
+ * maxComputeSharedMemorySize) */
+#define DK_VK_RMS_TILE_BYTES 14336
 
 /* attention.comp (portable) */
 #define DK_VK_AT_MODE_VEC_Q 1   /* bits 0-2: 16-byte loads of Q, K, V (bit i: input i) */
@@ -293,7 +298,9 @@ struct dk_vk_layer_norm_params {
  * DK_VK_RMS_MODE_ROWS (lanes invocations per position, any strides),
  * DK_VK_RMS_MODE_ROWS_VEC (the same in 16-byte vectors: channel stride 1, C,
  * the position strides and the offsets multiples of the vector),
- * DK_VK_RMS_MODE_COLUMNS (adjacent invocations on adjacent positions). */
+ * DK_VK_RMS_MODE_COLUMNS (adjacent invocations on adjacent positions),
+ * DK_VK_RMS_MODE_COLUMNS_TILE (a workgroup per `tile` positions: 16-byte
+ * vectors of whole channel runs staged in shared memory). */
 DK_VK_TYPEDEF(dk_vk_rms_norm_params)
 struct dk_vk_rms_norm_params {
     int channels;
@@ -311,7 +318,8 @@ struct dk_vk_rms_norm_params {
     int y_offset;
     dk_vk_view1 gamma;
     dk_vk_view1 beta;
-    int unused[36];
+    int tile;       /* COLUMNS_TILE: positions per workgroup (a power of two, whole vectors) */
+    int unused[35];
     dk_vk_epilogue epilogue;
 };
 
@@ -369,7 +377,7 @@ _Static_assert(offsetof(dk_vk_layer_norm_params, x) == 4 * 4 && offsetof(dk_vk_l
                offsetof(dk_vk_layer_norm_params, eps) == 18 * 4,
                "layer_norm parameter layout");
 _Static_assert(offsetof(dk_vk_rms_norm_params, pshape) == 8 * 4 && offsetof(dk_vk_rms_norm_params, y_ps) == 16 * 4 &&
-               offsetof(dk_vk_rms_norm_params, gamma) == 22 * 4 && offsetof(dk_vk_rms_norm_params, unused) == 26 * 4,
+               offsetof(dk_vk_rms_norm_params, gamma) == 22 * 4 && offsetof(dk_vk_rms_norm_params, tile) == 26 * 4,
                "rms_norm parameter layout");
 _Static_assert(offsetof(dk_vk_attention_params, q) == 6 * 4 && offsetof(dk_vk_attention_params, o) == 21 * 4,
                "attention parameter layout");

@@ -9,9 +9,14 @@
 //   MODE ROWS / ROWS_VEC (channel-contiguous): a position's lanes are
 //   adjacent invocations; ROWS_VEC moves 16-byte vectors;
 //   MODE COLUMNS (channel-strided, NCHW / NCDHW): adjacent invocations take
-//   adjacent positions, so a subgroup's loads of one channel are coalesced.
+//   adjacent positions, so a subgroup's loads of one channel are coalesced;
+//   MODE COLUMNS_TILE (the same where 16-byte vectors hold adjacent
+//   positions): a workgroup stages `tile` positions x C channels in shared
+//   memory, so that x is read once in vectors of whole channel runs (one
+//   scalar per invocation and channel left the copy bandwidth far behind).
 // In place is allowed: every element is read and written by one invocation,
-// after all of its reads.  Sums of squares in fp32.
+// after all of its reads (the tile: by one workgroup, which reads its whole
+// tile before it writes).  Sums of squares in fp32.
 #define DK_PARAMS dk_vk_rms_norm_params
 #include "dk_common.glsl"
 
@@ -29,6 +34,11 @@ layout(std430, set = 0, binding = 0) readonly buffer XVec { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 4) buffer YVec { uvec4 v[]; } yv;
 
 shared float sh_sum[256];
+// COLUMNS_TILE: the vectors (c, v) at c * V + v (V = tile / DK_VW), so element
+// (c, q) sits at c * tile + q; the first elements of each vector of positions
+// in x and y (-1: past the last position)
+shared uvec4 sh_tile[DK_VK_RMS_TILE_BYTES / 16];
+shared int sh_offs[2 * 64];
 
 // Element offsets of position p in x and y.
 void rms_offsets(uint p, out uint xo, out uint yo) {
@@ -89,7 +99,86 @@ uvec4 rms_out16(uvec4 u, float s, uint c0) {
     return u;
 }
 
+// Element (c, q) of the staged tile (T positions per channel).
+float rms_tile_get(uint c, uint q, uint T) {
+    uint e = c * T + q;
+    uvec4 u = sh_tile[e / uint(DK_VW)];
+    return dk_v16_get(u, int(e % uint(DK_VW)));
+}
+
+// Channel c of the DK_VW positions whose scales start at sh_sum[s0], as rms_out
+// makes them (16-bit dtypes a word at a time, as rms_out16).
+uvec4 rms_col_out16(uvec4 u, uint s0, uint c) {
+    if (DT == 1) {
+        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out(uintBitsToFloat(u[j]), sh_sum[s0 + uint(j)], c));
+        return u;
+    }
+    [[unroll]] for (int j = 0; j < 4; j++) {
+        uint w = u[j];
+        float sa = sh_sum[s0 + 2u * uint(j)], sb = sh_sum[s0 + 2u * uint(j) + 1u];
+        if (DT == 3) {
+            float a = rms_out(uintBitsToFloat(w << 16), sa, c), b = rms_out(uintBitsToFloat(w & 0xffff0000u), sb, c);
+            u[j] = dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
+        } else {
+            vec2 h = unpackHalf2x16(w);
+            u[j] = packHalf2x16(vec2(rms_out(h.x, sa, c), rms_out(h.y, sb, c)));
+        }
+    }
+    return u;
+}
+
+// COLUMNS_TILE: T = tile positions (a power of two, whole vectors: V = T / VW
+// per channel), G = 256 / T invocations per position.  Between barriers: the
+// offsets of the tile's vectors; the vectors in (adjacent invocations,
+// adjacent vectors of a channel run); each position's partial sums of squares
+// over every G-th channel; the totals' scales (sh_sum[q], read back only by
+// the invocation that wrote it); the vectors out, scaled.
+void rms_columns_tile() {
+    uint VW = uint(DK_VW), T = uint(dkp.p.tile), V = T / VW, G = 256u / T;
+    uint C = uint(dkp.p.channels), P = uint(dkp.p.positions), t = gl_LocalInvocationID.x, units = C * V;
+    uint xcs = uint(dkp.p.x_cs), ycs = uint(dkp.p.y_cs), pos0 = group_x() * T;
+    if (t < V) {
+        uint pos = pos0 + t * VW, xo = 0u, yo = 0u;
+        bool valid = pos < P;
+        if (valid) rms_offsets(pos, xo, yo);
+        sh_offs[2u * t] = valid ? int(xo) : -1;
+        sh_offs[2u * t + 1u] = valid ? int(yo) : -1;
+    }
+    barrier();
+    for (uint u = t; u < units; u += 256u) {
+        uint c = u / V, v = u - c * V;
+        int xo = sh_offs[2u * v];
+        sh_tile[u] = xo >= 0 ? xv.v[(uint(xo) + c * xcs) / VW] : uvec4(0u);
+    }
+    barrier();
+    {
+        uint q = t % T, g = t / T;
+        float sum = 0.0;
+        for (uint c = g; c < C; c += G) {
+            float v = rms_tile_get(c, q, T);
+            sum += v * v;
+        }
+        sh_sum[t] = sum;
+    }
+    barrier();
+    if (t < T) {
+        float tot = 0.0;
+        for (uint g = 0u; g < G; g++) tot += sh_sum[g * T + t];
+        sh_sum[t] = rms_scale(tot);
+    }
+    barrier();
+    for (uint u = t; u < units; u += 256u) {
+        uint c = u / V, v = u - c * V;
+        int yo = sh_offs[2u * v + 1u];
+        if (yo >= 0) yv.v[(uint(yo) + c * ycs) / VW] = rms_col_out16(sh_tile[u], v * VW, c);
+    }
+}
+
 void main() {
+    if (MODE == DK_VK_RMS_MODE_COLUMNS_TILE) {
+        rms_columns_tile();
+        return;
+    }
     uint C = uint(dkp.p.channels), P = uint(dkp.p.positions), t = gl_LocalInvocationID.x;
     uint xcs = uint(dkp.p.x_cs), ycs = uint(dkp.p.y_cs);
     // ROWS: the lanes of a position are adjacent invocations; COLUMNS:

@@ -84,7 +84,7 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
         p->kernel = DK__RMS_COLUMNS;
         /* in vectors of vw adjacent positions: the innermost position dim unit-stride
          * in x and y and whole vectors long, every other stride whole vectors */
-        p->vec = lim->column_vec_keep > 0 && lim->vw > 1 && p->ps[0][3] == 1 && p->ps[1][3] == 1 &&
+        p->vec = (lim->column_vec_keep > 0 || lim->column_tile_bytes > 0) && lim->vw > 1 && p->ps[0][3] == 1 && p->ps[1][3] == 1 &&
                  p->pshape[3] % lim->vw == 0 && p->cs[0] % lim->vw == 0 && p->cs[1] % lim->vw == 0 &&
                  x_addr % 16u == 0 && y_addr % 16u == 0 && rms_slots_whole(p, 3, lim->vw);
         if (p->vec && lim->column_tile_bytes > 0) {
@@ -98,6 +98,7 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
                 return;
             }
         }
+        p->vec = p->vec && lim->column_vec_keep > 0; /* the backend may have the tile alone */
         if (p->vec) {
             p->lanes = rms_lanes(p->channels, lim->column_vec_keep, lim->max_column_vec_lanes);
             p->in_regs = p->lanes * lim->column_vec_keep >= p->channels;

@@ -135,10 +135,12 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
  *                    steps less than a channel): adjacent threads take
  *                    adjacent positions, so a subgroup's loads of one channel
  *                    are coalesced; the lanes of a position sit a workgroup
- *                    slice apart; vec (backends with column_vec_keep) when
- *                    a thread can take vw adjacent positions of a channel as
- *                    one 16-byte vector.  With vec and a backend's
- *                    column_tile_bytes, tile > 0: a workgroup stages a tile
+ *                    slice apart; vec (backends with column_vec_keep or
+ *                    column_tile_bytes) when a thread can take vw adjacent
+ *                    positions of a channel as one 16-byte vector.  With vec
+ *                    and a backend's column_tile_bytes, tile > 0 where the
+ *                    tile fits (else vec needs column_vec_keep, and the
+ *                    scalar kernel runs without it): a workgroup stages a tile
  *                    of `tile` positions x C channels in shared memory
  *                    (x read once, in 16-byte vectors of whole channel runs),
  *                    sums each position's squares from there and writes the

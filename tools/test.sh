@@ -3,8 +3,9 @@
 #   1. release build: every meson test (CPU case list, Vulkan case list on
 #      lavapipe with the validation layer, validation rules, PyTorch oracle,
 #      readers, VAE decoder, header-only install, benchmark smoke run, HIP checks)
-#   2. ASan + UBSan build: the same unit tests and the quick case list
-#   3. ThreadSanitizer build: the thread tests on the CPU backend
+#   2. ASan + UBSan build: the same unit tests, the whole CPU case list and the
+#      quick Vulkan case list on lavapipe with the validation layer
+#   3. ThreadSanitizer build: the thread tests on the CPU and Vulkan (lavapipe) backends
 #   4. the fuzz targets, a bounded time each (FUZZ_SECONDS, default 60)
 # Build folders: build-test/, build-asan/, build-tsan/, build-fuzz/ (delete them to start clean).
 set -euo pipefail
@@ -36,7 +37,7 @@ ninja -C build-asan -j"$jobs"
 lvp=$(ls /usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -n 1 || true)
 LD_PRELOAD=$lvp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  DIFKERN_TEST_QUICK=1 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --no-suite slow \
+  meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 --no-suite slow \
   --no-suite nosan
 
 step "ThreadSanitizer build (CPU and Vulkan backends) and the thread tests"

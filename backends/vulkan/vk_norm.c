@@ -235,10 +235,10 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     lim.max_column_lanes = 16;
     lim.keep_vectors = 4;  /* RMS_KEEP_VECTORS of rms_norm.comp */
     lim.keep_scalars = 24; /* RMS_KEEP_SCALARS */
-    lim.column_vec_keep = 0; /* no column vector shader */
+    lim.column_vec_keep = 0; /* channel-strided vectors: the staged tile alone */
     lim.max_column_vec_lanes = 1;
-    lim.column_tile_bytes = 0;
-    lim.max_tile = 1;
+    lim.column_tile_bytes = DK_VK_RMS_TILE_BYTES;
+    lim.max_tile = 256; /* an invocation per position at least */
     dk__rms_plan(x, y, (uint64_t)xoff * es, (uint64_t)yoff * es, &lim, &plan);
     if ((uint64_t)plan.positions > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the position count", (uint64_t)plan.positions);
     params.channels = (int32_t)plan.channels;
@@ -257,10 +257,16 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     }
     params.x_offset = xoff;
     params.y_offset = yoff;
-    mode = plan.kernel == DK__RMS_COLUMNS ? DK_VK_RMS_MODE_COLUMNS
+    params.tile = (int32_t)plan.tile;
+    mode = plan.tile > 0                   ? DK_VK_RMS_MODE_COLUMNS_TILE
+           : plan.kernel == DK__RMS_COLUMNS ? DK_VK_RMS_MODE_COLUMNS
            : plan.vec                      ? DK_VK_RMS_MODE_ROWS_VEC
                                            : DK_VK_RMS_MODE_ROWS;
-    groups = ((uint64_t)plan.positions + (uint64_t)(256 / plan.lanes) - 1u) / (uint64_t)(256 / plan.lanes);
+    {
+        /* positions per workgroup */
+        uint64_t per = plan.tile > 0 ? (uint64_t)plan.tile : (uint64_t)(256 / plan.lanes);
+        groups = ((uint64_t)plan.positions + per - 1u) / per;
+    }
     dk__vkop_spec(spec, &params.epilogue, x->dtype, d->activation, flags,
                   gamma ? gamma->dtype : beta ? beta->dtype : x->dtype, mode);
     return dk__vk_dispatch(ctx, DK_VK_SH_RMS_NORM, spec, bind, &params, sizeof params, groups, 1, 1);

@@ -324,6 +324,10 @@ static const hcb_norm hcb_rms_norm[] = {
     {"video_l2_c16_3x4x5_silu", Q, {.ndim = 5, .shape = {1, 16, 3, 4, 5}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
     {"video_ms_b2_c5_2x3x3", G | I, {.ndim = 5, .shape = {2, 5, 2, 3, 3}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1}},
     {"video_l2_inplace_c96_2x3x2", 0, {.ndim = 5, .shape = {1, 96, 2, 3, 2}, .form = L2, .eps = 1e-12f, .gamma = 1, .inplace = 1}},
+    /* several tiles of positions x channels per batch in the GPU kernels'
+     * staged column tile (NCDHW, whole vectors of positions) */
+    {"video_ms_b2_c384_2x4x8_tiles", 0, {.ndim = 5, .shape = {2, 384, 2, 4, 8}, .form = MS, .eps = 1e-6f, .gamma = 1, .beta = 1, .act = DK_ACT_SILU}},
+    {"video_l2_inplace_c48_3x2x8_tiles", 0, {.ndim = 5, .shape = {1, 48, 3, 2, 8}, .form = L2, .eps = 1e-12f, .gamma = 1, .inplace = 1}},
     {"video_l2_f32affine_c3_2x2x5_mean4", 0, {.ndim = 5, .shape = {1, 3, 2, 2, 5}, .form = L2, .eps = 1e-12f, .gamma = 1, .beta = 1, .f32_affine = 1, .mean = 4.0f}},
 };
 #undef MS
