@@ -38,7 +38,7 @@ shared float sh_sum[256];
 // (c, q) sits at c * tile + q; the first elements of each vector of positions
 // in x and y (-1: past the last position)
 shared uvec4 sh_tile[DK_VK_RMS_TILE_BYTES / 16];
-shared int sh_offs[2 * 64];
+shared int sh_offs[2 * 64]; // tile / DK_VW <= 256 / 4 vectors
 
 // Element offsets of position p in x and y.
 void rms_offsets(uint p, out uint xo, out uint yo) {
@@ -76,24 +76,33 @@ float rms_sq16(uvec4 u) {
     return s;
 }
 
-// 16-bit dtypes a word (two channels) at a time: dk_v16_set's per-element
-// read-modify-write costs more ALU than the element's memory traffic (as in
-// gn_norm.comp).  f16 through unpack/packHalf2x16 (one f16 ulp from
-// round-to-nearest-even on drivers that pack toward zero), bf16 by shifts
-// and dk_f2h (exact).
-uvec4 rms_out16(uvec4 u, float s, uint c0) {
+// Element e of a 16-byte vector as rms_out makes it: a ROWS_VEC vector holds
+// channels c0 + e of one position (scale s), a COLUMNS_TILE vector channel c0
+// of DK_VW positions, whose scales start at sh_sum[s0].
+float rms_out_at(float x, uint e, float s, uint s0, uint c0) {
+    if (MODE == DK_VK_RMS_MODE_COLUMNS_TILE) return rms_out(x, sh_sum[s0 + e], c0);
+    return rms_out(x, s, c0 + e);
+}
+
+// A vector through rms_out_at.  16-bit dtypes a word (two elements) at a time:
+// dk_v16_set's per-element read-modify-write costs more ALU than the element's
+// memory traffic (as in gn_norm.comp).  f16 through unpack/packHalf2x16 (one
+// f16 ulp from round-to-nearest-even on drivers that pack toward zero), bf16
+// by shifts and dk_f2h (exact).
+uvec4 rms_out16(uvec4 u, float s, uint s0, uint c0) {
     if (DT == 1) {
-        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out(uintBitsToFloat(u[j]), s, c0 + uint(j)));
+        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out_at(uintBitsToFloat(u[j]), uint(j), s, s0, c0));
         return u;
     }
     [[unroll]] for (int j = 0; j < 4; j++) {
-        uint c = c0 + 2u * uint(j), w = u[j];
+        uint e = 2u * uint(j), w = u[j];
         if (DT == 3) {
-            float a = rms_out(uintBitsToFloat(w << 16), s, c), b = rms_out(uintBitsToFloat(w & 0xffff0000u), s, c + 1u);
+            float a = rms_out_at(uintBitsToFloat(w << 16), e, s, s0, c0);
+            float b = rms_out_at(uintBitsToFloat(w & 0xffff0000u), e + 1u, s, s0, c0);
             u[j] = dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
         } else {
             vec2 h = unpackHalf2x16(w);
-            u[j] = packHalf2x16(vec2(rms_out(h.x, s, c), rms_out(h.y, s, c + 1u)));
+            u[j] = packHalf2x16(vec2(rms_out_at(h.x, e, s, s0, c0), rms_out_at(h.y, e + 1u, s, s0, c0)));
         }
     }
     return u;
@@ -104,27 +113,6 @@ float rms_tile_get(uint c, uint q, uint T) {
     uint e = c * T + q;
     uvec4 u = sh_tile[e / uint(DK_VW)];
     return dk_v16_get(u, int(e % uint(DK_VW)));
-}
-
-// Channel c of the DK_VW positions whose scales start at sh_sum[s0], as rms_out
-// makes them (16-bit dtypes a word at a time, as rms_out16).
-uvec4 rms_col_out16(uvec4 u, uint s0, uint c) {
-    if (DT == 1) {
-        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out(uintBitsToFloat(u[j]), sh_sum[s0 + uint(j)], c));
-        return u;
-    }
-    [[unroll]] for (int j = 0; j < 4; j++) {
-        uint w = u[j];
-        float sa = sh_sum[s0 + 2u * uint(j)], sb = sh_sum[s0 + 2u * uint(j) + 1u];
-        if (DT == 3) {
-            float a = rms_out(uintBitsToFloat(w << 16), sa, c), b = rms_out(uintBitsToFloat(w & 0xffff0000u), sb, c);
-            u[j] = dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
-        } else {
-            vec2 h = unpackHalf2x16(w);
-            u[j] = packHalf2x16(vec2(rms_out(h.x, sa, c), rms_out(h.y, sb, c)));
-        }
-    }
-    return u;
 }
 
 // COLUMNS_TILE: T = tile positions (a power of two, whole vectors: V = T / VW
@@ -170,7 +158,7 @@ void rms_columns_tile() {
     for (uint u = t; u < units; u += 256u) {
         uint c = u / V, v = u - c * V;
         int yo = sh_offs[2u * v + 1u];
-        if (yo >= 0) yv.v[(uint(yo) + c * ycs) / VW] = rms_col_out16(sh_tile[u], v * VW, c);
+        if (yo >= 0) yv.v[(uint(yo) + c * ycs) / VW] = rms_out16(sh_tile[u], 0.0, v * VW, c);
     }
 }
 
@@ -209,10 +197,10 @@ void main() {
         float s = rms_scale(tot);
         [[unroll]] for (int j = 0; j < RMS_KEEP_VECTORS; j++) {
             uint u = lane + uint(j) * L;
-            if (valid && u < C / vw) yv.v[yv0 + u] = rms_out16(keep[j], s, u * vw);
+            if (valid && u < C / vw) yv.v[yv0 + u] = rms_out16(keep[j], s, 0u, u * vw);
         }
         for (uint u = lane + RMS_KEEP_VECTORS * L; valid && u < units; u += L)
-            yv.v[yv0 + u] = rms_out16(xv.v[xv0 + u], s, u * vw);
+            yv.v[yv0 + u] = rms_out16(xv.v[xv0 + u], s, 0u, u * vw);
         return;
     }
     float keep[RMS_KEEP_SCALARS];
