@@ -15,6 +15,8 @@
 #define DKP_NVIDIA 1
 #define DKP_WAVE 32
 #define DKP_KERNEL(threads) extern "C" __global__ void __launch_bounds__(threads)
+/* at least `blocks` resident blocks per SM: the compiler caps the registers */
+#define DKP_KERNEL_BLOCKS(threads, blocks) extern "C" __global__ void __launch_bounds__(threads, blocks)
 #define DKP_DEV static __device__ __forceinline__
 #define DKP_SHARED __shared__
 #elif defined(__HIP__) && defined(__AMDGCN__)
@@ -25,6 +27,7 @@
 #define __shared__ __attribute__((shared))
 #define DKP_KERNEL(threads) \
     extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(threads, threads)))
+#define DKP_KERNEL_BLOCKS(threads, blocks) DKP_KERNEL(threads) /* NVIDIA's register cap only */
 #define DKP_DEV static __device__ inline __attribute__((always_inline))
 #define DKP_SHARED __shared__
 #elif defined(DKP_HOSTSIM)
@@ -32,6 +35,7 @@
  * thread and a barrier switches between them; see tests/hip/sim/dk_sim.cc. */
 #include <math.h>
 #define DKP_KERNEL(threads) extern "C" void
+#define DKP_KERNEL_BLOCKS(threads, blocks) extern "C" void
 #define DKP_DEV static inline
 #define DKP_SHARED static
 #else
