@@ -110,6 +110,10 @@
  * scales and offsets, within Vulkan's 16 KiB minimum of
  * maxComputeSharedMemorySize) */
 #define DK_VK_RMS_TILE_BYTES 14336
+/* rms_norm.comp's units kept in registers per invocation (the host's
+ * dk_rms_kernel_limits): 16-byte vectors (ROWS_VEC), scalars (ROWS, COLUMNS) */
+#define DK_VK_RMS_KEEP_VECTORS 4
+#define DK_VK_RMS_KEEP_SCALARS 24
 
 /* attention.comp (portable) */
 #define DK_VK_AT_MODE_VEC_Q 1   /* bits 0-2: 16-byte loads of Q, K, V (bit i: input i) */

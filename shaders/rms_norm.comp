@@ -4,7 +4,7 @@
 // RMS norm over the channels of each position (dk_rms_norm; the plan and the
 // kernel shapes: src/norm_plan.c, dk__rms_plan).  `lanes` invocations per
 // position, 256 / lanes positions per workgroup; each keeps its channels (up
-// to RMS_KEEP_* units) in registers between the sum of squares and the
+// to DK_VK_RMS_KEEP_* units) in registers between the sum of squares and the
 // scaling, and the lanes add their partial sums through shared memory.
 //   MODE ROWS / ROWS_VEC (channel-contiguous): a position's lanes are
 //   adjacent invocations; ROWS_VEC moves 16-byte vectors;
@@ -21,10 +21,6 @@
 #include "dk_common.glsl"
 
 layout(local_size_x = 256) in;
-
-// Units an invocation keeps in registers (dk_rms_kernel_limits in vk_norm.c)
-#define RMS_KEEP_VECTORS 4
-#define RMS_KEEP_SCALARS 24
 
 DK_IO(0, X, DT)
 DK_IO(1, Gamma, DT2)
@@ -180,8 +176,8 @@ void main() {
     float sum = 0.0;
     if (MODE == DK_VK_RMS_MODE_ROWS_VEC) {
         uint vw = uint(DK_VW), units = C / vw, xv0 = xo / vw, yv0 = yo / vw;
-        uvec4 keep[RMS_KEEP_VECTORS];
-        [[unroll]] for (int j = 0; j < RMS_KEEP_VECTORS; j++) {
+        uvec4 keep[DK_VK_RMS_KEEP_VECTORS];
+        [[unroll]] for (int j = 0; j < DK_VK_RMS_KEEP_VECTORS; j++) {
             uint u = lane + uint(j) * L;
             keep[j] = uvec4(0u);
             if (valid && u < units) {
@@ -189,22 +185,22 @@ void main() {
                 sum += rms_sq16(keep[j]);
             }
         }
-        for (uint u = lane + RMS_KEEP_VECTORS * L; valid && u < units; u += L) sum += rms_sq16(xv.v[xv0 + u]);
+        for (uint u = lane + DK_VK_RMS_KEEP_VECTORS * L; valid && u < units; u += L) sum += rms_sq16(xv.v[xv0 + u]);
         sh_sum[slot * L + lane] = sum;
         barrier();
         float tot = 0.0;
         for (uint i = 0u; i < L; i++) tot += sh_sum[slot * L + i];
         float s = rms_scale(tot);
-        [[unroll]] for (int j = 0; j < RMS_KEEP_VECTORS; j++) {
+        [[unroll]] for (int j = 0; j < DK_VK_RMS_KEEP_VECTORS; j++) {
             uint u = lane + uint(j) * L;
             if (valid && u < C / vw) yv.v[yv0 + u] = rms_out16(keep[j], s, 0u, u * vw);
         }
-        for (uint u = lane + RMS_KEEP_VECTORS * L; valid && u < units; u += L)
+        for (uint u = lane + DK_VK_RMS_KEEP_VECTORS * L; valid && u < units; u += L)
             yv.v[yv0 + u] = rms_out16(xv.v[xv0 + u], s, 0u, u * vw);
         return;
     }
-    float keep[RMS_KEEP_SCALARS];
-    [[unroll]] for (int j = 0; j < RMS_KEEP_SCALARS; j++) {
+    float keep[DK_VK_RMS_KEEP_SCALARS];
+    [[unroll]] for (int j = 0; j < DK_VK_RMS_KEEP_SCALARS; j++) {
         uint c = lane + uint(j) * L;
         keep[j] = 0.0;
         if (valid && c < C) {
@@ -212,7 +208,7 @@ void main() {
             sum += keep[j] * keep[j];
         }
     }
-    for (uint c = lane + RMS_KEEP_SCALARS * L; valid && c < C; c += L) {
+    for (uint c = lane + DK_VK_RMS_KEEP_SCALARS * L; valid && c < C; c += L) {
         float v = X_ld(xo + c * xcs);
         sum += v * v;
     }
@@ -221,9 +217,9 @@ void main() {
     float tot = 0.0;
     for (uint i = 0u; i < L; i++) tot += sh_sum[slot * L + i];
     float s = rms_scale(tot);
-    [[unroll]] for (int j = 0; j < RMS_KEEP_SCALARS; j++) {
+    [[unroll]] for (int j = 0; j < DK_VK_RMS_KEEP_SCALARS; j++) {
         uint c = lane + uint(j) * L;
         if (valid && c < C) Y_st(yo + c * ycs, rms_out(keep[j], s, c));
     }
-    for (uint c = lane + RMS_KEEP_SCALARS * L; valid && c < C; c += L) Y_st(yo + c * ycs, rms_out(X_ld(xo + c * xcs), s, c));
+    for (uint c = lane + DK_VK_RMS_KEEP_SCALARS * L; valid && c < C; c += L) Y_st(yo + c * ycs, rms_out(X_ld(xo + c * xcs), s, c));
 }

@@ -22,6 +22,13 @@ typedef uint64_t dkh_u64;
 /* The RMS norm's staged column tile (dkk_rms_norm_columns_tile): its bytes of
  * shared memory, four blocks per AMD CU's 64 KiB. */
 #define DKH_RMS_TILE_BYTES 16384
+/* The RMS norm's units kept in registers per lane (dk_rms_norm.hip; the host's
+ * dk_rms_kernel_limits): 16-byte vectors in the rows vector kernel (3: no spill
+ * at its 48-register cap), scalars in the scalar kernels, channel vectors in the
+ * column vector kernel (12 spilled to scratch on gfx9/gfx11). */
+#define DKH_RMS_KEEP_VECTORS 3
+#define DKH_RMS_KEEP_SCALARS 24
+#define DKH_RMS_KEEP_COLUMN_VECTORS 8
 /* Fast GEMM (dk_gemm_fast.hip): 128 output pixels x 128 output channels per
  * block, reduction slices of 32 channels of one tap; channels-last input and
  * K-contiguous weights. */

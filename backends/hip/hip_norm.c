@@ -118,9 +118,9 @@ dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const
                           1, &n);
 }
 
-/* The RMS norm's kernels (dk_rms_norm.hip) keep DKR_KEEP_VECTORS (3) vectors or
- * DKR_KEEP_SCALARS (24) scalars per thread (DKR_KEEP_COLUMN_VECTORS (8) in
- * the column vector kernel); the lanes of a position add their sums through
+/* The RMS norm's kernels (dk_rms_norm.hip) keep DKH_RMS_KEEP_VECTORS vectors or
+ * DKH_RMS_KEEP_SCALARS scalars per thread (DKH_RMS_KEEP_COLUMN_VECTORS in the
+ * column vector kernel); the lanes of a position add their sums through
  * shared memory, so any power of two up to a block works: 32 for rows, 16 for
  * columns (16 positions per block: two 32-byte sectors per warp load of one
  * channel), 32 for column vectors (8 vectors of positions per block). */
@@ -136,9 +136,9 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     lim.vw = 16 / (int64_t)dk_dtype_size(x->dtype);
     lim.max_row_lanes = 32;
     lim.max_column_lanes = 16;
-    lim.keep_vectors = 3;
-    lim.keep_scalars = 24;
-    lim.column_vec_keep = 8;
+    lim.keep_vectors = DKH_RMS_KEEP_VECTORS;
+    lim.keep_scalars = DKH_RMS_KEEP_SCALARS;
+    lim.column_vec_keep = DKH_RMS_KEEP_COLUMN_VECTORS;
     lim.max_column_vec_lanes = 32;
     lim.column_tile_bytes = DKH_RMS_TILE_BYTES;
     lim.max_tile = DKH_THREADS;

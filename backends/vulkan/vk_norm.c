@@ -233,8 +233,8 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     lim.vw = align % 16u == 0 ? (int64_t)(16 / es) : 1;
     lim.max_row_lanes = 32;
     lim.max_column_lanes = 16;
-    lim.keep_vectors = 4;  /* RMS_KEEP_VECTORS of rms_norm.comp */
-    lim.keep_scalars = 24; /* RMS_KEEP_SCALARS */
+    lim.keep_vectors = DK_VK_RMS_KEEP_VECTORS;
+    lim.keep_scalars = DK_VK_RMS_KEEP_SCALARS;
     lim.column_vec_keep = 0; /* channel-strided vectors: the staged tile alone */
     lim.max_column_vec_lanes = 1;
     lim.column_tile_bytes = DK_VK_RMS_TILE_BYTES;

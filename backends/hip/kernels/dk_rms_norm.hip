@@ -12,16 +12,13 @@
  *   dkk_rms_norm_columns_tile  channel-strided in vectors, a block per tile
  *                          of p.tile positions x C channels staged in shared
  *                          memory: x read once, whole channel runs per load.
- * Each lane keeps up to DKR_KEEP_* of its units in registers between the sum
+ * Each lane keeps up to DKH_RMS_KEEP_* (hip_kargs.h) of its units in registers between the sum
  * of squares (fp32) and the scaling; the lanes add their partial sums through
  * shared memory (one barrier).  In place is safe: each element is read and
  * written by one thread, after all of its reads. */
 #include "dk_hip_port.h"
 #include "../hip_kargs.h"
 
-#define DKR_KEEP_VECTORS 3
-#define DKR_KEEP_SCALARS 24
-#define DKR_KEEP_COLUMN_VECTORS 8
 /* The rows vector kernel at 5 blocks of DKH_THREADS per SM on NVIDIA (48
  * registers, no spill with 3 kept vectors; 56 registers and 4 blocks
  * without the cap): docs/rms-norm.md. */
@@ -87,10 +84,10 @@ template <int DT, bool COLUMNS> DKP_DEV void dkr_scalar(const dkh_rms_args &p, f
     int lane = COLUMNS ? t / PB : t % L, slot = COLUMNS ? t % PB : t / L;
     dkh_i64 pos = dkp_bid_x() * PB + slot, xo = 0, yo = 0, C = p.channels;
     bool valid = pos < p.positions;
-    float keep[DKR_KEEP_SCALARS], sum = 0.0f;
+    float keep[DKH_RMS_KEEP_SCALARS], sum = 0.0f;
     if (valid) dkr_offsets(p, pos, xo, yo);
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_SCALARS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_SCALARS; j++) {
         dkh_i64 c = lane + (dkh_i64)j * L;
         keep[j] = 0.0f;
         if (valid && c < C) {
@@ -98,18 +95,18 @@ template <int DT, bool COLUMNS> DKP_DEV void dkr_scalar(const dkh_rms_args &p, f
             sum += keep[j] * keep[j];
         }
     }
-    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_SCALARS * L; valid && c < C; c += L) {
+    for (dkh_i64 c = lane + (dkh_i64)DKH_RMS_KEEP_SCALARS * L; valid && c < C; c += L) {
         float v = dkp_to_f32(x[xo + c * p.x_cs], DT);
         sum += v * v;
     }
     float s = dkr_scale(p, dkr_total(sh, slot, lane, L, sum));
     if (!valid) return;
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_SCALARS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_SCALARS; j++) {
         dkh_i64 c = lane + (dkh_i64)j * L;
         if (c < C) y[yo + c * p.y_cs] = dkp_conv<DT>::from(dkr_out(p, keep[j], s, c));
     }
-    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_SCALARS * L; c < C; c += L)
+    for (dkh_i64 c = lane + (dkh_i64)DKH_RMS_KEEP_SCALARS * L; c < C; c += L)
         y[yo + c * p.y_cs] = dkp_conv<DT>::from(dkr_out(p, dkp_to_f32(x[xo + c * p.x_cs], DT), s, c));
 }
 
@@ -167,28 +164,28 @@ template <int DT> DKP_DEV void dkr_rows_vec(const dkh_rms_args &p, float *sh) {
     int t = dkp_tid(), L = p.lanes, lane = t % L, slot = t / L;
     dkh_i64 pos = dkp_bid_x() * (DKH_THREADS / L) + slot, xo = 0, yo = 0, units = p.channels / VW;
     bool valid = pos < p.positions;
-    dkr_v16 keep[DKR_KEEP_VECTORS];
+    dkr_v16 keep[DKH_RMS_KEEP_VECTORS];
     float sum = 0.0f;
     if (valid) dkr_offsets(p, pos, xo, yo);
     const dkr_v16 *xv = (const dkr_v16 *)p.x + xo / VW;
     dkr_v16 *yv = (dkr_v16 *)p.y + yo / VW;
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_VECTORS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_VECTORS; j++) {
         dkh_i64 u = lane + (dkh_i64)j * L;
         if (valid && u < units) {
             keep[j] = xv[u];
             sum += dkr_sq16<DT>(keep[j]);
         }
     }
-    for (dkh_i64 u = lane + (dkh_i64)DKR_KEEP_VECTORS * L; valid && u < units; u += L) sum += dkr_sq16<DT>(xv[u]);
+    for (dkh_i64 u = lane + (dkh_i64)DKH_RMS_KEEP_VECTORS * L; valid && u < units; u += L) sum += dkr_sq16<DT>(xv[u]);
     float s = dkr_scale(p, dkr_total(sh, slot, lane, L, sum));
     if (!valid) return;
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_VECTORS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_VECTORS; j++) {
         dkh_i64 u = lane + (dkh_i64)j * L;
         if (u < units) yv[u] = dkr_out16<DT>(p, keep[j], s, u * VW);
     }
-    for (dkh_i64 u = lane + (dkh_i64)DKR_KEEP_VECTORS * L; u < units; u += L) yv[u] = dkr_out16<DT>(p, xv[u], s, u * VW);
+    for (dkh_i64 u = lane + (dkh_i64)DKH_RMS_KEEP_VECTORS * L; u < units; u += L) yv[u] = dkr_out16<DT>(p, xv[u], s, u * VW);
 }
 
 /* Channel c of VW adjacent positions (scales s) as dkr_out makes them. */
@@ -212,7 +209,7 @@ template <int DT> DKP_DEV void dkr_columns_vec(const dkh_rms_args &p, float *sh)
     int t = dkp_tid(), L = p.lanes, S = DKH_THREADS / L, lane = t / S, slot = t % S;
     dkh_i64 pos = (dkp_bid_x() * (dkh_i64)S + slot) * VW, xo = 0, yo = 0, C = p.channels;
     bool valid = pos < p.positions;
-    dkr_v16 keep[DKR_KEEP_COLUMN_VECTORS];
+    dkr_v16 keep[DKH_RMS_KEEP_COLUMN_VECTORS];
     float sum[8], s[8];
 #pragma unroll
     for (int e = 0; e < 8; e++) sum[e] = 0.0f;
@@ -220,7 +217,7 @@ template <int DT> DKP_DEV void dkr_columns_vec(const dkh_rms_args &p, float *sh)
     const dkr_v16 *xv = (const dkr_v16 *)p.x;
     dkr_v16 *yv = (dkr_v16 *)p.y;
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_COLUMN_VECTORS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_COLUMN_VECTORS; j++) {
         dkh_i64 c = lane + (dkh_i64)j * L;
         keep[j] = dkr_v16{};
         if (valid && c < C) {
@@ -232,7 +229,7 @@ template <int DT> DKP_DEV void dkr_columns_vec(const dkh_rms_args &p, float *sh)
             }
         }
     }
-    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_COLUMN_VECTORS * L; valid && c < C; c += L) {
+    for (dkh_i64 c = lane + (dkh_i64)DKH_RMS_KEEP_COLUMN_VECTORS * L; valid && c < C; c += L) {
         dkr_v16 u = xv[(xo + c * p.x_cs) / VW];
 #pragma unroll
         for (int e = 0; e < VW; e++) {
@@ -251,11 +248,11 @@ template <int DT> DKP_DEV void dkr_columns_vec(const dkh_rms_args &p, float *sh)
     }
     if (!valid) return;
 #pragma unroll
-    for (int j = 0; j < DKR_KEEP_COLUMN_VECTORS; j++) {
+    for (int j = 0; j < DKH_RMS_KEEP_COLUMN_VECTORS; j++) {
         dkh_i64 c = lane + (dkh_i64)j * L;
         if (c < C) yv[(yo + c * p.y_cs) / VW] = dkr_col_out<DT>(p, keep[j], s, c);
     }
-    for (dkh_i64 c = lane + (dkh_i64)DKR_KEEP_COLUMN_VECTORS * L; c < C; c += L)
+    for (dkh_i64 c = lane + (dkh_i64)DKH_RMS_KEEP_COLUMN_VECTORS * L; c < C; c += L)
         yv[(yo + c * p.y_cs) / VW] = dkr_col_out<DT>(p, xv[(xo + c * p.x_cs) / VW], s, c);
 }
 
