@@ -227,8 +227,10 @@ DK_API float dk_vae_noise(uint64_t seed, uint64_t i);
 /* Encode on device tensors of the VAE's context, any dtype and strides (out may
  * not overlap image): image [batch, 3, H, W], latents [batch, C, H/8, W/8].
  * sample 0: the mean as dk_vae_encode_f32; 1: a sample with seed as
- * dk_vae_encode_sample_f32.  The image is converted on the device; the
- * latents pass through the host (a few KB per sample). */
+ * dk_vae_encode_sample_f32.  The image is converted on the device; the mean
+ * stays there ((mean - shift) * scaling is the last conv's epilogue, converted
+ * into latents); a sample's latents pass through the host, where its noise is
+ * drawn (a few KB per sample). */
 DK_API dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_tensor *latents,
                                       int32_t sample, uint64_t seed, dk_vae_info *info);
 

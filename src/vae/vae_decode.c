@@ -181,6 +181,7 @@ void dk_vae_destroy(dk_vae *vae) {
     if (!vae) return;
     dk_buffer_destroy(vae->ctx, vae->arena);
     dk_buffer_destroy(vae->ctx, vae->check);
+    dk_buffer_destroy(vae->ctx, vae->mean_bias);
     dk__vae_host_release(vae);
     dk__vae_weights_free(vae->ctx, &vae->w);
     dk__vae_arch_free(&vae->arch);

@@ -30,13 +30,18 @@ float dk_vae_noise(uint64_t seed, uint64_t i) {
 }
 
 /* One sample: image [3, H, W] host floats (or the device tensor dev, the
- * sample's view) to the moments [2C, H/8, W/8] (host floats, unscaled).
- * *in_bad: the device image holds NaN/Inf (tested when test_in). */
+ * sample's view) to the moments [2C, H/8, W/8] (host floats, unscaled), or,
+ * where e->out_dev is set, to the latents there: the last conv computes the
+ * mean's C channels only, with the bias minus the shift (vae->mean_bias) and
+ * the scaling as its output scale, so (mean - shift) * scaling leaves the
+ * conv's epilogue.  *in_bad: the device image holds NaN/Inf (tested when
+ * test_in). */
 static dk_status vaee_forward(dk__vae_exec *e, const dk__vae_run *r, const float *image, const dk_tensor *dev,
                               int32_t hh, int32_t ww, float *moments, int test_in, int *in_bad) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
     dk__vae_act x;
+    dk_tensor mean_bias;
     int32_t i, j;
     e->nacts = 0;
     if (dev) x = dk__vae_input_dev(e, dev, 3, hh, ww, test_in ? in_bad : NULL);
@@ -62,11 +67,18 @@ static dk_status vaee_forward(dk__vae_exec *e, const dk__vae_run *r, const float
     x = dk__vae_resnet_fwd(e, x, &a->e_mid[1]);
     dk__vae_stage(e, r, 5);
     c = dk__vae_conv_make(x, a->e_no_g, a->e_no_b, a->e_out_w, a->e_out_b, 3, 1.0f, 1);
-    x = dk__vae_conv(e, &c);
     if (a->q_w >= 0) {
-        c = dk__vae_conv_make(x, -1, -1, a->q_w, a->q_b, 1, 1.0f, 1);
         x = dk__vae_conv(e, &c);
+        c = dk__vae_conv_make(x, -1, -1, a->q_w, a->q_b, 1, 1.0f, 1);
     }
+    if (e->out_dev) {
+        const int64_t lc = a->lc;
+        mean_bias = dk_tensor_contiguous(r->vae->mean_bias, 0, DK_F32, 1, &lc);
+        c.cout = a->lc;
+        c.bias_t = &mean_bias;
+        c.out_scale = r->vae->scaling;
+    }
+    x = dk__vae_conv(e, &c);
     dk__vae_output(e, x, moments);
     if (e->st == DK_OK && !e->dry) e->st = dk_sync(r->vae->ctx);
     dk__vae_stage(e, r, 6);
@@ -116,30 +128,77 @@ static dk_status vaee_check(dk_vae *vae, const char *fn, const void *image, int3
     return DK_OK;
 }
 
-/* The moments of one sample with weights ws into m; *bad: they hold NaN/Inf. */
+/* The moments of one sample with weights ws into m, or (out set: the sample's
+ * view of the latents tensor) the latents into out; *bad: they hold NaN/Inf. */
 static dk_status vaee_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__vae_mode *md, const float *image,
-                              const dk_tensor *dev, int32_t hh, int32_t ww, float *m, int *bad, const dk__vae_run *r) {
+                              const dk_tensor *dev, int32_t hh, int32_t ww, float *m, const dk_tensor *out, int *bad,
+                              const dk__vae_run *r) {
     dk__vae_exec e;
     int in_bad = 0;
     int test_in = dev && !vae->opt.allow_nonfinite;
     dk_status st;
     dk__vae_exec_init(&e, vae, ws, md->banded ? 0 : 1, md->banded, md->band_rows, hh / 8);
+    if (out) { /* the latents' NaN/Inf test on the device (dk__vae_output) */
+        e.out_dev = out;
+        e.check_out = 1;
+    }
     if (!md->banded) {
         /* Plan, then run in the arena kept by vae. */
         vaee_forward(&e, r, NULL, dev, hh, ww, NULL, test_in, &in_bad);
         dk__vae_exec_realize(&e);
     }
     st = e.st == DK_OK ? vaee_forward(&e, r, image, dev, hh, ww, m, test_in, &in_bad) : e.st;
-    *bad = st == DK_OK && !dk__vae_finite(m, (int64_t)2 * vae->arch.lc * (hh / 8) * (ww / 8));
+    *bad = st == DK_OK && (out ? e.out_bad : !dk__vae_finite(m, (int64_t)2 * vae->arch.lc * (hh / 8) * (ww / 8)));
     dk__vae_exec_free(&e);
     return st;
 }
 
+/* Sample b's view of the batch tensor t. */
+static dk_tensor vaee_sample_view(const dk_tensor *t, int32_t b) {
+    dk_tensor v = *t;
+    v.shape[0] = 1;
+    v.offset += (uint64_t)((int64_t)b * v.strides[0] * (int64_t)dk_dtype_size(v.dtype));
+    return v;
+}
+
+/* vae->mean_bias: the bias of the encoder's last conv (quant_conv, else
+ * conv_out), its first C (mean) channels minus the shift, as f32 (made once:
+ * the bias converted on the device, C floats read back and written again). */
+static dk_status vaee_mean_bias(dk_vae *vae) {
+    const dk__vae_arch *a = &vae->arch;
+    const int32_t b = a->q_w >= 0 ? a->q_b : a->e_out_b;
+    const int64_t lc = a->lc;
+    float v[64];
+    dk_tensor t;
+    int64_t i;
+    dk_status st;
+    if (vae->mean_bias) return DK_OK;
+    if (lc > 64) return dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: %lld latent channels", (long long)lc);
+    st = dk_buffer_create(vae->ctx, (uint64_t)lc * sizeof(float), &vae->mean_bias);
+    if (st != DK_OK) return st;
+    t = dk_tensor_contiguous(vae->mean_bias, 0, DK_F32, 1, &lc);
+    for (i = 0; i < lc; i++) v[i] = 0.0f;
+    if (b >= 0) {
+        dk_tensor tb = dk__vae_weight(&vae->w, a, b);
+        tb.shape[0] = lc;
+        st = dk_convert(vae->ctx, &tb, &t);
+        if (st == DK_OK) st = dk_buffer_download(vae->ctx, vae->mean_bias, 0, v, (uint64_t)lc * sizeof(float));
+    }
+    for (i = 0; i < lc; i++) v[i] -= vae->shift;
+    if (st == DK_OK) st = dk_buffer_upload(vae->ctx, vae->mean_bias, 0, v, (uint64_t)lc * sizeof(float));
+    if (st != DK_OK) {
+        dk_buffer_destroy(vae->ctx, vae->mean_bias);
+        vae->mean_bias = NULL;
+    }
+    return st;
+}
+
 /* Encodes batch images (host floats, or the device tensor dev) into latents
- * (host floats [batch, C, H/8, W/8]). */
+ * (host floats [batch, C, H/8, W/8]), or, the mean only (sample 0), into the
+ * device tensor lat_dev (latents NULL). */
 static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, const dk_tensor *dev, int32_t batch,
-                             int32_t hh, int32_t ww, int sample, uint64_t seed, float *latents, dk_vae_info *info,
-                             double t0) {
+                             int32_t hh, int32_t ww, int sample, uint64_t seed, float *latents,
+                             const dk_tensor *lat_dev, dk_vae_info *info, double t0) {
     const int32_t lc = vae->arch.lc;
     const int64_t per_in = (int64_t)3 * hh * ww, hw = (int64_t)(hh / 8) * (ww / 8), per_out = lc * hw;
     dk__vae_weights wide;
@@ -171,30 +230,38 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
         dk_buffer_destroy(vae->ctx, vae->arena);
         vae->arena = NULL;
     }
-    m = (float *)malloc((size_t)(2 * per_out) * sizeof(float));
-    if (!m) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    if (lat_dev) {
+        st = vaee_mean_bias(vae);
+        if (st != DK_OK) return st;
+        m = NULL;
+    } else if (!(m = (float *)malloc((size_t)(2 * per_out) * sizeof(float)))) {
+        return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
     dk_memory_reset_peak(vae->ctx);
     for (b = 0; b < batch && st == DK_OK; b++) {
-        dk_tensor view;
-        const dk_tensor *dv = NULL;
-        if (dev) { /* the sample's view */
-            view = *dev;
-            view.shape[0] = 1;
-            view.offset += (uint64_t)((int64_t)b * view.strides[0] * (int64_t)dk_dtype_size(view.dtype));
+        dk_tensor view, lview;
+        const dk_tensor *dv = NULL, *lt = NULL;
+        if (dev) { /* the sample's views */
+            view = vaee_sample_view(dev, b);
             dv = &view;
         }
-        st = vaee_run_one(vae, &vae->w, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
+        if (lat_dev) {
+            lview = vaee_sample_view(lat_dev, b);
+            lt = &lview;
+        }
+        st = vaee_run_one(vae, &vae->w, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, lt, &bad, &r);
         if (st == DK_OK && bad && vae->dtype == DK_F16 && vae->opt.fp16_fallback) {
             /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
             if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
-            if (st == DK_OK) st = vaee_run_one(vae, &wide, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, &bad, &r);
+            if (st == DK_OK)
+                st = vaee_run_one(vae, &wide, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, lt, &bad, &r);
             inf.fp16_fallback = 1;
         }
         if (st == DK_OK && bad) {
             if (bad_first < 0) bad_first = b;
             nbad++;
         }
-        for (k = 0; k < per_out && st == DK_OK; k++) {
+        for (k = 0; k < per_out && st == DK_OK && m; k++) {
             float v = m[k];
             if (sample) {
                 float lv = m[per_out + k];
@@ -231,7 +298,7 @@ dk_status dk_vae_encode_f32(dk_vae *vae, const float *image, int32_t batch, int3
     double t0 = dk__now_ms();
     dk_status st = vaee_check(vae, fn, image, batch, height, width, latents);
     if (st != DK_OK) return st;
-    return vaee_encode(vae, fn, image, NULL, batch, height, width, 0, 0, latents, info, t0);
+    return vaee_encode(vae, fn, image, NULL, batch, height, width, 0, 0, latents, NULL, info, t0);
 }
 
 dk_status dk_vae_encode_sample_f32(dk_vae *vae, const float *image, int32_t batch, int32_t height, int32_t width,
@@ -240,7 +307,7 @@ dk_status dk_vae_encode_sample_f32(dk_vae *vae, const float *image, int32_t batc
     double t0 = dk__now_ms();
     dk_status st = vaee_check(vae, fn, image, batch, height, width, latents);
     if (st != DK_OK) return st;
-    return vaee_encode(vae, fn, image, NULL, batch, height, width, 1, seed, latents, info, t0);
+    return vaee_encode(vae, fn, image, NULL, batch, height, width, 1, seed, latents, NULL, info, t0);
 }
 
 /* The byte range [*lo, *hi) a 4-D view covers. */
@@ -288,10 +355,20 @@ dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_ten
     ww = (int32_t)image->shape[3];
     st = vaee_check(vae, fn, image, batch, hh, ww, latents);
     if (st != DK_OK) return st;
+    if (!sample) { /* the mean: (mean - shift) * scaling straight from the last conv into latents */
+        st = vaee_encode(vae, fn, NULL, image, batch, hh, ww, 0, 0, NULL, latents, info, t0);
+        if (st == DK_OK || st == DK_ERR_NON_FINITE) {
+            dk_status s2 = dk_sync(vae->ctx);
+            if (s2 != DK_OK) st = s2;
+        }
+        if (info && st == DK_OK) info->elapsed_ms = dk__now_ms() - t0;
+        return st;
+    }
+    /* a sample: the noise is drawn on the host (dk_vae_noise), as for host images */
     n = (int64_t)batch * lc * (hh / 8) * (ww / 8);
     z = (float *)malloc((size_t)n * sizeof(float));
     if (!z) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    st = vaee_encode(vae, fn, NULL, image, batch, hh, ww, sample != 0, seed, z, info, t0);
+    st = vaee_encode(vae, fn, NULL, image, batch, hh, ww, 1, seed, z, NULL, info, t0);
     if (st == DK_OK || st == DK_ERR_NON_FINITE) {
         dk_status s2 = dk_buffer_create(vae->ctx, (uint64_t)n * sizeof(float), &tmp);
         if (s2 == DK_OK) s2 = dk_buffer_upload(vae->ctx, tmp, 0, z, (uint64_t)n * sizeof(float));

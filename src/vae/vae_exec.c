@@ -399,12 +399,12 @@ static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
 static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     dk_vae *vae = e->vae;
     const int64_t c = x->shape[1], shape[3] = {1, c, 2};
-    float s[8];
+    float s[2 * 32];
     dk_group_norm_desc d;
     dk_tensor ts;
     int64_t i;
     int bad = 0;
-    if (c > 4) {
+    if (c > 32) {
         e->st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: the output has %lld channels", (long long)c);
         return 1;
     }
@@ -570,8 +570,16 @@ static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_
                           int32_t pad_h, const dk_tensor *y) {
     dk_conv2d_desc d;
     dk_tensor tw = dk__vae_weight(e->ws, &e->vae->arch, a->w), tb;
+    const dk_tensor *bias = NULL;
     int32_t st = a->down ? 2 : 1;
-    if (a->b >= 0) tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
+    if (a->cout > 0) tw.shape[0] = a->cout; /* the first rows: a view */
+    if (a->bias_t) {
+        bias = a->bias_t;
+    } else if (a->b >= 0) {
+        tb = dk__vae_weight(e->ws, &e->vae->arch, a->b);
+        if (a->cout > 0) tb.shape[0] = a->cout;
+        bias = &tb;
+    }
     dk_conv2d_desc_init(&d);
     if (a->down) {
         d.stride_h = d.stride_w = 2;
@@ -586,7 +594,7 @@ static void vaex_conv_run(dk__vae_exec *e, const dk__vae_conv_args *a, const dk_
     d.upsample = a->upsample;
     d.output_scale = a->out_scale;
     vaex_prof_begin(e);
-    if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, a->b >= 0 ? &tb : NULL, r, y);
+    if (e->st == DK_OK) e->st = dk_conv2d(e->vae->ctx, &d, x, &tw, bias, r, y);
     vaex_prof_end(e, "conv%dx%d%s%s %d->%d %dx%d%s%s", (int)a->k, (int)a->k, a->upsample > 1 ? " up2" : "",
                   a->down ? " s2" : "", (int)a->in.c, (int)y->shape[1], (int)(a->in.h * a->upsample / st),
                   (int)(a->in.w * a->upsample / st), r ? " +res" : "", e->banded ? " (bands, device)" : "");
@@ -788,13 +796,18 @@ static void vaex_band_conv(dk__vae_exec *e, const dk__vae_conv_args *a, dk__vae_
 static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t oid);
 static int32_t vaex_room_of(const dk__vae_exec *e, dk__vae_act x);
 
+/* The output channels of conv a. */
+static int32_t vaex_conv_cout(const dk__vae_exec *e, const dk__vae_conv_args *a) {
+    return a->cout > 0 ? a->cout : (int32_t)e->vae->arch.p[a->w].shape[0];
+}
+
 dk__vae_act dk__vae_conv(dk__vae_exec *e, const dk__vae_conv_args *a) {
-    const dk__vae_param *w = &e->vae->arch.p[a->w];
+    const int32_t cout = vaex_conv_cout(e, a);
     int32_t room = vaex_room_of(e, a->in);
     dk__vae_act out;
     if (room >= 0 && a->consume) return vaex_conv_shrink(e, a, room);
-    if (a->down) out = vaex_alloc(e, (int32_t)w->shape[0], (a->in.h + 1 - 3) / 2 + 1, (a->in.w + 1 - 3) / 2 + 1);
-    else out = vaex_alloc(e, (int32_t)w->shape[0], a->in.h * a->upsample, a->in.w * a->upsample);
+    if (a->down) out = vaex_alloc(e, cout, (a->in.h + 1 - 3) / 2 + 1, (a->in.w + 1 - 3) / 2 + 1);
+    else out = vaex_alloc(e, cout, a->in.h * a->upsample, a->in.w * a->upsample);
     if (e->banded) vaex_band_conv(e, a, out);
     else vaex_dev_conv(e, a, out);
     if (a->consume) dk__vae_free_act(e, a->in);
@@ -814,8 +827,7 @@ static uint64_t vaex_room_gap(int32_t h, uint64_t orow) {
 }
 
 dk__vae_act dk__vae_conv_roomy(dk__vae_exec *e, const dk__vae_conv_args *a, int32_t next_c) {
-    const dk__vae_param *w = &e->vae->arch.p[a->w];
-    int32_t cx = (int32_t)w->shape[0], h = a->in.h * a->upsample, wd = a->in.w * a->upsample;
+    int32_t cx = vaex_conv_cout(e, a), h = a->in.h * a->upsample, wd = a->in.w * a->upsample;
     uint64_t xrow = vaex_bytes(e, cx, 1, wd), orow = vaex_bytes(e, next_c, 1, wd), d = vaex_room_gap(h, orow);
     uint64_t obytes = ((uint64_t)h * orow + 255) / 256 * 256; /* where the planner puts x's storage */
     dk__vae_act x, out;
@@ -856,7 +868,7 @@ static dk__vae_act vaex_conv_shrink(dk__vae_exec *e, const dk__vae_conv_args *a,
     dk__vae_act x = a->in, out;
     uint64_t xrow = vaex_bytes(e, x.c, 1, x.w), orow, d, base;
     int32_t b, r0, r1;
-    out.c = (int32_t)e->vae->arch.p[a->w].shape[0];
+    out.c = vaex_conv_cout(e, a);
     out.h = x.h;
     out.w = x.w;
     out.id = oid;

@@ -96,6 +96,7 @@ struct dk_vae {
     dk__vae_weights w;
     dk_buffer *arena;     /* activations of the untiled decode, kept between decodes */
     dk_buffer *check;     /* the device-tensor output's finiteness test (statistics; lazy) */
+    dk_buffer *mean_bias; /* the encoder's last bias, mean channels, minus the shift (f32; lazy) */
     dk_context *host_ctx; /* CPU context of host-side work: banded GroupNorms, output conversion (lazy) */
     dk__vae_hostmem hostmem;
 };
@@ -226,6 +227,8 @@ typedef struct dk__vae_conv_args {
     dk__vae_act resid;         /* id -1: none */
     float out_scale;
     int32_t consume;           /* the input dies here (its buffer may be reused in place) */
+    int32_t cout;              /* > 0: only the weight's first cout output channels */
+    const dk_tensor *bias_t;   /* non-NULL: this bias instead of param b (cout channels) */
 } dk__vae_conv_args;
 
 void dk__vae_exec_init(dk__vae_exec *e, dk_vae *vae, const dk__vae_weights *ws, int32_t dry,
@@ -241,7 +244,7 @@ uint64_t dk__vae_exec_budget_bytes(dk__vae_exec *e);
 /* x (NCHW floats) * mul + add as an activation. */
 dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h, int32_t w, float mul, float add);
 /* The device tensor x ([1, c, h, w], any dtype and strides) as an activation;
- * *bad (when not NULL): whether it holds NaN/Inf (c <= 4). */
+ * *bad (when not NULL): whether it holds NaN/Inf (c <= 32). */
 dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad);
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);

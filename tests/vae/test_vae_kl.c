@@ -3,7 +3,7 @@
  *                  FLUX.1), decode, encode (mean) and encode with a seeded sample
  *                  vs the PyTorch oracle (autoencoder_kl_ref.py), diffusers and
  *                  original namings, decoder-only and encoder-only files, model
- *                  detection, device-tensor encode; DTYPE f32 or f16; quick: the
+ *                  detection, device-tensor encode (mean and sample); DTYPE f32 or f16; quick: the
  *                  16-channel files and SDXL only (slow devices)
  *   banded         a 16-channel (FLUX.1) decoder, random weights: bands of one
  *                  latent row equal untiled; the 1024x1024 encode plan
@@ -132,6 +132,12 @@ static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dt
         free(out);
         out = encode_on_device(vae, img, n, hh, ww, 1, 42);
         snprintf(what, sizeof what, "%s %s encode_tensor sample (f16 NHWC out)", mn, dk_dtype_name(t));
+        compare(what, out, dir, ref, nl, tol > 2e-3 ? tol : 2e-3);
+        free(out);
+        /* the mean on the device: (mean - shift) * scaling from the last conv's epilogue */
+        out = encode_on_device(vae, img, n, hh, ww, 0, 0);
+        snprintf(what, sizeof what, "%s %s encode_tensor (f16 NHWC out)", mn, dk_dtype_name(t));
+        snprintf(ref, sizeof ref, "kl_enc_%s.npy", mn);
         compare(what, out, dir, ref, nl, tol > 2e-3 ? tol : 2e-3);
         free(out);
     } else {
