@@ -97,11 +97,13 @@
     X(hip_host_register, HIP_HOST_REGISTER, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: `dk_host_alloc` blocks of 8 MiB and more come from the runtime's pinned allocation") \
     X(hip_fast, HIP_FAST, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
-      "0: the fast conv GEMM (wgmma, TMA), the narrow conv and the fast attention kernel off") \
+      "0: the fast conv GEMM (wgmma, TMA), the narrow and shallow convs and the fast attention kernel off") \
     X(hip_fast_attn, HIP_FAST_ATTN, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: the fast (D == Dv in 64..512) attention kernel off") \
     X(hip_narrow, HIP_NARROW, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
       "0: the direct narrow conv (Cout/groups <= 8) off") \
+    X(hip_shallow, HIP_SHALLOW, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
+      "0: the direct conv for shallow reductions (Cin/groups x taps <= 32, e.g. 3 -> 128 3x3) off") \
     X(hip_narrow_tpb, HIP_NARROW_TPB, INT, -1, 1, 1024, NULL, "hip", BENCHMARK, "by shape, at most 8", \
       "tiles per block of the narrow conv") \
     X(hip_gemm_mma_4warp, HIP_GEMM_MMA_4WARP, BOOL, -1, 0, 1, NULL, "hip", BENCHMARK, "where K >= 2048", \

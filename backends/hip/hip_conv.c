@@ -1,7 +1,7 @@
 /* HIP conv2d, conv_transpose2d and matmul: kernel argument blocks
  * (hip_kargs.h) from the validated tensors, launched on the context's stream.
  * The fast implicit GEMM (mma.sync / wgmma + TMA on NVIDIA, MFMA / WMMA on
- * AMD) with packed weights, the narrow direct conv, the generic kernel,
+ * AMD) with packed weights, the narrow and shallow direct convs, the generic kernel,
  * channels-last staging of other layouts and zero-padded small Cin, the
  * fused 2x upsample and conv_transpose2d as phase convs. */
 #include "hip_ops_common.h"
@@ -210,6 +210,59 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
                           (uint64_t)batch, &q);
 }
 
+/* Every input coordinate a tile along axis a reaches (rounded up to whole
+ * tiles of `tile` outputs) fits int. */
+static int hipops_shallow_axis_ok(const dkh_axis *a, int64_t tile) {
+    const int64_t lim = (int64_t)1 << 30, outs = a->out_count + tile;
+    if (a->in_size >= lim || a->out_count >= lim || a->in_step >= (1 << 16) || a->off_step >= (1 << 16)) return 0;
+    if (a->off0 <= -lim || a->off0 >= lim) return 0;
+    return outs * a->in_step + a->taps * a->off_step + (a->off0 < 0 ? -a->off0 : a->off0) < lim;
+}
+
+/* Shallow reductions (Cin/groups x taps <= DKH_SHALLOW_K, more than 8 output
+ * channels per group), e.g. an image encoder's first conv, 3 -> 128 3x3: the
+ * direct kernel (dk_conv_shallow.hip) in every dtype and view, where the fast
+ * GEMM would need its channels zero-padded to a multiple of its 32-channel
+ * slice (a channel count that is one runs there unpadded).  The tile's input
+ * patch must fit the kernel's shared memory (large strides or dilations do
+ * not) and coordinates int.  At a reduction of 36 (4 -> 512 3x3) the padded
+ * GEMM was as fast, hence 32.  DIFKERN_HIP_SHALLOW=0 (or DIFKERN_HIP_FAST=0)
+ * turns it off; the measurements behind it: docs/conv.md, "HIP thresholds". */
+static int hipops_shallow_ok(dk_context *ctx, const dk_tensor *x, const dkh_gemm_args *p, int *patch_h,
+                             int *patch_w) {
+    const int64_t taps = p->h.taps * p->w.taps;
+    int64_t ph, pw;
+    if (!ctx->knobs.hip_shallow || !ctx->knobs.hip_fast || !dk__hip_state(ctx)->k.shallow[x->dtype]) return 0;
+    if (p->M <= 8 || p->cin_g % DKH_GEMM_MMA_BK == 0 || p->cin_g * taps > DKH_SHALLOW_K || p->transposed) return 0;
+    if (!hipops_shallow_axis_ok(&p->h, DKH_SHALLOW_TH) || !hipops_shallow_axis_ok(&p->w, DKH_SHALLOW_TW) ||
+        p->M >= (1 << 30))
+        return 0;
+    ph = (DKH_SHALLOW_TH - 1) * p->h.in_step + (p->h.taps - 1) * p->h.off_step + 1;
+    pw = (DKH_SHALLOW_TW - 1) * p->w.in_step + (p->w.taps - 1) * p->w.off_step + 1;
+    if (p->cin_g * ph * pw > DKH_SHALLOW_PATCH) return 0;
+    *patch_h = (int)ph;
+    *patch_w = (int)pw;
+    return 1;
+}
+
+static dk_status hipops_shallow_launch(dk_context *ctx, const dk_tensor *x, const dk_tensor *y,
+                                       const dkh_gemm_args *p, int patch_h, int patch_w, int64_t batch) {
+    dkh_shallow_args q;
+    const int64_t vw = 16 / (int64_t)dk_dtype_size(y->dtype);
+    int i;
+    memset(&q, 0, sizeof q);
+    q.c = *p;
+    q.tiles_w = hipops_blocks(p->w.out_count, DKH_SHALLOW_TW);
+    q.patch_h = patch_h;
+    q.patch_w = patch_w;
+    q.vec_out = y->strides[1] == 1 && hipops_addr(y) % 16 == 0 && p->M % 8 == 0;
+    for (i = 0; i < 4; i++)
+        if (i != 1 && y->shape[i] > 1 && y->strides[i] % vw != 0) q.vec_out = 0;
+    return dk__hip_launch(ctx, "dk_conv2d", dk__hip_state(ctx)->k.shallow[x->dtype],
+                          (uint64_t)q.tiles_w * hipops_blocks(p->h.out_count, DKH_SHALLOW_TH),
+                          hipops_blocks(p->M, DKH_SHALLOW_CB), (uint64_t)batch, &q);
+}
+
 /* Prepacked conv weights for the fast kernel: Cin fastest, then KW, KH, Cout
  * (conv2d w [Cout, Cin/g, KH, KW] -> [Cout][KH][KW][Cin/g]; conv_transpose2d
  * w [Cin, Cout/g, KH, KW] -> [Cout/g][KH][KW][Cin]).  A permutation of w that does
@@ -392,8 +445,9 @@ static dk_status hipops_stage_out(dk_context *ctx, hipops_stage *sg, const dk_te
 
 /* Input channels zero-padded to a multiple of the fast kernel's reduction slice
  * (x copied by hipops_stage_in, w packed with the same channels) for a conv
- * that would otherwise take the generic kernel, as the first conv of an image
- * encoder (3 -> 128).  The padded channel count, or 0 where it does not pay.
+ * that would otherwise take the generic kernel, as a latent decoder's first
+ * conv (4 -> 512; reductions up to 32 take the shallow kernel first).  The
+ * padded channel count, or 0 where it does not pay.
  * The rule: the padded reduction (cpad * taps) at most 16x the real one, at
  * least 16 output channels and 1024 output pixels per image.  The generic
  * kernel does scalar FMAs with little operand reuse, far more than 16x below
@@ -436,6 +490,11 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     if (fast && cpad) p.cin_g = cpad;
     p.K = p.cin_g * p.h.taps * p.w.taps;
     narrow = !cpad && hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast);
+    if (!cpad && !narrow && !fast) {
+        int ph, pw;
+        if (hipops_shallow_ok(ctx, x, &p, &ph, &pw))
+            return hipops_shallow_launch(ctx, x, y, &p, ph, pw, x->shape[0] * d->groups);
+    }
     if (!cpad) {
         hipops_stage sg;
         dk_status s;

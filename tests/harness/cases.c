@@ -132,9 +132,16 @@ static const hcb_conv hcb_conv2d[] = {
      * to 32 (40: 64, wgmma and TMA rows of 64 on Hopper), the weight packed the same way; the
      * epilogue's bias, residual (in place too), activations and scales unchanged */
     {"padded_cin_c3to128_40x40", Q, {.cin = 3, .h = 40, .w = 40, .cout = 128, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
-    {"padded_cin_c4to32_res_silu_40x40", I, {.cin = 4, .h = 40, .w = 40, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
+    {"padded_cin_c6to32_res_silu_40x40", I, {.cin = 6, .h = 40, .w = 40, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU, .output_scale = 0.5f, .residual_scale = -0.75f}},
     {"padded_cin_b2_c3to64_post_relu_res_inplace_32x36", G, {.n = 2, .cin = 3, .h = 32, .w = 36, .cout = 64, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_GELU, .post_act = DK_ACT_RELU}},
     {"padded_cin_c40to48_32x64", 0, {.cin = 40, .h = 32, .w = 64, .cout = 48, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
+    /* HIP: shallow reductions (Cin/groups x taps <= 32, Cout/groups > 8) on the direct kernel
+     * (dk_conv_shallow.hip; the padded_cin cases of Cin 3 take it too): partial column, row and
+     * channel tiles, Cout not a multiple of 8 (stores by element), fused upsample with dilation,
+     * groups */
+    {"shallow_c3to72_res_gelu_5x70", 0, {.cin = 3, .h = 5, .w = 70, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
+    {"shallow_up2_d2_c2to20_7x9", 0, {.cin = 2, .h = 7, .w = 9, .cout = 20, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .upsample = 2, .bias = 1}},
+    {"shallow_groups2_c6to32_9x7", 0, {.cin = 6, .h = 9, .w = 7, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1}},
     /* padding per side (the VAE encoder's downsampler: 0 top/left, 1 bottom/right, 3x3 stride 2):
      * portable paths, top > bottom with a 4-wide kernel, pad_h given equal to pad_top, the GPU fast
      * paths (tensor cores / MFMA / wgmma with Cin % 64 == 0, TMA rows of 32, Vulkan halo rows of

@@ -31,21 +31,6 @@
 #define DKN_TB DKH_NARROW_TB /* taps per batch */
 #define DKN_L 16   /* lanes per pixel (VEC 1) */
 
-#if defined(DKP_NVIDIA)
-typedef uint4 dkn_u4;
-typedef float4 dkn_f4;
-#elif defined(DKP_AMD)
-typedef dkp_u32 dkn_u4 __attribute__((ext_vector_type(4)));
-typedef float dkn_f4 __attribute__((ext_vector_type(4)));
-#else
-struct alignas(16) dkn_u4 {
-    dkp_u32 x, y, z, w;
-};
-struct alignas(16) dkn_f4 {
-    float x, y, z, w;
-};
-#endif
-
 #if defined(DKP_HOSTSIM)
 /* Host simulation: a shuffle through shared memory (every thread of the block
  * calls it at the same point, like a barrier). */
@@ -69,7 +54,7 @@ DKP_DEV float dkn_shfl_xor(float v, int mask) {
 /* Element e of 16 bytes of storage values, as float (converted where used, so
  * only the raw vectors stay live). */
 template <int DT>
-DKP_DEV float dkn_elem(const dkn_u4 &r, int e) {
+DKP_DEV float dkn_elem(const dkp_u32x4 &r, int e) {
     const dkp_u32 u = DT == 1 ? (e == 0 ? r.x : e == 1 ? r.y : e == 2 ? r.z : r.w)
                               : (e / 2 == 0 ? r.x : e / 2 == 1 ? r.y : e / 2 == 2 ? r.z : r.w);
     if (DT == 1) return dkp_u2f(u);
@@ -80,7 +65,7 @@ DKP_DEV float dkn_elem(const dkn_u4 &r, int e) {
 /* Stages the weights of channels [c0, c0 + cn) and taps [t0, t0 + tn) as fp32
  * (zero for co >= M and channels past cn), between two barriers. */
 template <int DT, int CO>
-DKP_DEV void dkn_stage(const dkh_gemm_args &p, dkn_f4 *ws, dkh_i64 g, int c0, int cn, int t0, int tn) {
+DKP_DEV void dkn_stage(const dkh_gemm_args &p, dkp_f32x4 *ws, dkh_i64 g, int c0, int cn, int t0, int tn) {
     const int VW = DT == 1 ? 4 : 8, CV = DKN_CC / VW, NV4 = CO / 4, M = (int)p.M, wt = (int)p.w.taps;
     float *wf = (float *)ws;
     dkp_sync(); /* the previous batch's readers are done */
@@ -119,21 +104,21 @@ DKP_DEV void dkn_store(const dkh_gemm_args &p, dkh_i64 img, dkh_i64 g, dkh_i64 n
  * M3 (CO 4, Cout/groups 3: RGB): the fourth channel's products are skipped. */
 template <int DT, int CO, int VEC, int M3>
 DKP_DEV void dkn_vector(float *acc, const typename dkp_store<DT>::T *xb, const dkh_i64 *off, const bool *ok, int c0,
-                        int v, int cin, dkh_i64 cs, const dkn_f4 *wtap) {
+                        int v, int cin, dkh_i64 cs, const dkp_f32x4 *wtap) {
     const int VW = DT == 1 ? 4 : 8, CV = DKN_CC / VW, NV4 = CO / 4, PPT = DKN_PPT(VEC), c = c0 + v * VW;
     if (VEC) {
         /* all PPT loads in flight before the first use */
-        dkn_u4 raw[PPT];
+        dkp_u32x4 raw[PPT];
 #pragma unroll
         for (int j = 0; j < PPT; j++) {
-            const dkn_u4 zero = {0u, 0u, 0u, 0u};
-            raw[j] = ok[j] ? *(const dkn_u4 *)(xb + off[j] + c) : zero;
+            const dkp_u32x4 zero = {0u, 0u, 0u, 0u};
+            raw[j] = ok[j] ? *(const dkp_u32x4 *)(xb + off[j] + c) : zero;
         }
 #pragma unroll
         for (int e = 0; e < VW; e++)
 #pragma unroll
             for (int h = 0; h < NV4; h++) {
-                const dkn_f4 w4 = wtap[(h * VW + e) * CV + v];
+                const dkp_f32x4 w4 = wtap[(h * VW + e) * CV + v];
 #pragma unroll
                 for (int j = 0; j < PPT; j++) {
                     const float xe = dkn_elem<DT>(raw[j], e);
@@ -153,7 +138,7 @@ DKP_DEV void dkn_vector(float *acc, const typename dkp_store<DT>::T *xb, const d
             for (int j = 0; j < PPT; j++) xe[j] = ok[j] ? dkp_to_f32(xb[off[j] + ce], DT) : 0.0f;
 #pragma unroll
             for (int h = 0; h < NV4; h++) {
-                const dkn_f4 w4 = wtap[(h * VW + e) * CV + v];
+                const dkp_f32x4 w4 = wtap[(h * VW + e) * CV + v];
 #pragma unroll
                 for (int j = 0; j < PPT; j++) {
                     acc[j * CO + 4 * h + 0] += xe[j] * w4.x;
@@ -172,7 +157,7 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
     const dkh_gemm_args &p = q.c;
     const int VW = DT == 1 ? 4 : 8, CV = DKN_CC / VW, NV4 = CO / 4, PPT = DKN_PPT(VEC);
     const int L = VEC ? DKN_L : 1, SL = DKH_THREADS / L, TILE = SL * PPT, VPL = VEC ? CV / DKN_L : CV;
-    DKP_SHARED dkn_f4 ws[DKN_TB * NV4 * DKN_CC];
+    DKP_SHARED dkp_f32x4 ws[DKN_TB * NV4 * DKN_CC];
     DKP_SHARED float ob[TILE * CO]; /* finished sums of a tile: [pixel][co] */
     const int tid = dkp_tid(), lane = tid % L, slot = tid / L;
     const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups;
@@ -206,7 +191,7 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
                 for (int tl = 0; tl < tn; tl++) {
                     const int t = t0 + tl, th = t / wt, tw = t - th * wt;
                     const int dy = th * (int)p.h.off_step, dx = tw * (int)p.w.off_step;
-                    const dkn_f4 *wtap = ws + tl * NV4 * DKN_CC;
+                    const dkp_f32x4 *wtap = ws + tl * NV4 * DKN_CC;
                     dkh_i64 off[PPT];
                     bool ok[PPT];
 #pragma unroll

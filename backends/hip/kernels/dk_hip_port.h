@@ -142,6 +142,22 @@ DKP_DEV dkp_u16 dkp_f2b(float f) {
 #endif
 }
 
+/* 16-byte vectors of four 32-bit values (vector loads and stores; .x .y .z .w). */
+#if defined(DKP_NVIDIA)
+typedef float4 dkp_f32x4;
+typedef uint4 dkp_u32x4;
+#elif defined(DKP_AMD)
+typedef float dkp_f32x4 __attribute__((ext_vector_type(4)));
+typedef dkp_u32 dkp_u32x4 __attribute__((ext_vector_type(4)));
+#else
+struct alignas(16) dkp_f32x4 {
+    float x, y, z, w;
+};
+struct alignas(16) dkp_u32x4 {
+    dkp_u32 x, y, z, w;
+};
+#endif
+
 /* Storage types: DT 1 = f32, 2 = f16, 3 = bf16 (the values of dk_dtype). */
 template <int DT> struct dkp_store { typedef dkp_u16 T; };
 template <> struct dkp_store<1> { typedef float T; };

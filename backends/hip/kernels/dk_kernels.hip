@@ -3,6 +3,7 @@
 #include "dk_gemm_fast.hip"
 #include "dk_gemm_wgmma.hip"
 #include "dk_conv_narrow.hip"
+#include "dk_conv_shallow.hip"
 #include "dk_attention.hip"
 #include "dk_attention_fast.hip"
 #include "dk_attention_rows.hip"
