@@ -213,6 +213,8 @@ dk_status dk_vae_set_options(dk_vae *vae, const dk_vae_options *options) {
     vae->opt = *options;
     if (options->model != DK_VAE_AUTO) vae->model = options->model;
     dk__vae_resolve_factors(vae);
+    dk_buffer_destroy(vae->ctx, vae->mean_bias); /* made with the shift in use: made again */
+    vae->mean_bias = NULL;
     return DK_OK;
 }
 

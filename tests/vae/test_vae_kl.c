@@ -288,6 +288,20 @@ static void test_banded_encode(void) {
     got = encode_on_device(vae, img, 1, hh, ww, 0, 0);
     check_same("encode_tensor, tile_rows 2 (f16 NHWC out)", got, ref, nl, 1e-3);
     free(got);
+    /* A shift set after encodes on the device (its bias is cached): the latents move by
+     * -0.25 * scaling. */
+    {
+        const float sc = dk_vae_scaling_factor(vae);
+        int64_t k;
+        o.tile_rows = 0;
+        o.shift_factor = dk_vae_shift_factor(vae) + 0.25f;
+        CHECK(dk_vae_set_options(vae, &o) == DK_OK, "%s", dk_last_error(ctx));
+        got = encode_on_device(vae, img, 1, hh, ww, 0, 0);
+        for (k = 0; k < nl; k++) ref[k] -= 0.25f * sc;
+        check_same("encode_tensor, shift + 0.25 set afterwards", got, ref, nl, 1e-3);
+        free(got);
+        o.shift_factor = NAN;
+    }
     /* A budget below bands of one latent row: the error names that minimum. */
     o.tile_rows = 1;
     CHECK(dk_vae_set_options(vae, &o) == DK_OK && dk_vae_plan_encode(vae, hh, ww, &ip) == DK_OK && ip.banded, "%s",
