@@ -194,9 +194,7 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
                                       int64_t batch) {
     dkh_narrow_args q;
     int64_t vw = 16 / (int64_t)dk_dtype_size(x->dtype), tile, blocks;
-    int vec = p->cin_g % vw == 0 && x->strides[1] == 1 && hipops_addr(x) % 16 == 0, i;
-    for (i = 0; i < 4; i++)
-        if (i != 1 && x->shape[i] > 1 && x->strides[i] % vw != 0) vec = 0;
+    int vec = p->cin_g % vw == 0 && dk__channels_last16(x, hipops_addr(x), 1);
     q.c = *p;
     tile = vec ? DKH_THREADS / 16 * 4 : DKH_THREADS; /* dkn_conv: 16 lanes per pixel and 4 pixels per thread, or 1 and 1 */
     q.tiles = (p->N + tile - 1) / tile;
@@ -248,16 +246,12 @@ static int hipops_shallow_ok(dk_context *ctx, const dk_tensor *x, const dkh_gemm
 static dk_status hipops_shallow_launch(dk_context *ctx, const dk_tensor *x, const dk_tensor *y,
                                        const dkh_gemm_args *p, int patch_h, int patch_w, int64_t batch) {
     dkh_shallow_args q;
-    const int64_t vw = 16 / (int64_t)dk_dtype_size(y->dtype);
-    int i;
     memset(&q, 0, sizeof q);
     q.c = *p;
     q.tiles_w = hipops_blocks(p->w.out_count, DKH_SHALLOW_TW);
     q.patch_h = patch_h;
     q.patch_w = patch_w;
-    q.vec_out = y->strides[1] == 1 && hipops_addr(y) % 16 == 0 && p->M % 8 == 0;
-    for (i = 0; i < 4; i++)
-        if (i != 1 && y->shape[i] > 1 && y->strides[i] % vw != 0) q.vec_out = 0;
+    q.vec_out = dk__channels_last16(y, hipops_addr(y), 1) && p->M % 8 == 0;
     return dk__hip_launch(ctx, "dk_conv2d", dk__hip_state(ctx)->k.shallow[x->dtype],
                           (uint64_t)q.tiles_w * hipops_blocks(p->h.out_count, DKH_SHALLOW_TH),
                           hipops_blocks(p->M, DKH_SHALLOW_CB), (uint64_t)batch, &q);

@@ -433,10 +433,8 @@ static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__
     /* The result's NaN/Inf test (fp16's overflow fallback, DK_ERR_NON_FINITE): on
      * the device where the output is (dk__vae_output), else on the host floats */
     e.check_out = 1;
-    if (o->dev) { /* the sample's view */
-        ob = *o->dev;
-        ob.shape[0] = 1;
-        ob.offset += (uint64_t)((int64_t)b * ob.strides[0] * (int64_t)dk_dtype_size(ob.dtype));
+    if (o->dev) {
+        ob = dk__vae_sample_view(o->dev, b);
         e.out_dev = &ob;
     }
     if (!m->banded) {

@@ -153,14 +153,6 @@ static dk_status vaee_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__
     return st;
 }
 
-/* Sample b's view of the batch tensor t. */
-static dk_tensor vaee_sample_view(const dk_tensor *t, int32_t b) {
-    dk_tensor v = *t;
-    v.shape[0] = 1;
-    v.offset += (uint64_t)((int64_t)b * v.strides[0] * (int64_t)dk_dtype_size(v.dtype));
-    return v;
-}
-
 /* vae->mean_bias: the bias of the encoder's last conv (quant_conv, else
  * conv_out), its first C (mean) channels minus the shift, as f32 (made once:
  * the bias converted on the device, C floats read back and written again). */
@@ -242,11 +234,11 @@ static dk_status vaee_encode(dk_vae *vae, const char *fn, const float *image, co
         dk_tensor view, lview;
         const dk_tensor *dv = NULL, *lt = NULL;
         if (dev) { /* the sample's views */
-            view = vaee_sample_view(dev, b);
+            view = dk__vae_sample_view(dev, b);
             dv = &view;
         }
         if (lat_dev) {
-            lview = vaee_sample_view(lat_dev, b);
+            lview = dk__vae_sample_view(lat_dev, b);
             lt = &lview;
         }
         st = vaee_run_one(vae, &vae->w, &md, image ? image + b * per_in : NULL, dv, hh, ww, m, lt, &bad, &r);
@@ -355,15 +347,9 @@ dk_status dk_vae_encode_tensor(dk_vae *vae, const dk_tensor *image, const dk_ten
     ww = (int32_t)image->shape[3];
     st = vaee_check(vae, fn, image, batch, hh, ww, latents);
     if (st != DK_OK) return st;
-    if (!sample) { /* the mean: (mean - shift) * scaling straight from the last conv into latents */
-        st = vaee_encode(vae, fn, NULL, image, batch, hh, ww, 0, 0, NULL, latents, info, t0);
-        if (st == DK_OK || st == DK_ERR_NON_FINITE) {
-            dk_status s2 = dk_sync(vae->ctx);
-            if (s2 != DK_OK) st = s2;
-        }
-        if (info && st == DK_OK) info->elapsed_ms = dk__now_ms() - t0;
-        return st;
-    }
+    if (!sample) /* the mean: (mean - shift) * scaling straight from the last conv into latents (each
+                  * sample's forward pass ends with a dk_sync) */
+        return vaee_encode(vae, fn, NULL, image, batch, hh, ww, 0, 0, NULL, latents, info, t0);
     /* a sample: the noise is drawn on the host (dk_vae_noise), as for host images */
     n = (int64_t)batch * lc * (hh / 8) * (ww / 8);
     z = (float *)malloc((size_t)n * sizeof(float));

@@ -404,7 +404,7 @@ static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
     dk_tensor ts;
     int64_t i;
     int bad = 0;
-    if (c > 32) {
+    if (2 * c > (int64_t)(sizeof s / sizeof s[0])) {
         e->st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: the output has %lld channels", (long long)c);
         return 1;
     }

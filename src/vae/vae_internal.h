@@ -249,6 +249,13 @@ dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, in
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);
+/* Sample b's view [1, ...] of the batch tensor t. */
+static inline dk_tensor dk__vae_sample_view(const dk_tensor *t, int32_t b) {
+    dk_tensor v = *t;
+    v.shape[0] = 1;
+    v.offset += (uint64_t)((int64_t)b * v.strides[0] * (int64_t)dk_dtype_size(v.dtype));
+    return v;
+}
 /* One forward pass (decode or encode of one sample): the progress callback's
  * stage names and when the API call began. */
 typedef struct dk__vae_run {
