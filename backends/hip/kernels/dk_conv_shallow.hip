@@ -3,9 +3,8 @@
  * reduction of 27).  A GEMM tile reduces 32 or 64 channels per tap: at 3 real
  * channels it spends most of its time on zeros, the copy that pads them and an
  * epilogue that its few reduction steps cannot hide.  Here the products are
- * fp32 FMAs on the real channels only, and no copy is made.  The H100 runs
- * 3 -> 128 at 1024x1024 in 0.53 ms, 6% under the padded GEMM and four times
- * the FMA floor (0.12 ms): docs/conv.md, "HIP thresholds".
+ * fp32 FMAs on the real channels only, and no copy is made.  Measurements
+ * and what bounds it: docs/conv.md, "HIP thresholds".
  *
  * Block: an output tile of TH rows x TW columns of one image and group, and a
  * block of CB output channels.  The input patch the tile reads (every channel
