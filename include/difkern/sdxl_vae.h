@@ -190,10 +190,11 @@ DK_API dk_status dk_sdxl_vae_decode_f32(dk_sdxl_vae *vae, const float *latents, 
  * device: latents [batch, 4, h, w] and out [batch, 3, 8h, 8w], tensors of the
  * decoder's context, f32, f16 or bf16 with any strides (out may not overlap
  * latents).  out receives what dk_sdxl_vae_decode_f32 gives, converted to its
- * dtype and layout on the device.  The latents (a few KB) pass through the host;
- * the image does not, except in a banded decode (whose activations live in host
- * memory).  NaN/Inf latents or results: DK_ERR_NON_FINITE as above (the
- * latents are tested on the host, the result on the device).  info may be NULL. */
+ * dtype and layout on the device.  Neither passes through the host, except the
+ * image in a banded decode (whose activations live in host memory).  NaN/Inf
+ * latents or results: DK_ERR_NON_FINITE as above (both tested on the device;
+ * the first bad latent is then located by reading the latents back).  info may
+ * be NULL.  This is dk_vae_decode_tensor of an SDXL VAE. */
 DK_API dk_status dk_sdxl_vae_decode_tensor(dk_sdxl_vae *vae, const dk_tensor *latents, const dk_tensor *out,
                                            dk_sdxl_vae_info *info);
 

@@ -196,8 +196,12 @@ DK_API dk_status dk_vae_decode_f32(dk_vae *vae, const float *latents, int32_t ba
 
 /* The same on device tensors of the VAE's context, f32, f16 or bf16 with any
  * strides (out may not overlap latents): latents [batch, C, h, w], out
- * [batch, 3, 8h, 8w].  The latents pass through the host; the image does not,
- * except in a banded decode. */
+ * [batch, 3, 8h, 8w].  Neither passes through the host, except the image in a
+ * banded decode: the latents are converted to fp32 on the device (a buffer of
+ * C * h * w * 4 bytes per sample, kept through the call), tested for NaN/Inf
+ * there (the first bad value is then located by reading them back), scaled and
+ * shifted there, and converted into each sample's input.  NaN/Inf as in
+ * dk_vae_decode_f32. */
 DK_API dk_status dk_vae_decode_tensor(dk_vae *vae, const dk_tensor *latents, const dk_tensor *out,
                                       dk_vae_info *info);
 

@@ -266,15 +266,25 @@ dk__vae_act dk__vae_resnet_fwd(dk__vae_exec *e, dk__vae_act x, const dk__vae_res
     return out;
 }
 
-/* latent: [C, h, w] floats; out: [3, 8h, 8w] floats. */
-static dk_status vaed_forward(dk__vae_exec *e, const dk__vae_run *r, const float *latent, int32_t h, int32_t w,
+/* Where a decode's latents come from: host floats [batch, C, h, w] as the
+ * diffusion model produces them, or a device tensor of f32 [batch, C, h, w]
+ * already scaled and shifted (dk__vae_decode_tensor). */
+typedef struct vaed_in {
+    const float *host;
+    const dk_tensor *dev;
+} vaed_in;
+
+/* in: one sample's latents (host: [C, h, w] floats; dev: its [1, C, h, w]
+ * view); out: [3, 8h, 8w] floats. */
+static dk_status vaed_forward(dk__vae_exec *e, const dk__vae_run *r, const vaed_in *in, int32_t h, int32_t w,
                               float *out) {
     const dk__vae_arch *a = &r->vae->arch;
     dk__vae_conv_args c;
     dk__vae_act x;
     int32_t i, j;
     e->nacts = 0;
-    x = dk__vae_input(e, latent, a->lc, h, w, 1.0f / r->vae->scaling, r->vae->shift);
+    if (in->dev) x = dk__vae_input_dev(e, in->dev, a->lc, h, w, NULL);
+    else x = dk__vae_input(e, in->host, a->lc, h, w, 1.0f / r->vae->scaling, r->vae->shift);
     if (a->pq_w >= 0) {
         c = dk__vae_conv_make(x, -1, -1, a->pq_w, a->pq_b, 1, 1.0f, 1);
         x = dk__vae_conv(e, &c);
@@ -315,11 +325,12 @@ static uint64_t vaed_dry(dk_vae *vae, int32_t banded, int32_t band, int32_t h, i
     dk__vae_exec e;
     dk__vae_run r;
     uint64_t n;
+    vaed_in none = {NULL, NULL};
     r.vae = vae;
     r.t0 = 0.0;
     r.stage_names = vaed_stage_names;
     dk__vae_exec_init(&e, vae, &vae->w, 1, banded, band, h);
-    vaed_forward(&e, &r, NULL, h, w, NULL);
+    vaed_forward(&e, &r, &none, h, w, NULL);
     n = e.st == DK_OK ? dk__vae_exec_plan_bytes(&e) : UINT64_MAX;
     *budget = e.st == DK_OK ? dk__vae_exec_budget_bytes(&e) : UINT64_MAX;
     dk__vae_exec_free(&e);
@@ -423,12 +434,19 @@ typedef struct vaed_out {
 
 /* Decode one sample (image b of o) with executor settings m and weights ws;
  * *bad: whether the fp16 result has NaN/Inf (checked when ws is fp16). */
-static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__vae_mode *m, const float *latent,
+static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__vae_mode *m, const vaed_in *in,
                               int32_t h, int32_t w, const vaed_out *o, int32_t b, int *bad, const dk__vae_run *r) {
     dk__vae_exec e;
     dk_status st;
-    dk_tensor ob;
+    dk_tensor ob, lb;
+    vaed_in one = {NULL, NULL}, none = {NULL, NULL};
     float *out = o->host ? o->host + (int64_t)b * 3 * 64 * h * w : NULL;
+    if (in->dev) {
+        lb = dk__vae_sample_view(in->dev, b);
+        one.dev = &lb;
+    } else {
+        one.host = in->host + (int64_t)b * vae->arch.lc * h * w;
+    }
     dk__vae_exec_init(&e, vae, ws, m->banded ? 0 : 1, m->banded, m->band_rows, h);
     /* The result's NaN/Inf test (fp16's overflow fallback, DK_ERR_NON_FINITE): on
      * the device where the output is (dk__vae_output), else on the host floats */
@@ -439,10 +457,10 @@ static dk_status vaed_run_one(dk_vae *vae, const dk__vae_weights *ws, const dk__
     }
     if (!m->banded) {
         /* Plan, then run in the arena kept by vae. */
-        vaed_forward(&e, r, NULL, h, w, NULL);
+        vaed_forward(&e, r, &none, h, w, NULL);
         dk__vae_exec_realize(&e);
     }
-    st = e.st == DK_OK ? vaed_forward(&e, r, latent, h, w, out) : e.st;
+    st = e.st == DK_OK ? vaed_forward(&e, r, &one, h, w, out) : e.st;
     *bad = st == DK_OK && (o->dev || !m->banded ? e.out_bad : !dk__vae_finite(out, (int64_t)3 * 64 * h * w));
     dk__vae_exec_free(&e);
     return st;
@@ -460,15 +478,30 @@ int64_t dk__vae_first_nonfinite(const float *p, int64_t n) {
     return -1;
 }
 
+/* NaN/Inf latents (host floats [batch, C, h, w]) would decode to NaN (a black
+ * image): refused up front, unless options->allow_nonfinite. */
+static dk_status vaed_refuse_nonfinite(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
+                                       int32_t w) {
+    int64_t per_in = (int64_t)vae->arch.lc * h * w, first_bad, i;
+    if (vae->opt.allow_nonfinite || (first_bad = dk__vae_first_nonfinite(latents, (int64_t)batch * per_in)) < 0)
+        return DK_OK;
+    i = first_bad % per_in;
+    return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
+                    "%s: the latents hold NaN or Inf (first: %g at [%lld, %lld, %lld, %lld]); nothing was "
+                    "decoded (options->allow_nonfinite decodes them anyway)",
+                    fn, (double)latents[first_bad], (long long)(first_bad / per_in), (long long)(i / ((int64_t)h * w)),
+                    (long long)(i / w % h), (long long)(i % w));
+}
+
 /* t0: when the API call began (elapsed_ms and the progress times count from it).
- * *decoded: whether out was written (also on DK_ERR_NON_FINITE for a result). */
-static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h,
+ * *decoded: whether out was written (also on DK_ERR_NON_FINITE for a result).
+ * Host latents are tested for NaN/Inf here; device ones by the caller. */
+static dk_status vaed_decode(dk_vae *vae, const char *fn, const vaed_in *in, int32_t batch, int32_t h,
                              int32_t w, const vaed_out *out, dk_vae_info *info, double t0, int *decoded) {
     dk__vae_mode m;
     dk__vae_run r;
     dk_vae_info inf;
     dk__vae_weights wide;
-    int64_t per_in = (int64_t)vae->arch.lc * h * w, first_bad;
     int32_t b, nbad = 0, bad_first = -1;
     int bad = 0;
     dk_status st;
@@ -479,15 +512,7 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
     r.vae = vae;
     r.t0 = t0;
     r.stage_names = vaed_stage_names;
-    /* NaN/Inf latents would decode to NaN (a black image): refused up front. */
-    if (!vae->opt.allow_nonfinite && (first_bad = dk__vae_first_nonfinite(latents, (int64_t)batch * per_in)) >= 0) {
-        int64_t i = first_bad % per_in;
-        return dk__fail(vae->ctx, DK_ERR_NON_FINITE,
-                        "%s: the latents hold NaN or Inf (first: %g at [%lld, %lld, %lld, %lld]); nothing was "
-                        "decoded (options->allow_nonfinite decodes them anyway)",
-                        fn, (double)latents[first_bad], (long long)(first_bad / per_in), (long long)(i / ((int64_t)h * w)),
-                        (long long)(i / w % h), (long long)(i % w));
-    }
+    if (in->host && (st = vaed_refuse_nonfinite(vae, fn, in->host, batch, h, w)) != DK_OK) return st;
     st = vaed_choose(vae, fn, h, w, &m);
     if (st != DK_OK) return st;
     if (m.banded) { /* bounded memory: drop the untiled arena of earlier decodes */
@@ -496,11 +521,11 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
     }
     dk_memory_reset_peak(vae->ctx);
     for (b = 0; b < batch && st == DK_OK; b++) {
-        st = vaed_run_one(vae, &vae->w, &m, latents + b * per_in, h, w, out, b, &bad, &r);
+        st = vaed_run_one(vae, &vae->w, &m, in, h, w, out, b, &bad, &r);
         if (st == DK_OK && bad && vae->dtype == DK_F16 && vae->opt.fp16_fallback) {
             /* fp16 overflowed despite the activation scale: redo this sample in fp32. */
             if (!wide.buf) st = dk__vae_weights_widen(vae, &wide);
-            if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, latents + b * per_in, h, w, out, b, &bad, &r);
+            if (st == DK_OK) st = vaed_run_one(vae, &wide, &m, in, h, w, out, b, &bad, &r);
             inf.fp16_fallback = 1;
         }
         if (st == DK_OK && bad) {
@@ -532,12 +557,14 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const float *latents, 
 dk_status dk__vae_decode_f32(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
                                  float *out, dk_vae_info *info) {
     vaed_out o;
+    vaed_in in = {NULL, NULL};
     int decoded;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
     if (st != DK_OK) return st;
+    in.host = latents;
     o.host = out;
     o.dev = NULL;
-    return vaed_decode(vae, fn, latents, batch, h, w, &o, info, dk__now_ms(), &decoded);
+    return vaed_decode(vae, fn, &in, batch, h, w, &o, info, dk__now_ms(), &decoded);
 }
 
 dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
@@ -552,9 +579,11 @@ dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents,
     if (!f) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     {
         vaed_out o;
+        vaed_in in = {NULL, NULL};
+        in.host = latents;
         o.host = f;
         o.dev = NULL;
-        st = vaed_decode(vae, fn, latents, batch, h, w, &o, info, t0, &decoded);
+        st = vaed_decode(vae, fn, &in, batch, h, w, &o, info, t0, &decoded);
     }
     if (decoded) /* also for a non-finite result: the caller gets what was decoded */
         for (b = 0; b < batch; b++)
@@ -601,13 +630,54 @@ static dk_status vaed_check_tensors(dk_vae *vae, const char *fn, const dk_tensor
     return DK_OK;
 }
 
+/* Whether the f32 tensor z [batch, C, h, w] (dense, in buffer tmp) holds no
+ * NaN/Inf, tested on the device through its per-sample statistics (stats: f32
+ * [batch, 1, 2] in tmp); only when they are not finite (a NaN or Inf, or fp32
+ * values too large for the statistics) is z read back to find the first bad
+ * value, refused with the message of the host entry points. */
+static dk_status vaed_refuse_nonfinite_dev(dk_vae *vae, const char *fn, const dk_tensor *z, const dk_tensor *stats) {
+    const int64_t batch = z->shape[0], n = batch * z->shape[1] * z->shape[2] * z->shape[3];
+    dk_group_norm_desc d;
+    float s[2 * 64], *host = NULL;
+    float *st_host = s;
+    int64_t i;
+    int bad = 0;
+    dk_status st;
+    if (vae->opt.allow_nonfinite) return DK_OK;
+    if (2 * batch > (int64_t)(sizeof s / sizeof s[0])) st_host = (float *)malloc((size_t)(2 * batch) * sizeof(float));
+    if (!st_host) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    dk_group_norm_desc_init(&d);
+    d.groups = 1;
+    st = dk_group_norm_stats(vae->ctx, &d, z, stats);
+    if (st == DK_OK)
+        st = dk_buffer_download(vae->ctx, stats->buffer, stats->offset, st_host, (uint64_t)(2 * batch) * sizeof(float));
+    for (i = 0; i < 2 * batch && st == DK_OK; i++) bad |= !isfinite(st_host[i]);
+    if (st_host != s) free(st_host);
+    if (st != DK_OK || !bad) return st;
+    host = (float *)malloc((size_t)n * sizeof(float));
+    if (!host) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    st = dk_buffer_download(vae->ctx, z->buffer, z->offset, host, (uint64_t)n * sizeof(float));
+    if (st == DK_OK) st = vaed_refuse_nonfinite(vae, fn, host, (int32_t)batch, (int32_t)z->shape[2], (int32_t)z->shape[3]);
+    free(host);
+    return st;
+}
+
+/* The latents stay on the device: converted to f32 NCHW in a buffer of their
+ * own (exact from every dtype), tested for NaN/Inf there, scaled and shifted
+ * in place (z = latents / scaling + shift, in fp32 like the host entry points,
+ * so the activation dtype rounds once), and read by each sample's input
+ * conversion.  The buffer lives through the decode: C * h * w * 4 bytes per
+ * sample (1 MiB for 16 channels at 128x128). */
 dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *latents, const dk_tensor *out,
                                     dk_vae_info *info) {
-    double t0 = dk__now_ms(); /* the latents' conversion and read-back count too */
+    double t0 = dk__now_ms(); /* the latents' conversion and test count too */
     int32_t batch, h, w;
-    int64_t n;
+    int64_t n, shape[4], one_shape[4] = {1, 1, 1, 1};
+    uint64_t aux;
+    const float one = 1.0f;
     dk_buffer *tmp = NULL;
-    float *z = NULL;
+    dk_tensor z, ones, stats;
+    vaed_in in = {NULL, NULL};
     vaed_out o;
     int decoded;
     dk_status st;
@@ -620,25 +690,29 @@ dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *la
     n = (int64_t)batch * vae->arch.lc * h * w;
     st = vaed_check_decode(vae, fn, &vae->opt.scaling_factor, batch, h, w, out);
     if (st != DK_OK) return st;
-    /* The latents to host floats (the decode converts them on the way in). */
-    z = (float *)malloc((size_t)n * sizeof(float));
-    if (!z) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    st = dk_buffer_create(vae->ctx, (uint64_t)n * sizeof(float), &tmp);
+    /* tmp: z, then (256-byte aligned) the constant 1.0 that the shift is
+     * added as (a view with zero strides: the add's b), then the statistics. */
+    aux = ((uint64_t)n * sizeof(float) + 255) & ~(uint64_t)255;
+    st = dk_buffer_create(vae->ctx, aux + 256 + (uint64_t)(2 * batch) * sizeof(float), &tmp);
+    if (st != DK_OK) return st;
+    shape[0] = batch; shape[1] = vae->arch.lc; shape[2] = h; shape[3] = w;
+    z = dk_tensor_contiguous(tmp, 0, DK_F32, 4, shape);
+    ones = dk_tensor_contiguous(tmp, aux, DK_F32, 4, one_shape);
+    memcpy(ones.shape, shape, sizeof shape);
+    memset(ones.strides, 0, sizeof ones.strides);
+    one_shape[0] = batch; one_shape[2] = 2;
+    stats = dk_tensor_contiguous(tmp, aux + 256, DK_F32, 3, one_shape);
+    st = dk_convert(vae->ctx, latents, &z);
+    if (st == DK_OK) st = vaed_refuse_nonfinite_dev(vae, fn, &z, &stats);
+    if (st == DK_OK) st = dk_buffer_upload(vae->ctx, tmp, aux, &one, sizeof one);
+    if (st == DK_OK) st = dk_add(vae->ctx, 1.0f / vae->scaling, &z, vae->shift, &ones, DK_ACT_NONE, &z);
     if (st == DK_OK) {
-        int64_t shape[4];
-        dk_tensor zt;
-        shape[0] = batch; shape[1] = vae->arch.lc; shape[2] = h; shape[3] = w;
-        zt = dk_tensor_contiguous(tmp, 0, DK_F32, 4, shape);
-        st = dk_convert(vae->ctx, latents, &zt);
-        if (st == DK_OK) st = dk_buffer_download(vae->ctx, tmp, 0, z, (uint64_t)n * sizeof(float));
-    }
-    dk_buffer_destroy(vae->ctx, tmp);
-    if (st == DK_OK) {
+        in.dev = &z;
         o.host = NULL;
         o.dev = out;
-        st = vaed_decode(vae, fn, z, batch, h, w, &o, info, t0, &decoded);
+        st = vaed_decode(vae, fn, &in, batch, h, w, &o, info, t0, &decoded);
     }
-    free(z);
+    dk_buffer_destroy(vae->ctx, tmp);
     return st;
 }
 

@@ -3,7 +3,7 @@
  *                  FLUX.1), decode, encode (mean) and encode with a seeded sample
  *                  vs the PyTorch oracle (autoencoder_kl_ref.py), diffusers and
  *                  original namings, decoder-only and encoder-only files, model
- *                  detection, device-tensor encode (mean and sample); DTYPE f32 or f16; quick: the
+ *                  detection, device-tensor decode and encode (mean and sample); DTYPE f32 or f16; quick: the
  *                  16-channel files and SDXL only (slow devices)
  *   banded         a 16-channel (FLUX.1) decoder, random weights: bands of one
  *                  latent row equal untiled; the 1024x1024 encode plan
@@ -12,7 +12,8 @@
  *                  bands chosen by max_device_bytes and a device-tensor encode
  *                  in bands equal untiled; a budget below bands of one row;
  *                  the 1024x1024 encode plans, untiled and banded
- *   errors DIR     wrong model for the weights, missing parts, bad arguments
+ *   errors DIR     wrong model for the weights, missing parts, bad arguments, NaN/Inf
+ *                  latents (host floats and device tensors)
  * Backend: CPU, or the one DIFKERN_BACKEND names.  Exits 1 on a failed check. */
 #include <difkern.h>
 #include <difkern/safetensors.h>
@@ -79,6 +80,32 @@ static float *encode_on_device(dk_vae *vae, const float *img, int32_t n, int32_t
     return res;
 }
 
+/* Decodes the latents z (host floats [n, lc, h, w]) through dk_vae_decode_tensor
+ * from an f32 NHWC device tensor (a strided conversion, and the scale and shift
+ * applied on the device) into f32 NCHW output, poisoned first. */
+static float *decode_on_device(dk_vae *vae, const float *z, int32_t n, int32_t h, int32_t w) {
+    int32_t lc = dk_vae_latent_channels(vae);
+    int64_t nl = (int64_t)n * lc * h * w, no = (int64_t)n * 3 * 64 * h * w, k, c, p;
+    float *zt = (float *)malloc((size_t)nl * sizeof(float)), *res = poisoned(no);
+    dk_buffer *bl = NULL, *bo = NULL;
+    dk_tensor tl, to;
+    for (k = 0; k < n; k++) /* NCHW -> NHWC */
+        for (c = 0; c < lc; c++)
+            for (p = 0; p < (int64_t)h * w; p++) zt[(k * h * w + p) * lc + c] = z[(k * lc + c) * h * w + p];
+    CHECK(dk_buffer_create(ctx, (uint64_t)nl * 4, &bl) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_upload(ctx, bl, 0, zt, (uint64_t)nl * 4) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_create(ctx, (uint64_t)no * 4, &bo) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_upload(ctx, bo, 0, res, (uint64_t)no * 4) == DK_OK, "%s", dk_last_error(ctx));
+    tl = dk_tensor_nhwc(bl, 0, DK_F32, n, lc, h, w);
+    to = dk_tensor_nchw(bo, 0, DK_F32, n, 3, 8 * h, 8 * w);
+    CHECK(dk_vae_decode_tensor(vae, &tl, &to, NULL) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_download(ctx, bo, 0, res, (uint64_t)no * 4) == DK_OK, "%s", dk_last_error(ctx));
+    dk_buffer_destroy(ctx, bl);
+    dk_buffer_destroy(ctx, bo);
+    free(zt);
+    return res;
+}
+
 /* One model on one file: what the file holds is tested (dec/enc). */
 static int quick_mode = 0; /* slow devices: no host-side sample encode (the device one covers it) */
 
@@ -107,6 +134,10 @@ static void check_model(const char *dir, const char *file, dk_vae_model m, dk_dt
               "%s", dk_last_error(ctx));
         snprintf(what, sizeof what, "%s %s decode %s", mn, dk_dtype_name(t), file);
         snprintf(ref, sizeof ref, "kl_dec_%s.npy", mn);
+        compare(what, out, dir, ref, (int64_t)lshape[0] * 3 * 64 * lshape[2] * lshape[3], tol);
+        free(out);
+        out = decode_on_device(vae, lat, (int32_t)lshape[0], (int32_t)lshape[2], (int32_t)lshape[3]);
+        snprintf(what, sizeof what, "%s %s decode_tensor (f32 NHWC in)", mn, dk_dtype_name(t));
         compare(what, out, dir, ref, (int64_t)lshape[0] * 3 * 64 * lshape[2] * lshape[3], tol);
         free(out);
         dk_npy_free(lat);
@@ -337,6 +368,60 @@ static void test_banded_encode(void) {
     dk_vae_destroy(vae);
 }
 
+/* NaN/Inf latents are refused before anything is decoded, with the first bad
+ * value's place, from host floats and from a device tensor alike (there found
+ * by the device-side test, then located on the host); finite latents too large
+ * for that test's fp32 statistics (1e30) are not refused as latents. */
+static void test_nonfinite_latents(dk_vae *vae) {
+    const int32_t n = 2, h = 2, w = 3, lc = dk_vae_latent_channels(vae);
+    const int64_t nl = (int64_t)n * lc * h * w, no = (int64_t)n * 3 * 64 * h * w;
+    float *z = (float *)malloc((size_t)nl * sizeof(float)), *out = poisoned(no);
+    dk_buffer *bl = NULL, *bo = NULL;
+    dk_tensor tl, to;
+    int64_t i;
+    int pass;
+    for (i = 0; i < nl; i++) z[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
+    CHECK(dk_buffer_create(ctx, (uint64_t)nl * 4, &bl) == DK_OK, "%s", dk_last_error(ctx));
+    CHECK(dk_buffer_create(ctx, (uint64_t)no * 4, &bo) == DK_OK, "%s", dk_last_error(ctx));
+    tl = dk_tensor_nchw(bl, 0, DK_F32, n, lc, h, w);
+    to = dk_tensor_nchw(bo, 0, DK_F32, n, 3, 8 * h, 8 * w);
+    for (pass = 0; pass < 3; pass++) {
+        /* sample 1, channel 2, row 1, column 2 */
+        const int64_t at = ((int64_t)(1 * lc + 2) * h + 1) * w + 2;
+        const float bad = pass == 0 ? NAN : pass == 1 ? -INFINITY : 1e30f;
+        const char *where = "at [1, 2, 1, 2]";
+        dk_status sh, sd;
+        z[at] = bad;
+        CHECK(dk_buffer_upload(ctx, bl, 0, z, (uint64_t)nl * 4) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_buffer_upload(ctx, bo, 0, out, (uint64_t)no * 4) == DK_OK, "%s", dk_last_error(ctx));
+        sh = dk_vae_decode_f32(vae, z, n, h, w, out, NULL);
+        if (pass < 2)
+            CHECK(sh == DK_ERR_NON_FINITE && strstr(dk_last_error(ctx), "latents hold") &&
+                      strstr(dk_last_error(ctx), where), "decode_f32, latent %g: %s", (double)bad, dk_last_error(ctx));
+        else
+            CHECK(!strstr(dk_last_error(ctx), "latents hold"), "decode_f32, latent 1e30: %s", dk_last_error(ctx));
+        sd = dk_vae_decode_tensor(vae, &tl, &to, NULL);
+        printf("  latent %g: host %s | device %s\n", (double)bad, dk_status_name(sh),
+               sd == DK_OK ? "DK_OK" : dk_last_error(ctx));
+        if (pass < 2) {
+            float first = 0.0f;
+            CHECK(sd == DK_ERR_NON_FINITE && strstr(dk_last_error(ctx), "latents hold") &&
+                      strstr(dk_last_error(ctx), where), "decode_tensor, latent %g: %s", (double)bad, dk_last_error(ctx));
+            /* nothing decoded: sample 0's output is still the poison */
+            CHECK(dk_buffer_download(ctx, bo, 0, &first, sizeof first) == DK_OK && isnan(first),
+                  "decode_tensor wrote its output before refusing the latents");
+        } else {
+            CHECK(sd == sh && (sd == DK_OK || !strstr(dk_last_error(ctx), "latents hold")),
+                  "decode_tensor, latent 1e30: %s (host call: %s)", dk_last_error(ctx), dk_status_name(sh));
+        }
+        z[at] = 0.25f;
+    }
+    dk_buffer_destroy(ctx, bl);
+    dk_buffer_destroy(ctx, bo);
+    free(z);
+    free(out);
+}
+
 static void test_errors(const char *dir) {
     char path[1024];
     dk_vae_options o;
@@ -369,6 +454,7 @@ static void test_errors(const char *dir) {
     CHECK(dk_vae_encode_f32(vae, img, 1, 8, 8, lat, NULL) == DK_ERR_NON_FINITE && strstr(dk_last_error(ctx), "NaN"),
           "NaN image: %s", dk_last_error(ctx));
     printf("  %s\n", dk_last_error(ctx));
+    test_nonfinite_latents(vae);
     o.model = DK_VAE_FLUX1;
     CHECK(dk_vae_set_options(vae, &o) == DK_ERR_INVALID_ARGUMENT && strstr(dk_last_error(ctx), "flux1"),
           "set_options to another architecture: %s", dk_last_error(ctx));
