@@ -81,6 +81,8 @@ static const char *const bench_suite_h100[] = {
     "conv2d cin=256,cout=256,h=1024,w=1024,p=1",
     "conv2d cin=256,cout=128,h=1024,w=1024,p=1",
     "conv2d cin=128,cout=128,h=1024,w=1024,p=1",
+    /* an image encoder's first conv: a reduction of 27 (docs/conv.md, shallow reductions) */
+    "conv2d cin=3,cout=128,h=1024,w=1024,p=1",
     "group_norm c=512,h=128,w=128",
     "group_norm c=512,h=512,w=512",
     "group_norm c=256,h=1024,w=1024",
