@@ -217,6 +217,11 @@ static int hipops_shallow_axis_ok(const dkh_axis *a, int64_t tile) {
     return outs * a->in_step + a->taps * a->off_step + (a->off0 < 0 ? -a->off0 : a->off0) < lim;
 }
 
+/* The input rows that rg row groups of the shallow kernel's tile read. */
+static int64_t hipops_shallow_patch_h(const dkh_gemm_args *p, int rg) {
+    return ((int64_t)rg * DKH_SHALLOW_TH - 1) * p->h.in_step + (p->h.taps - 1) * p->h.off_step + 1;
+}
+
 /* Shallow reductions (Cin/groups x taps <= DKH_SHALLOW_K, more than 8 output
  * channels per group), e.g. an image encoder's first conv, 3 -> 128 3x3: the
  * direct kernel (dk_conv_shallow.hip) in every dtype and view, where the fast
@@ -226,34 +231,39 @@ static int hipops_shallow_axis_ok(const dkh_axis *a, int64_t tile) {
  * not) and coordinates int.  At a reduction of 36 (4 -> 512 3x3) the padded
  * GEMM was as fast, hence 32.  DIFKERN_HIP_SHALLOW=0 (or DIFKERN_HIP_FAST=0)
  * turns it off; the measurements behind it: docs/conv.md, "HIP thresholds". */
-static int hipops_shallow_ok(dk_context *ctx, const dk_tensor *x, const dkh_gemm_args *p, int *patch_h,
-                             int *patch_w) {
+static int hipops_shallow_ok(dk_context *ctx, const dk_tensor *x, const dkh_gemm_args *p, int *patch_w) {
     const int64_t taps = p->h.taps * p->w.taps;
-    int64_t ph, pw;
+    int64_t pw;
     if (!ctx->knobs.hip_shallow || !ctx->knobs.hip_fast || !dk__hip_state(ctx)->k.shallow[x->dtype]) return 0;
     if (p->M <= 8 || p->cin_g % DKH_GEMM_MMA_BK == 0 || p->cin_g * taps > DKH_SHALLOW_K || p->transposed) return 0;
-    if (!hipops_shallow_axis_ok(&p->h, DKH_SHALLOW_TH) || !hipops_shallow_axis_ok(&p->w, DKH_SHALLOW_TW) ||
-        p->M >= (1 << 30))
+    if (!hipops_shallow_axis_ok(&p->h, DKH_SHALLOW_TH * DKH_SHALLOW_RG) ||
+        !hipops_shallow_axis_ok(&p->w, DKH_SHALLOW_TW) || p->M >= (1 << 30))
         return 0;
-    ph = (DKH_SHALLOW_TH - 1) * p->h.in_step + (p->h.taps - 1) * p->h.off_step + 1;
     pw = (DKH_SHALLOW_TW - 1) * p->w.in_step + (p->w.taps - 1) * p->w.off_step + 1;
-    if (p->cin_g * ph * pw > DKH_SHALLOW_PATCH) return 0;
-    *patch_h = (int)ph;
+    if (p->cin_g * hipops_shallow_patch_h(p, 1) * pw > DKH_SHALLOW_PATCH) return 0;
     *patch_w = (int)pw;
     return 1;
 }
 
+/* As many row groups per block (at most DKH_SHALLOW_RG) as the patch fits and
+ * the output has rows for: they share the block's staged weights and the
+ * patch's halo rows. */
 static dk_status hipops_shallow_launch(dk_context *ctx, const dk_tensor *x, const dk_tensor *y,
-                                       const dkh_gemm_args *p, int patch_h, int patch_w, int64_t batch) {
+                                       const dkh_gemm_args *p, int patch_w, int64_t batch) {
     dkh_shallow_args q;
+    int rg = DKH_SHALLOW_RG;
+    while (rg > 1 && (p->cin_g * hipops_shallow_patch_h(p, rg) * patch_w > DKH_SHALLOW_PATCH ||
+                      (rg / 2) * DKH_SHALLOW_TH >= p->h.out_count))
+        rg /= 2;
     memset(&q, 0, sizeof q);
     q.c = *p;
     q.tiles_w = hipops_blocks(p->w.out_count, DKH_SHALLOW_TW);
-    q.patch_h = patch_h;
+    q.rg = rg;
+    q.patch_h = (int)hipops_shallow_patch_h(p, rg);
     q.patch_w = patch_w;
     q.vec_out = dk__channels_last16(y, hipops_addr(y), 1) && p->M % 8 == 0;
     return dk__hip_launch(ctx, "dk_conv2d", dk__hip_state(ctx)->k.shallow[x->dtype],
-                          (uint64_t)q.tiles_w * hipops_blocks(p->h.out_count, DKH_SHALLOW_TH),
+                          (uint64_t)q.tiles_w * hipops_blocks(p->h.out_count, DKH_SHALLOW_TH * rg),
                           hipops_blocks(p->M, DKH_SHALLOW_CB), (uint64_t)batch, &q);
 }
 
@@ -485,9 +495,9 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     p.K = p.cin_g * p.h.taps * p.w.taps;
     narrow = !cpad && hipops_narrow_ok(ctx, x, p.M, p.cin_g, p.h.taps * p.w.taps, d->upsample, p.N, fast);
     if (!cpad && !narrow && !fast) {
-        int ph, pw;
-        if (hipops_shallow_ok(ctx, x, &p, &ph, &pw))
-            return hipops_shallow_launch(ctx, x, y, &p, ph, pw, x->shape[0] * d->groups);
+        int pw;
+        if (hipops_shallow_ok(ctx, x, &p, &pw))
+            return hipops_shallow_launch(ctx, x, y, &p, pw, x->shape[0] * d->groups);
     }
     if (!cpad) {
         hipops_stage sg;

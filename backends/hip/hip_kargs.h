@@ -156,21 +156,24 @@ typedef struct dkh_narrow_args {
 
 /* Shallow-reduction direct conv (dk_conv_shallow.hip): conv2d with Cin/groups
  * x taps <= K and Cout/groups > 8, described as for the GEMM kernels (c.a: the
- * weight in its own layout; c.M = Cout/groups).  Block: TH x TW output pixels
- * (TW = threads / 4: a thread per column, four lanes of channels) and CB output
- * channels; grid x = tiles (tiles_w per tile row), y = channel blocks, z = image
- * * groups + group.  Its input patch, patch_h x patch_w x Cin/groups fp32, fits
- * PATCH floats (also the epilogue's 17 floats a thread); vec_out: y channels-last
- * with 16-byte aligned pixels and Cout/groups a multiple of 8. */
+ * weight in its own layout; c.M = Cout/groups).  Block: rg groups of TH output
+ * rows x TW columns (TW = threads / 4: a thread per column, four lanes of
+ * channels) and CB output channels; grid x = tiles (tiles_w per tile row of
+ * rg x TH rows), y = channel blocks, z = image * groups + group.  Its input
+ * patch, patch_h x patch_w x Cin/groups fp32, fits PATCH floats (with the
+ * weights, bias and the epilogue's slots 32 KB of shared memory: two blocks per
+ * AMD compute unit); vec_out: y channels-last with 16-byte aligned pixels and
+ * Cout/groups a multiple of 8. */
 #define DKH_SHALLOW_TH 4
 #define DKH_SHALLOW_TW (DKH_THREADS / 4)
 #define DKH_SHALLOW_CB 64
 #define DKH_SHALLOW_K 32
-#define DKH_SHALLOW_PATCH (DKH_THREADS * 17)
+#define DKH_SHALLOW_RG 4 /* most row groups per block */
+#define DKH_SHALLOW_PATCH 3776
 typedef struct dkh_shallow_args {
     dkh_gemm_args c;
     dkh_i64 tiles_w;
-    int patch_h, patch_w, vec_out, unused;
+    int patch_h, patch_w, vec_out, rg;
 } dkh_shallow_args;
 
 /* out[b,h,i,:] = softmax(scale * q[b,h,i,:] k[b,h,:,:]^T) v[b,h,:,:] */

@@ -141,7 +141,7 @@ static const hcb_conv hcb_conv2d[] = {
      * groups */
     {"shallow_c3to72_res_gelu_5x70", 0, {.cin = 3, .h = 5, .w = 70, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_GELU}},
     {"shallow_up2_d2_c2to20_7x9", 0, {.cin = 2, .h = 7, .w = 9, .cout = 20, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .upsample = 2, .bias = 1}},
-    {"shallow_groups2_c6to32_9x7", 0, {.cin = 6, .h = 9, .w = 7, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1}},
+    {"shallow_groups2_c6to32_21x7", 0, {.cin = 6, .h = 21, .w = 7, .cout = 32, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = 1}},
     /* padding per side (the VAE encoder's downsampler: 0 top/left, 1 bottom/right, 3x3 stride 2):
      * portable paths, top > bottom with a 4-wide kernel, pad_h given equal to pad_top, the GPU fast
      * paths (tensor cores / MFMA / wgmma with Cin % 64 == 0, TMA rows of 32, Vulkan halo rows of

@@ -6,18 +6,20 @@
  * fp32 FMAs on the real channels only, and no copy is made.  Measurements
  * and what bounds it: docs/conv.md, "HIP thresholds".
  *
- * Block: an output tile of TH rows x TW columns of one image and group, and a
- * block of CB output channels.  The input patch the tile reads (every channel
- * of the group, zero outside the image, fused upsample resolved) is staged as
- * fp32 [channel][row][column] in shared memory by element, so any view of x
- * works; the tile's weights as fp32 [k][CB] with k = (channel, tap_h, tap_w).
- * Thread: column `slot` of the tile, its TH rows, 16 channels: octets `quad`
- * and `quad + 4` of the channel block, so the four lanes of a column write 64
- * contiguous bytes of a channels-last pixel per store.  Per k: TH patch reads,
- * four 16-byte weight reads (shared by the column's lanes), 64 FMAs.
- * Epilogue as the GEMM kernels' (bias, activation, output scale, residual,
- * activation after the residual); 16-byte stores where y is channels-last with
- * aligned pixels (vec_out), else by element. */
+ * Block: `rg` groups of TH output rows (one after the other) x TW columns of
+ * one image and group, and a block of CB output channels.  The input patch all
+ * its rows read (every channel of the group, zero outside the image, fused
+ * upsample resolved) is staged once as fp32 [channel][row][column] in shared
+ * memory by element, so any view of x works; the block's weights as fp32
+ * [k][CB] with k = (channel, tap_h, tap_w).  The row groups share both: the
+ * staging, its latency and the patch's halo rows are paid once per block.
+ * Thread: column `slot` of the tile, TH rows of a row group, 16 channels:
+ * octets `quad` and `quad + 4` of the channel block, so the four lanes of a
+ * column write 64 contiguous bytes of a channels-last pixel per store.  Per k:
+ * TH patch reads, four 16-byte weight reads (shared by the column's lanes), 64
+ * FMAs.  Epilogue as the GEMM kernels' (bias, activation, output scale,
+ * residual, activation after the residual); 16-byte stores where y is
+ * channels-last with aligned pixels (vec_out), else by element. */
 #include "dk_hip_port.h"
 #include "../hip_kargs.h"
 
@@ -25,8 +27,8 @@
 #define DKS_TW DKH_SHALLOW_TW
 #define DKS_CB DKH_SHALLOW_CB
 #define DKS_CPT 16 /* channels per thread: two octets */
-#define DKS_SLOT 17 /* the epilogue's floats per thread in shared memory: 8 sums, 8 residuals, a pad */
-#define DKS_PATCH_PT (DKH_SHALLOW_PATCH / DKH_THREADS) /* staged patch elements per thread */
+#define DKS_SLOT 9 /* the epilogue's floats per thread in shared memory: 8 values, a pad */
+#define DKS_STAGE 8 /* patch elements a thread has in flight while staging */
 #define DKS_WEIGHT_PT (DKH_SHALLOW_K * DKS_CB / DKH_THREADS) /* staged weights per thread */
 
 /* Eight finished values of channels co .. co + 7 at element offset e of y
@@ -51,11 +53,56 @@ DKP_DEV void dks_store8(const dkh_gemm_args &p, dkh_i64 e, const float *v) {
     }
 }
 
+/* The patch, [channel][row][column] of ph x pw (np elements), into shared
+ * memory: DKS_STAGE loads of a thread in flight before their stores.  The
+ * element's (channel, row, column) advances by the block's stride without a
+ * division per element. */
+template <int DT>
+DKP_DEV void dks_stage_patch(const dkh_gemm_args &p, const typename dkp_store<DT>::T *xb, float *patch, int np,
+                             int ph, int pw, int iy0, int ix0) {
+    const int tid = dkp_tid(), plane = ph * pw, ups = (int)p.ups;
+    const int hin = (int)p.h.in_size, win = (int)p.w.in_size;
+    const int dc = DKH_THREADS / plane, dr = DKH_THREADS % plane / pw, dx = DKH_THREADS % pw;
+    int c = tid / plane, r = tid % plane / pw, x = tid % pw;
+    for (int e0 = 0; e0 < np; e0 += DKS_STAGE * DKH_THREADS) {
+        float v[DKS_STAGE];
+#pragma unroll
+        for (int i = 0; i < DKS_STAGE; i++) {
+            int yy = iy0 + r, xx = ix0 + x;
+            v[i] = 0.0f;
+            if (e0 + tid + i * DKH_THREADS < np && yy >= 0 && yy < hin && xx >= 0 && xx < win) {
+                if (ups != 1) {
+                    yy /= ups;
+                    xx /= ups;
+                }
+                v[i] = dkp_to_f32(xb[(dkh_i64)c * p.b_s[1] + (dkh_i64)yy * p.b_s[2] + (dkh_i64)xx * p.b_s[3]], DT);
+            }
+            x += dx;
+            r += dr;
+            c += dc;
+            if (x >= pw) {
+                x -= pw;
+                r++;
+            }
+            if (r >= ph) {
+                r -= ph;
+                c++;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < DKS_STAGE; i++) {
+            const int e = e0 + tid + i * DKH_THREADS;
+            if (e < np) patch[e] = v[i];
+        }
+    }
+}
+
 template <int DT>
 DKP_DEV void dks_conv(const dkh_shallow_args &q) {
     typedef typename dkp_store<DT>::T S;
     const dkh_gemm_args &p = q.c;
-    DKP_SHARED float patch[DKH_SHALLOW_PATCH]; /* then the epilogue's slots */
+    DKP_SHARED float patch[DKH_SHALLOW_PATCH];
+    DKP_SHARED float slots[DKH_THREADS * DKS_SLOT];
     DKP_SHARED dkp_f32x4 wsv[DKH_SHALLOW_K * DKS_CB / 4];
     DKP_SHARED float bias[DKS_CB];
     float *ws = (float *)wsv;
@@ -64,35 +111,16 @@ DKP_DEV void dks_conv(const dkh_shallow_args &q) {
     const int cb0 = (int)dkp_bid_y() * DKS_CB, M = (int)p.M, cin = (int)p.cin_g;
     const int kh = (int)p.h.taps, kw = (int)p.w.taps, K = cin * kh * kw;
     const int sh = (int)p.h.in_step, sw = (int)p.w.in_step, dh = (int)p.h.off_step, dw = (int)p.w.off_step;
-    const int ph = q.patch_h, pw = q.patch_w, ups = (int)p.ups;
-    const int hin = (int)p.h.in_size, win = (int)p.w.in_size;
-    const int oy0 = (int)(tile / q.tiles_w) * DKS_TH, ox0 = (int)(tile % q.tiles_w) * DKS_TW;
+    const int ph = q.patch_h, pw = q.patch_w, rg = q.rg;
+    const int oy0 = (int)(tile / q.tiles_w) * DKS_TH * rg, ox0 = (int)(tile % q.tiles_w) * DKS_TW;
     const int iy0 = oy0 * sh + (int)p.h.off0, ix0 = ox0 * sw + (int)p.w.off0;
     const S *xb = (const S *)p.b + img * p.b_s[0] + g * p.cin_g * p.b_s[1];
 
-    /* The input patch (column fastest: coalesced for NCHW, L1 lines for NHWC),
-     * the channel block's weights (k fastest: w's [Cout][Cin][KH][KW] order)
-     * and its bias.  Unrolled, every load of a thread in flight before the
-     * first store: the staging's latency is paid once, not once per element. */
+    /* The channel block's weights (k fastest: w's [Cout][Cin][KH][KW] order)
+     * and bias, their loads in flight while the patch is staged. */
+    float wv[DKS_WEIGHT_PT];
     {
-        const int np = cin * ph * pw, nw = K * DKS_CB;
-        float pv[DKS_PATCH_PT], wv[DKS_WEIGHT_PT];
-#pragma unroll
-        for (int i = 0; i < DKS_PATCH_PT; i++) {
-            const int e = tid + i * DKH_THREADS;
-            pv[i] = 0.0f;
-            if (e < np) {
-                const int c = e / (ph * pw), r = e - c * (ph * pw), pr = r / pw, pc = r - pr * pw;
-                int yy = iy0 + pr, xx = ix0 + pc;
-                if (yy >= 0 && yy < hin && xx >= 0 && xx < win) {
-                    if (ups != 1) {
-                        yy /= ups;
-                        xx /= ups;
-                    }
-                    pv[i] = dkp_to_f32(xb[(dkh_i64)c * p.b_s[1] + (dkh_i64)yy * p.b_s[2] + (dkh_i64)xx * p.b_s[3]], DT);
-                }
-            }
-        }
+        const int nw = K * DKS_CB;
 #pragma unroll
         for (int i = 0; i < DKS_WEIGHT_PT; i++) {
             const int e = tid + i * DKH_THREADS, col = e / K, co = cb0 + col;
@@ -105,96 +133,94 @@ DKP_DEV void dks_conv(const dkh_shallow_args &q) {
         }
         if (tid < DKS_CB)
             bias[tid] = p.has_bias && cb0 + tid < M ? dkp_load(p.bias, p.bias_dt, (g * p.M + cb0 + tid) * p.bias_s) : 0.0f;
-#pragma unroll
-        for (int i = 0; i < DKS_PATCH_PT; i++)
-            if (tid + i * DKH_THREADS < np) patch[tid + i * DKH_THREADS] = pv[i];
-#pragma unroll
-        for (int i = 0; i < DKS_WEIGHT_PT; i++) {
-            const int e = tid + i * DKH_THREADS;
-            if (e < nw) ws[(e - e / K * K) * DKS_CB + e / K] = wv[i];
-        }
     }
-    dkp_sync();
-
-    float acc[DKS_TH * DKS_CPT];
+    dks_stage_patch<DT>(p, xb, patch, cin * ph * pw, ph, pw, iy0, ix0);
 #pragma unroll
-    for (int i = 0; i < DKS_TH * DKS_CPT; i++) acc[i] = 0.0f;
-    {
-        const float *prow = patch + slot * sw; /* this thread's column, row 0 of the tile */
-        const dkp_f32x4 *wq = wsv + quad * 2;  /* its first octet; the second is 8 vectors on */
-        int k = 0;
-#pragma unroll 1
-        for (int c = 0; c < cin; c++)
-#pragma unroll 1
-            for (int th = 0; th < kh; th++) {
-                const float *pt = prow + (c * ph + th * dh) * pw;
-#pragma unroll 1
-                for (int tw = 0; tw < kw; tw++, k++) {
-                    float xv[DKS_TH];
-#pragma unroll
-                    for (int j = 0; j < DKS_TH; j++) xv[j] = pt[j * sh * pw + tw * dw];
-                    const dkp_f32x4 *wk = wq + k * (DKS_CB / 4);
-                    const dkp_f32x4 w4[4] = {wk[0], wk[1], wk[8], wk[9]};
-#pragma unroll
-                    for (int j = 0; j < DKS_TH; j++)
-#pragma unroll
-                        for (int h = 0; h < 4; h++) {
-                            acc[j * DKS_CPT + 4 * h + 0] += xv[j] * w4[h].x;
-                            acc[j * DKS_CPT + 4 * h + 1] += xv[j] * w4[h].y;
-                            acc[j * DKS_CPT + 4 * h + 2] += xv[j] * w4[h].z;
-                            acc[j * DKS_CPT + 4 * h + 3] += xv[j] * w4[h].w;
-                        }
-                }
-            }
+    for (int i = 0; i < DKS_WEIGHT_PT; i++) {
+        const int e = tid + i * DKH_THREADS;
+        if (e < K * DKS_CB) ws[(e - e / K * K) * DKS_CB + e / K] = wv[i];
     }
+    dkp_sync(); /* the last barrier: below, a thread reads shared memory others no longer write */
 
-    /* Epilogue, row j, octet o (channels cb0 + o * 32 + quad * 8 ..).  Bias and
-     * output scale only (an image encoder's first conv): from the registers.
-     * Else the eight sums and their residuals go through this thread's own
-     * slot of shared memory (the patch's, free after the barrier), so the
-     * epilogue runs as a loop, not unrolled (the activations would multiply the
-     * code), without indexing registers; the residuals are loaded before it. */
-    dkp_sync();
-    float *mine = patch + tid * DKS_SLOT;
-    const bool plain = !p.has_res && p.act == 0 && p.post_act == 0;
     const int ox = ox0 + slot;
     if (ox >= (int)p.w.out_count) return;
     const dkh_i64 ow = p.w.out_start + (dkh_i64)ox * p.w.out_step;
-#pragma unroll
-    for (int j = 0; j < DKS_TH; j++) {
-        const int oy = oy0 + j;
-        if (oy >= (int)p.h.out_count) break;
-        const dkh_i64 oh = p.h.out_start + (dkh_i64)oy * p.h.out_step;
-        const dkh_i64 pix = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3];
-#pragma unroll
-        for (int o = 0; o < 2; o++) {
-            const int cl = o * 32 + quad * 8, col = cb0 + cl, n = M - col < 8 ? M - col : 8;
-            const dkh_i64 co = g * p.M + col;
-            if (n <= 0) continue;
-            if (plain) {
-#pragma unroll
-                for (int i = 0; i < 8; i++) mine[i] = p.out_scale * (acc[j * DKS_CPT + o * 8 + i] + bias[cl + i]);
-            } else {
-                const dkh_i64 r0 = img * p.r_s[0] + co * p.r_s[1] + oh * p.r_s[2] + ow * p.r_s[3];
-                float rv[8];
-#pragma unroll
-                for (int i = 0; i < 8; i++) rv[i] = p.has_res && i < n ? dkp_load(p.res, DT, r0 + i * p.r_s[1]) : 0.0f;
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    mine[i] = acc[j * DKS_CPT + o * 8 + i];
-                    mine[8 + i] = rv[i];
-                }
+    const bool plain = !p.has_res && p.act == 0 && p.post_act == 0;
+    float *mine = slots + tid * DKS_SLOT;
 #pragma unroll 1
-                for (int i = 0; i < n; i++) {
-                    const float v = p.out_scale * dkp_act(p.act, mine[i] + bias[cl + i]) + p.res_scale * mine[8 + i];
-                    mine[i] = dkp_act(p.post_act, v);
-                }
-            }
-            if (q.vec_out) { /* n == 8: M is a multiple of 8 */
-                dks_store8<DT>(p, pix + co, mine);
-            } else {
+    for (int gi = 0; gi < rg; gi++) {
+        const int oyg = oy0 + gi * DKS_TH;
+        if (oyg >= (int)p.h.out_count) break;
+        float acc[DKS_TH * DKS_CPT];
+#pragma unroll
+        for (int i = 0; i < DKS_TH * DKS_CPT; i++) acc[i] = 0.0f;
+        {
+            const float *prow = patch + gi * DKS_TH * sh * pw + slot * sw; /* this thread's column, the group's row 0 */
+            const dkp_f32x4 *wq = wsv + quad * 2; /* its first octet; the second is 8 vectors on */
+            int k = 0;
 #pragma unroll 1
-                for (int i = 0; i < n; i++) ((S *)p.y)[pix + (co + i) * p.y_s[1]] = dkp_conv<DT>::from(mine[i]);
+            for (int c = 0; c < cin; c++)
+#pragma unroll 1
+                for (int th = 0; th < kh; th++) {
+                    const float *pt = prow + (c * ph + th * dh) * pw;
+#pragma unroll 1
+                    for (int tw = 0; tw < kw; tw++, k++) {
+                        float xv[DKS_TH];
+#pragma unroll
+                        for (int j = 0; j < DKS_TH; j++) xv[j] = pt[j * sh * pw + tw * dw];
+                        const dkp_f32x4 *wk = wq + k * (DKS_CB / 4);
+                        const dkp_f32x4 w4[4] = {wk[0], wk[1], wk[8], wk[9]};
+#pragma unroll
+                        for (int j = 0; j < DKS_TH; j++)
+#pragma unroll
+                            for (int h = 0; h < 4; h++) {
+                                acc[j * DKS_CPT + 4 * h + 0] += xv[j] * w4[h].x;
+                                acc[j * DKS_CPT + 4 * h + 1] += xv[j] * w4[h].y;
+                                acc[j * DKS_CPT + 4 * h + 2] += xv[j] * w4[h].z;
+                                acc[j * DKS_CPT + 4 * h + 3] += xv[j] * w4[h].w;
+                            }
+                    }
+                }
+        }
+
+        /* Epilogue, row j, octet o (channels cb0 + o * 32 + quad * 8 ..).  The
+         * activations run in loops over this thread's slot of shared memory,
+         * not unrolled (they would multiply the code), without indexing
+         * registers; the residuals are loaded before them and added unrolled. */
+#pragma unroll
+        for (int j = 0; j < DKS_TH; j++) {
+            const int oy = oyg + j;
+            if (oy >= (int)p.h.out_count) break;
+            const dkh_i64 oh = p.h.out_start + (dkh_i64)oy * p.h.out_step;
+            const dkh_i64 pix = img * p.y_s[0] + oh * p.y_s[2] + ow * p.y_s[3];
+#pragma unroll
+            for (int o = 0; o < 2; o++) {
+                const int cl = o * 32 + quad * 8, col = cb0 + cl, n = M - col < 8 ? M - col : 8;
+                const dkh_i64 co = g * p.M + col;
+                if (n <= 0) continue;
+#pragma unroll
+                for (int i = 0; i < 8; i++) mine[i] = acc[j * DKS_CPT + o * 8 + i] + bias[cl + i];
+                if (!plain) {
+                    const dkh_i64 r0 = img * p.r_s[0] + co * p.r_s[1] + oh * p.r_s[2] + ow * p.r_s[3];
+                    float rv[8];
+#pragma unroll
+                    for (int i = 0; i < 8; i++) rv[i] = p.has_res && i < n ? dkp_load(p.res, DT, r0 + i * p.r_s[1]) : 0.0f;
+#pragma unroll 1
+                    for (int i = 0; i < n; i++) mine[i] = dkp_act(p.act, mine[i]);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) mine[i] = p.out_scale * mine[i] + p.res_scale * rv[i];
+#pragma unroll 1
+                    for (int i = 0; i < n; i++) mine[i] = dkp_act(p.post_act, mine[i]);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 8; i++) mine[i] *= p.out_scale;
+                }
+                if (q.vec_out) { /* n == 8: M is a multiple of 8 */
+                    dks_store8<DT>(p, pix + co, mine);
+                } else {
+#pragma unroll 1
+                    for (int i = 0; i < n; i++) ((S *)p.y)[pix + (co + i) * p.y_s[1]] = dkp_conv<DT>::from(mine[i]);
+                }
             }
         }
     }
@@ -212,5 +238,5 @@ DKS_KERNEL dkk_shallow_bf16(dkh_shallow_args p) { dks_conv<3>(p); }
 #undef DKS_CB
 #undef DKS_CPT
 #undef DKS_SLOT
-#undef DKS_PATCH_PT
+#undef DKS_STAGE
 #undef DKS_WEIGHT_PT
