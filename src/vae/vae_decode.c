@@ -557,11 +557,10 @@ static dk_status vaed_decode(dk_vae *vae, const char *fn, const vaed_in *in, int
 dk_status dk__vae_decode_f32(dk_vae *vae, const char *fn, const float *latents, int32_t batch, int32_t h, int32_t w,
                                  float *out, dk_vae_info *info) {
     vaed_out o;
-    vaed_in in = {NULL, NULL};
+    vaed_in in = {latents, NULL};
     int decoded;
     dk_status st = vaed_check_decode(vae, fn, latents, batch, h, w, out);
     if (st != DK_OK) return st;
-    in.host = latents;
     o.host = out;
     o.dev = NULL;
     return vaed_decode(vae, fn, &in, batch, h, w, &o, info, dk__now_ms(), &decoded);
@@ -579,8 +578,7 @@ dk_status dk__vae_decode_rgb8(dk_vae *vae, const char *fn, const float *latents,
     if (!f) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     {
         vaed_out o;
-        vaed_in in = {NULL, NULL};
-        in.host = latents;
+        vaed_in in = {latents, NULL};
         o.host = f;
         o.dev = NULL;
         st = vaed_decode(vae, fn, &in, batch, h, w, &o, info, t0, &decoded);
@@ -630,34 +628,30 @@ static dk_status vaed_check_tensors(dk_vae *vae, const char *fn, const dk_tensor
     return DK_OK;
 }
 
-/* Whether the f32 tensor z [batch, C, h, w] (dense, in buffer tmp) holds no
- * NaN/Inf, tested on the device through its per-sample statistics (stats: f32
- * [batch, 1, 2] in tmp); only when they are not finite (a NaN or Inf, or fp32
- * values too large for the statistics) is z read back to find the first bad
- * value, refused with the message of the host entry points. */
-static dk_status vaed_refuse_nonfinite_dev(dk_vae *vae, const char *fn, const dk_tensor *z, const dk_tensor *stats) {
-    const int64_t batch = z->shape[0], n = batch * z->shape[1] * z->shape[2] * z->shape[3];
-    dk_group_norm_desc d;
-    float s[2 * 64], *host = NULL;
-    float *st_host = s;
-    int64_t i;
+/* z (dense f32 [batch, C, h, w]) NaN/Inf-free, tested on the device a group
+ * per sample (dk__vae_stats_nonfinite, 32 samples a read-back); only a
+ * non-finite answer (a NaN or Inf, or values too large for the fp32
+ * statistics) reads z back, to find the first bad value and refuse it with the
+ * message of the host entry points. */
+static dk_status vaed_refuse_nonfinite_dev(dk_vae *vae, const char *fn, const dk_tensor *z) {
+    const int64_t n = z->shape[0] * z->shape[1] * z->shape[2] * z->shape[3];
+    int64_t b0;
+    float *host;
     int bad = 0;
-    dk_status st;
+    dk_status st = DK_OK;
     if (vae->opt.allow_nonfinite) return DK_OK;
-    if (2 * batch > (int64_t)(sizeof s / sizeof s[0])) st_host = (float *)malloc((size_t)(2 * batch) * sizeof(float));
-    if (!st_host) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    dk_group_norm_desc_init(&d);
-    d.groups = 1;
-    st = dk_group_norm_stats(vae->ctx, &d, z, stats);
-    if (st == DK_OK)
-        st = dk_buffer_download(vae->ctx, stats->buffer, stats->offset, st_host, (uint64_t)(2 * batch) * sizeof(float));
-    for (i = 0; i < 2 * batch && st == DK_OK; i++) bad |= !isfinite(st_host[i]);
-    if (st_host != s) free(st_host);
-    if (st != DK_OK || !bad) return st;
+    for (b0 = 0; b0 < z->shape[0] && !bad; b0 += 32) {
+        dk_tensor part = *z;
+        part.shape[0] = z->shape[0] - b0 < 32 ? z->shape[0] - b0 : 32;
+        part.offset += (uint64_t)(b0 * z->strides[0]) * sizeof(float);
+        bad = dk__vae_stats_nonfinite(vae, &part, 1, &st);
+    }
+    if (!bad || st != DK_OK) return st;
     host = (float *)malloc((size_t)n * sizeof(float));
     if (!host) return dk__fail(vae->ctx, DK_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     st = dk_buffer_download(vae->ctx, z->buffer, z->offset, host, (uint64_t)n * sizeof(float));
-    if (st == DK_OK) st = vaed_refuse_nonfinite(vae, fn, host, (int32_t)batch, (int32_t)z->shape[2], (int32_t)z->shape[3]);
+    if (st == DK_OK)
+        st = vaed_refuse_nonfinite(vae, fn, host, (int32_t)z->shape[0], (int32_t)z->shape[2], (int32_t)z->shape[3]);
     free(host);
     return st;
 }
@@ -672,11 +666,11 @@ dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *la
                                     dk_vae_info *info) {
     double t0 = dk__now_ms(); /* the latents' conversion and test count too */
     int32_t batch, h, w;
-    int64_t n, shape[4], one_shape[4] = {1, 1, 1, 1};
+    int64_t n, shape[4];
     uint64_t aux;
     const float one = 1.0f;
     dk_buffer *tmp = NULL;
-    dk_tensor z, ones, stats;
+    dk_tensor z, ones;
     vaed_in in = {NULL, NULL};
     vaed_out o;
     int decoded;
@@ -691,19 +685,16 @@ dk_status dk__vae_decode_tensor(dk_vae *vae, const char *fn, const dk_tensor *la
     st = vaed_check_decode(vae, fn, &vae->opt.scaling_factor, batch, h, w, out);
     if (st != DK_OK) return st;
     /* tmp: z, then (256-byte aligned) the constant 1.0 that the shift is
-     * added as (a view with zero strides: the add's b), then the statistics. */
+     * added as (a view with zero strides: the add's b). */
     aux = ((uint64_t)n * sizeof(float) + 255) & ~(uint64_t)255;
-    st = dk_buffer_create(vae->ctx, aux + 256 + (uint64_t)(2 * batch) * sizeof(float), &tmp);
+    st = dk_buffer_create(vae->ctx, aux + sizeof one, &tmp);
     if (st != DK_OK) return st;
     shape[0] = batch; shape[1] = vae->arch.lc; shape[2] = h; shape[3] = w;
     z = dk_tensor_contiguous(tmp, 0, DK_F32, 4, shape);
-    ones = dk_tensor_contiguous(tmp, aux, DK_F32, 4, one_shape);
-    memcpy(ones.shape, shape, sizeof shape);
+    ones = dk_tensor_contiguous(tmp, aux, DK_F32, 4, shape);
     memset(ones.strides, 0, sizeof ones.strides);
-    one_shape[0] = batch; one_shape[2] = 2;
-    stats = dk_tensor_contiguous(tmp, aux + 256, DK_F32, 3, one_shape);
     st = dk_convert(vae->ctx, latents, &z);
-    if (st == DK_OK) st = vaed_refuse_nonfinite_dev(vae, fn, &z, &stats);
+    if (st == DK_OK) st = vaed_refuse_nonfinite_dev(vae, fn, &z);
     if (st == DK_OK) st = dk_buffer_upload(vae->ctx, tmp, aux, &one, sizeof one);
     if (st == DK_OK) st = dk_add(vae->ctx, 1.0f / vae->scaling, &z, vae->shift, &ones, DK_ACT_NONE, &z);
     if (st == DK_OK) {

@@ -389,33 +389,34 @@ static int vaex_nonfinite_readback(dk__vae_exec *e, const dk_tensor *x) {
     return bad;
 }
 
-/* Whether the untiled output activation x (3 channels, dense NHWC) holds a NaN
- * or an infinity, tested on the device: its per-channel GroupNorm statistics
- * are finite for finite 16-bit values and NaN or infinite as soon as one value
- * is (the Welford and Chan steps propagate them), so 24 bytes come back instead
- * of the image (whose read-back is a visible part of a decode).  In
- * fp32, huge finite values (beyond ~1e19) can overflow the statistics too, so
- * a non-finite result there is confirmed by reading the tensor back. */
-static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
-    dk_vae *vae = e->vae;
-    const int64_t c = x->shape[1], shape[3] = {1, c, 2};
+int dk__vae_stats_nonfinite(dk_vae *vae, const dk_tensor *x, int32_t groups, dk_status *st) {
+    const int64_t ng = x->shape[0] * groups, shape[3] = {x->shape[0], groups, 2};
     float s[2 * 32];
     dk_group_norm_desc d;
     dk_tensor ts;
     int64_t i;
     int bad = 0;
-    if (2 * c > (int64_t)(sizeof s / sizeof s[0])) {
-        e->st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: the output has %lld channels", (long long)c);
+    if (ng > 32) {
+        *st = dk__fail(vae->ctx, DK_ERR_INTERNAL, "vae: a finiteness test of %lld groups", (long long)ng);
         return 1;
     }
-    if (!vae->check) e->st = dk_buffer_create(vae->ctx, sizeof s, &vae->check);
-    if (e->st != DK_OK) return 1;
+    if (!vae->check) *st = dk_buffer_create(vae->ctx, sizeof s, &vae->check);
+    if (*st != DK_OK) return 1;
     dk_group_norm_desc_init(&d);
-    d.groups = (int32_t)c;
+    d.groups = groups;
     ts = dk_tensor_contiguous(vae->check, 0, DK_F32, 3, shape);
-    e->st = dk_group_norm_stats(vae->ctx, &d, x, &ts);
-    if (e->st == DK_OK) e->st = dk_buffer_download(vae->ctx, vae->check, 0, s, (uint64_t)(2 * c) * sizeof(float));
-    for (i = 0; i < 2 * c && e->st == DK_OK; i++) bad |= !isfinite(s[i]);
+    *st = dk_group_norm_stats(vae->ctx, &d, x, &ts);
+    if (*st == DK_OK) *st = dk_buffer_download(vae->ctx, vae->check, 0, s, (uint64_t)(2 * ng) * sizeof(float));
+    for (i = 0; i < 2 * ng && *st == DK_OK; i++) bad |= !isfinite(s[i]);
+    return bad;
+}
+
+/* Whether the untiled output activation x (3 channels, dense NHWC) holds a NaN
+ * or an infinity: dk__vae_stats_nonfinite per channel, so 24 bytes come back
+ * instead of the image (whose read-back is a visible part of a decode); a
+ * non-finite fp32 result is confirmed by reading the tensor back. */
+static int vaex_nonfinite_dev(dk__vae_exec *e, const dk_tensor *x) {
+    int bad = dk__vae_stats_nonfinite(e->vae, x, (int32_t)x->shape[1], &e->st);
     if (bad && e->st == DK_OK && x->dtype == DK_F32) bad = vaex_nonfinite_readback(e, x);
     return bad;
 }

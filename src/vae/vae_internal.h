@@ -246,6 +246,13 @@ dk__vae_act dk__vae_input(dk__vae_exec *e, const float *x, int32_t c, int32_t h,
 /* The device tensor x ([1, c, h, w], any dtype and strides) as an activation;
  * *bad (when not NULL): whether it holds NaN/Inf (c <= 32). */
 dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, int32_t h, int32_t w, int *bad);
+/* Whether x ([N, C, H, W], any dtype and strides) holds a NaN or an infinity,
+ * tested on the device: its GroupNorm statistics (N * groups <= 32 pairs, in
+ * vae->check) are finite for finite 16-bit values and NaN or infinite as soon
+ * as one value is (the Welford and Chan steps propagate them).  In fp32, huge
+ * finite values (beyond ~1e19) can overflow them too: a caller confirms a
+ * non-finite answer for fp32 by reading x back.  *st: the status. */
+int dk__vae_stats_nonfinite(dk_vae *vae, const dk_tensor *x, int32_t groups, dk_status *st);
 /* NCHW floats into out, or into e->out_dev when set; frees a. */
 void dk__vae_output(dk__vae_exec *e, dk__vae_act a, float *out);
 void dk__vae_free_act(dk__vae_exec *e, dk__vae_act a);

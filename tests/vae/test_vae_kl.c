@@ -420,6 +420,27 @@ static void test_nonfinite_latents(dk_vae *vae) {
     dk_buffer_destroy(ctx, bo);
     free(z);
     free(out);
+    /* A batch past the device test's 32 samples per read-back: a NaN in the
+     * last sample is found by its second round (refused before any decode). */
+    {
+        const int32_t nb = 34;
+        const int64_t nlb = (int64_t)nb * lc * h * w, nob = (int64_t)nb * 3 * 64 * h * w;
+        float *zb = (float *)malloc((size_t)nlb * sizeof(float));
+        for (i = 0; i < nlb; i++) zb[i] = (float)((i * 5) % 13) * 0.1f - 0.6f;
+        zb[nlb - 1] = NAN; /* sample 33, last channel, row 1, column 2 */
+        CHECK(dk_buffer_create(ctx, (uint64_t)nlb * 4, &bl) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_buffer_create(ctx, (uint64_t)nob * 4, &bo) == DK_OK, "%s", dk_last_error(ctx));
+        CHECK(dk_buffer_upload(ctx, bl, 0, zb, (uint64_t)nlb * 4) == DK_OK, "%s", dk_last_error(ctx));
+        tl = dk_tensor_nchw(bl, 0, DK_F32, nb, lc, h, w);
+        to = dk_tensor_nchw(bo, 0, DK_F32, nb, 3, 8 * h, 8 * w);
+        CHECK(dk_vae_decode_tensor(vae, &tl, &to, NULL) == DK_ERR_NON_FINITE && strstr(dk_last_error(ctx), "latents hold") &&
+                  strstr(dk_last_error(ctx), "at [33, 3, 1, 2]"),
+              "decode_tensor, batch 34, NaN in the last sample: %s", dk_last_error(ctx));
+        printf("  batch 34, NaN in the last sample: %s\n", dk_last_error(ctx));
+        dk_buffer_destroy(ctx, bl);
+        dk_buffer_destroy(ctx, bo);
+        free(zb);
+    }
 }
 
 static void test_errors(const char *dir) {
