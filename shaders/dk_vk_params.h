@@ -276,7 +276,9 @@ struct dk_vk_group_norm_params {
     int coef_offset;      /* element offset of the per-(n, c) vec4 (mean, rstd*gamma, beta, 0) */
     int total;            /* elements (MODE STRIDED) or 16-byte vectors to normalize */
     int stats_offset;     /* split group_norm: element offset of (mean, variance) pairs in binding 3 */
-    int unused[35];
+    int apply_chunks;     /* NHWC normalize: pixel chunks per image (dk__gn_split) */
+    int apply_chunk;      /* ... and pixels per chunk */
+    int unused[33];
     dk_vk_epilogue epilogue;
 };
 

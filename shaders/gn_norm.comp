@@ -4,7 +4,7 @@
 // GroupNorm pass 3: y = act((x - mean) * (rstd * gamma[c]) + beta[c]) with the
 // per-(n, c) coefficients of pass 2.  MODE 0: one element per step, any strides;
 // MODE 1 / 2 (x and y dense in the same layout): 16-byte vectors; MODE 2 runs
-// on gn_stats' grid of (pixel chunk, n).
+// on a grid of (pixel chunk, n) with chunks of its own (apply_chunks).
 // In place is allowed: each element is read and written by the same invocation.
 // MODE 1 and 2 walk the tensor backwards: pass 1 read it forwards, so its last
 // tens of MB are still in the L2 when this pass starts.
@@ -55,11 +55,11 @@ void main() {
         }
         return;
     }
-    if (MODE == DK_VK_GN_MODE_NHWC) {   // workgroup (pixel chunk, n), as in gn_stats: an invocation keeps
-                       // one channel vector and its coefficients over the chunk's pixels
+    if (MODE == DK_VK_GN_MODE_NHWC) {   // workgroup (pixel chunk, n), chunks of its own (dk__gn_split): an
+                       // invocation keeps one channel vector and its coefficients over the chunk's pixels
         uint cv = C / vw, rows = 256u / cv, t = gl_LocalInvocationID.x, col = t % cv, row = t / cv;
-        uint n = uint(dkp.p.n) - 1u - gl_WorkGroupID.y, hw = H * W, chunk = uint(dkp.p.chunk);
-        uint p0 = (uint(dkp.p.chunks) - 1u - group_x()) * chunk, p1 = min(hw, p0 + chunk);
+        uint n = uint(dkp.p.n) - 1u - gl_WorkGroupID.y, hw = H * W, chunk = uint(dkp.p.apply_chunk);
+        uint p0 = (uint(dkp.p.apply_chunks) - 1u - group_x()) * chunk, p1 = min(hw, p0 + chunk);
         if (row >= rows) return;
         vec4 k[8];
         for (int j = 0; j < DK_VW; j++) k[j] = coef.v[cbase + n * C + col * vw + uint(j)];

@@ -18,6 +18,42 @@ int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t stride
     return nchw_ok ? 1 : nhwc_ok ? 2 : 0;
 }
 
+/* hw pixels in about `runs` runs (1..4096) of whole steps of `rows` pixels. */
+static void gn_pixel_runs(int64_t hw, int64_t rows, int64_t runs, int64_t *n_out, int64_t *run_out) {
+    int64_t run;
+    if (runs > 4096) runs = 4096;
+    if (runs < 1) runs = 1;
+    run = (hw + runs - 1) / runs;
+    run = (run + rows - 1) / rows * rows;
+    *run_out = run;
+    *n_out = (hw + run - 1) / run;
+}
+
+void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, int64_t threads, dk_gn_split *s) {
+    const int64_t c = shape[1], hw = shape[2] * shape[3], len = c / groups * hw;
+    memset(s, 0, sizeof *s);
+    if (mode == 2) {
+        /* Statistics: each workgroup ends with a merge of its partials in shared
+         * memory and a write, paid per chunk; chunks of 32 K elements spent a
+         * quarter of the pass on that at 128 channels @ 1024.  So chunks of up
+         * to 128 K elements, as long as at least 512 workgroups remain to fill
+         * the GPU (fewer partials also shorten the merge pass).  The normalize
+         * pass keeps 32 K-element chunks: it streams at the copy bandwidth. */
+        const int64_t rows = threads / (c / vw), elems = hw * c;
+        int64_t runs = (elems + 32767) / 32768, big = (elems + 131071) / 131072;
+        if (runs > 512) runs = big > 512 ? big : 512;
+        gn_pixel_runs(hw, rows, runs, &s->chunks, &s->chunk);
+        gn_pixel_runs(hw, rows, (elems + 32767) / 32768, &s->apply_chunks, &s->apply_chunk);
+    } else {
+        /* about 8 K elements per statistics workgroup, at most 4096 per group */
+        const int64_t units = mode == 1 ? len / vw : len;
+        int64_t chunks = (len + 8191) / 8192;
+        if (chunks > 4096) chunks = 4096;
+        s->chunk = (units + chunks - 1) / chunks;
+        s->chunks = (units + s->chunk - 1) / s->chunk;
+    }
+}
+
 /* ---- RMS norm ---- */
 
 static int64_t rms_abs(int64_t v) { return v < 0 ? -v : v; }

@@ -116,6 +116,20 @@ void *dk__up2_weights_host(dk_context *ctx, const dk_tensor *w, const dk_conv2d_
 int dk__gn_vector_mode(int aligned, const int64_t shape[4], const int64_t strides[4], int64_t vw,
                        int64_t max_pixel_vectors);
 
+/* GroupNorm's work split for the GPU backends' three passes, in the units of
+ * vector mode `mode` (0: elements, 1: NCHW vectors, 2: NHWC pixels):
+ * - the statistics pass: `chunks` runs of `chunk` units per group (mode 2: per
+ *   image, whole pixels of every group, `threads / (C / vw)` pixels a step),
+ *   each reduced to one partial that the merge pass combines;
+ * - the NHWC normalize pass (mode 2): apply_chunks runs of apply_chunk pixels
+ *   per image.  Why the two differ: docs/group-norm.md. */
+typedef struct dk_gn_split {
+    int64_t chunks, chunk;             /* statistics */
+    int64_t apply_chunks, apply_chunk; /* mode 2 normalize */
+} dk_gn_split;
+
+void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, int64_t threads, dk_gn_split *s);
+
 /* RMS norm (dk_rms_norm) over the channels of each position.  The position
  * dims (every dim but 1) lose their extent-1 dims, adjacent ones that both x
  * and y lay out as one run merge, and the rest sit right-aligned in four

@@ -262,6 +262,8 @@ static dk_status hipops_shallow_launch(dk_context *ctx, const dk_tensor *x, cons
     q.patch_h = (int)hipops_shallow_patch_h(p, rg);
     q.patch_w = patch_w;
     q.vec_out = dk__channels_last16(y, hipops_addr(y), 1) && p->M % 8 == 0;
+    q.k3 = p->h.taps == 3 && p->w.taps == 3 && p->h.in_step == 1 && p->w.in_step == 1 && p->h.off_step == 1 &&
+           p->w.off_step == 1 && patch_w == DKH_SHALLOW_TW + 2;
     return dk__hip_launch(ctx, "dk_conv2d", dk__hip_state(ctx)->k.shallow[x->dtype],
                           (uint64_t)q.tiles_w * hipops_blocks(p->h.out_count, DKH_SHALLOW_TH * rg),
                           hipops_blocks(p->M, DKH_SHALLOW_CB), (uint64_t)batch, &q);

@@ -174,6 +174,8 @@ typedef struct dkh_shallow_args {
     dkh_gemm_args c;
     dkh_i64 tiles_w;
     int patch_h, patch_w, vec_out, rg;
+    int k3; /* 3x3 taps, stride and dilation 1, patch DKH_SHALLOW_TW + 2 wide: the unrolled products */
+    int pad0;
 } dkh_shallow_args;
 
 /* out[b,h,i,:] = softmax(scale * q[b,h,i,:] k[b,h,:,:]^T) v[b,h,:,:] */
@@ -234,6 +236,7 @@ typedef struct dkh_gn_args {
     int stats_mode; /* 0: whole GroupNorm; 1: the merge writes stats (no coefficients); 2: it reads them */
     int affine_dt; /* gamma's and beta's dtype: dt, or f32 (1) */
     dkh_i64 plane_vecs; /* mode 1 apply: vectors per block of one (n, c) plane (grid: blocks per plane x N*C) */
+    dkh_i64 a_chunks, a_chunk; /* mode 2 apply: pixel chunks per image, pixels per chunk (grid: a_chunks x N) */
 } dkh_gn_args;
 
 /* Layer norm: one block per row of the last dimension (rows indexed over shape[0..2]). */

@@ -17,9 +17,9 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
                              const dk_tensor *y) {
     dk_hip_state *st = dk__hip_state(ctx);
     dkh_gn_args p;
-    uint64_t scratch, rows;
+    uint64_t scratch;
     int64_t n = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
-    int64_t ng = n * d->groups, len = c / d->groups * hw, total = n * c * hw;
+    int64_t ng = n * d->groups, total = n * c * hw;
     int i;
     dk_status s;
     memset(&p, 0, sizeof p);
@@ -35,21 +35,13 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
     if (p.mode != hipops_gn_mode(p.y, y->shape, y->strides, vw)) p.mode = 0;
     p.stats_mode = gn_mode;
     if (stats) p.stats = hipops_addr(stats);
-    /* Chunks of about 8 K elements per partial block (32 per thread), at most 4096
-     * per group (mode 2: per image and all groups at once, in whole pixels, of
-     * 32 K elements: a block's merge and coefficient loads are paid per chunk). */
-    if (p.mode == 2) {
-        rows = (uint64_t)(DKH_THREADS / (c / vw));
-        p.chunks = (hw * c + 32767) / 32768;
-        if (p.chunks > 4096) p.chunks = 4096;
-        p.chunk = (int64_t)(((uint64_t)((hw + p.chunks - 1) / p.chunks) + rows - 1) / rows * rows);
-        p.chunks = (hw + p.chunk - 1) / p.chunk;
-    } else {
-        int64_t units = p.mode == 1 ? len / vw : len;
-        p.chunks = (len + 8191) / 8192;
-        if (p.chunks > 4096) p.chunks = 4096;
-        p.chunk = (units + p.chunks - 1) / p.chunks;
-        p.chunks = (units + p.chunk - 1) / p.chunk;
+    {
+        dk_gn_split sp;
+        dk__gn_split(p.mode, x->shape, d->groups, vw, DKH_THREADS, &sp);
+        p.chunks = sp.chunks;
+        p.chunk = sp.chunk;
+        p.a_chunks = sp.apply_chunks;
+        p.a_chunk = sp.apply_chunk;
     }
     p.coef = (ng * p.chunks * 3 + 3) / 4 * 4;
     s = dk__hip_scratch(ctx, (uint64_t)(p.coef + n * c * 4) * 4u, &scratch);
@@ -81,7 +73,7 @@ dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int g
                            1, &p);
     if (s == DK_OK) s = dk__hip_launch(ctx, "dk_group_norm", st->k.gn_final, (uint64_t)ng, 1, 1, &p);
     if (s == DK_OK && gn_mode != DK__GN_STATS)
-        s = p.mode == 2 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.chunks, (uint64_t)n, 1, &p)
+        s = p.mode == 2 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)p.a_chunks, (uint64_t)n, 1, &p)
             : p.plane_vecs
                 ? dk__hip_launch(ctx, "dk_group_norm", st->k.gn_apply, (uint64_t)((hw / vw + p.plane_vecs - 1) / p.plane_vecs),
                                  (uint64_t)(n * c), 1, &p)

@@ -72,8 +72,9 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     dk_vk_view4 bound;
     uint32_t spec[DK_VK_SPEC], flags = 0, mode;
     int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
-    uint64_t len = (uint64_t)(c / d->groups * h * w), total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
-    uint64_t chunks, chunk, rows, coef, scr_floats, work;
+    uint64_t total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
+    uint64_t chunks, chunk, coef, scr_floats, work;
+    dk_gn_split sp;
     dk_status st;
     if (total > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the element count", total);
     if (ng > 65535) return dk__vkop_too_big(ctx, op, "N*groups (grid rows)", ng);
@@ -92,22 +93,11 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     mode = vkop_gn_mode(&params.x, &bind[0], x->shape, vw);
     if ((y && mode != vkop_gn_mode(&params.y, &bind[4], y->shape, vw)) || (mode == DK_VK_GN_MODE_NHWC && n > 65535))
         mode = DK_VK_GN_MODE_STRIDED;
-    /* Chunks of about 8 K elements per stats workgroup (32 per invocation), at
-     * most 4096 per group (NHWC: per image, all groups at once, whole pixels, of
-     * 32 K elements: a workgroup's merge is paid per chunk). */
-    if (mode == DK_VK_GN_MODE_NHWC) {
-        rows = 256 / (uint64_t)(c / vw);
-        chunks = ((uint64_t)(h * w) * (uint64_t)c + 32767) / 32768;
-        if (chunks > 4096) chunks = 4096;
-        chunk = ((uint64_t)(h * w) + chunks - 1) / chunks;
-        chunk = (chunk + rows - 1) / rows * rows;
-        chunks = ((uint64_t)(h * w) + chunk - 1) / chunk;
-    } else {
-        uint64_t units = mode == DK_VK_GN_MODE_NCHW ? len / (uint64_t)vw : len;
-        chunks = (len + 8191) / 8192;
-        if (chunks > 4096) chunks = 4096;
-        chunk = (units + chunks - 1) / chunks;
-        chunks = (units + chunk - 1) / chunk;
+    {
+        const int64_t shape4[4] = {n, c, h, w};
+        dk__gn_split((int)mode, shape4, d->groups, vw, 256, &sp);
+        chunks = (uint64_t)sp.chunks;
+        chunk = (uint64_t)sp.chunk;
     }
     coef = (ng * chunks * 3 + 3) / 4 * 4;
     scr_floats = coef + (uint64_t)(n * c) * 4;
@@ -120,6 +110,8 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     params.groups = d->groups;
     params.chunks = (int32_t)chunks;
     params.chunk = (int32_t)chunk;
+    params.apply_chunks = (int32_t)sp.apply_chunks;
+    params.apply_chunk = (int32_t)sp.apply_chunk;
     params.eps = d->eps;
     params.channels_fastest = c > 1 && (w == 1 || x->strides[1] < x->strides[3]);
     params.partials_offset = 0;
@@ -149,7 +141,7 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
                                  (uint32_t)(mode == DK_VK_GN_MODE_NHWC ? (uint64_t)n : ng), 1);
         if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, &params, sizeof params, ng, 1, 1);
         if (st == DK_OK && gn_mode != DK__GN_STATS)
-            st = mode == DK_VK_GN_MODE_NHWC ? dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, &params, sizeof params, chunks, (uint32_t)n, 1)
+            st = mode == DK_VK_GN_MODE_NHWC ? dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, &params, sizeof params, (uint64_t)sp.apply_chunks, (uint32_t)n, 1)
                            : dk__vk_dispatch(ctx, DK_VK_SH_GN_NORM, spec, bind, &params, sizeof params,
                                              (work + 255) / 256 < 65535 ? (work + 255) / 256 : 65535, 1, 1);
     }

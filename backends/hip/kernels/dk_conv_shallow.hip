@@ -97,6 +97,74 @@ DKP_DEV void dks_stage_patch(const dkh_gemm_args &p, const typename dkp_store<DT
     }
 }
 
+/* The products of row group gi into acc (which holds the bias): k = (channel,
+ * tap_h, tap_w) with this thread's column in prow.  K3: a 3x3 tap grid of stride
+ * and dilation 1 over a patch DKS_TW + 2 wide, unrolled with every shared-memory
+ * offset a constant of the instruction (each tap column's TH + 2 patch rows
+ * are read once for its three tap rows): the run-time loops'
+ * address arithmetic and branches were most of the kernel's non-FMA
+ * instructions (Nsight Compute: 261 M issued for 113 M FMAs). */
+template <bool K3>
+DKP_DEV void dks_products(const dkh_shallow_args &q, const float *prow, const dkp_f32x4 *wq, float *acc) {
+    const dkh_gemm_args &p = q.c;
+    const int cin = (int)p.cin_g, ph = q.patch_h;
+    if constexpr (K3) {
+        const int pw = DKS_TW + 2;
+#pragma unroll 1
+        for (int c = 0; c < cin; c++) {
+            const float *pc = prow + c * ph * pw;
+            const dkp_f32x4 *wc = wq + c * 9 * (DKS_CB / 4);
+#pragma unroll
+            for (int tw = 0; tw < 3; tw++) {
+                float xr[DKS_TH + 2]; /* tap column tw of the TH + 2 patch rows the taps reach */
+#pragma unroll
+                for (int r = 0; r < DKS_TH + 2; r++) xr[r] = pc[r * pw + tw];
+#pragma unroll
+                for (int th = 0; th < 3; th++) {
+                    const dkp_f32x4 *wk = wc + (th * 3 + tw) * (DKS_CB / 4);
+                    const dkp_f32x4 w4[4] = {wk[0], wk[1], wk[8], wk[9]};
+#pragma unroll
+                    for (int j = 0; j < DKS_TH; j++)
+#pragma unroll
+                        for (int h = 0; h < 4; h++) {
+                            acc[j * DKS_CPT + 4 * h + 0] += xr[j + th] * w4[h].x;
+                            acc[j * DKS_CPT + 4 * h + 1] += xr[j + th] * w4[h].y;
+                            acc[j * DKS_CPT + 4 * h + 2] += xr[j + th] * w4[h].z;
+                            acc[j * DKS_CPT + 4 * h + 3] += xr[j + th] * w4[h].w;
+                        }
+                }
+            }
+        }
+    } else {
+        const int kh = (int)p.h.taps, kw = (int)p.w.taps, pw = q.patch_w;
+        const int sh = (int)p.h.in_step, dh = (int)p.h.off_step, dw = (int)p.w.off_step;
+        int k = 0;
+#pragma unroll 1
+        for (int c = 0; c < cin; c++)
+#pragma unroll 1
+            for (int th = 0; th < kh; th++) {
+                const float *pt = prow + (c * ph + th * dh) * pw;
+#pragma unroll 1
+                for (int tw = 0; tw < kw; tw++, k++) {
+                    float xv[DKS_TH];
+#pragma unroll
+                    for (int j = 0; j < DKS_TH; j++) xv[j] = pt[j * sh * pw + tw * dw];
+                    const dkp_f32x4 *wk = wq + k * (DKS_CB / 4);
+                    const dkp_f32x4 w4[4] = {wk[0], wk[1], wk[8], wk[9]};
+#pragma unroll
+                    for (int j = 0; j < DKS_TH; j++)
+#pragma unroll
+                        for (int h = 0; h < 4; h++) {
+                            acc[j * DKS_CPT + 4 * h + 0] += xv[j] * w4[h].x;
+                            acc[j * DKS_CPT + 4 * h + 1] += xv[j] * w4[h].y;
+                            acc[j * DKS_CPT + 4 * h + 2] += xv[j] * w4[h].z;
+                            acc[j * DKS_CPT + 4 * h + 3] += xv[j] * w4[h].w;
+                        }
+                }
+            }
+    }
+}
+
 template <int DT>
 DKP_DEV void dks_conv(const dkh_shallow_args &q) {
     typedef typename dkp_store<DT>::T S;
@@ -104,13 +172,13 @@ DKP_DEV void dks_conv(const dkh_shallow_args &q) {
     DKP_SHARED float patch[DKH_SHALLOW_PATCH];
     DKP_SHARED float slots[DKH_THREADS * DKS_SLOT];
     DKP_SHARED dkp_f32x4 wsv[DKH_SHALLOW_K * DKS_CB / 4];
-    DKP_SHARED float bias[DKS_CB];
-    float *ws = (float *)wsv;
+    DKP_SHARED dkp_f32x4 biasv[DKS_CB / 4];
+    float *ws = (float *)wsv, *bias = (float *)biasv;
     const int tid = dkp_tid(), quad = tid % 4, slot = tid / 4;
     const dkh_i64 z = dkp_bid_z(), g = z % p.groups, img = z / p.groups, tile = dkp_bid_x();
     const int cb0 = (int)dkp_bid_y() * DKS_CB, M = (int)p.M, cin = (int)p.cin_g;
     const int kh = (int)p.h.taps, kw = (int)p.w.taps, K = cin * kh * kw;
-    const int sh = (int)p.h.in_step, sw = (int)p.w.in_step, dh = (int)p.h.off_step, dw = (int)p.w.off_step;
+    const int sh = (int)p.h.in_step, sw = (int)p.w.in_step;
     const int ph = q.patch_h, pw = q.patch_w, rg = q.rg;
     const int oy0 = (int)(tile / q.tiles_w) * DKS_TH * rg, ox0 = (int)(tile % q.tiles_w) * DKS_TW;
     const int iy0 = oy0 * sh + (int)p.h.off0, ix0 = ox0 * sw + (int)p.w.off0;
@@ -152,41 +220,30 @@ DKP_DEV void dks_conv(const dkh_shallow_args &q) {
         const int oyg = oy0 + gi * DKS_TH;
         if (oyg >= (int)p.h.out_count) break;
         float acc[DKS_TH * DKS_CPT];
+        /* this thread's 16 channels' bias (octets quad and quad + 4): the accumulators' start */
+        const dkp_f32x4 b4[4] = {biasv[quad * 2], biasv[quad * 2 + 1], biasv[quad * 2 + 8], biasv[quad * 2 + 9]};
 #pragma unroll
-        for (int i = 0; i < DKS_TH * DKS_CPT; i++) acc[i] = 0.0f;
+        for (int j = 0; j < DKS_TH; j++)
+#pragma unroll
+            for (int h = 0; h < 4; h++) {
+                acc[j * DKS_CPT + 4 * h + 0] = b4[h].x;
+                acc[j * DKS_CPT + 4 * h + 1] = b4[h].y;
+                acc[j * DKS_CPT + 4 * h + 2] = b4[h].z;
+                acc[j * DKS_CPT + 4 * h + 3] = b4[h].w;
+            }
         {
             const float *prow = patch + gi * DKS_TH * sh * pw + slot * sw; /* this thread's column, the group's row 0 */
             const dkp_f32x4 *wq = wsv + quad * 2; /* its first octet; the second is 8 vectors on */
-            int k = 0;
-#pragma unroll 1
-            for (int c = 0; c < cin; c++)
-#pragma unroll 1
-                for (int th = 0; th < kh; th++) {
-                    const float *pt = prow + (c * ph + th * dh) * pw;
-#pragma unroll 1
-                    for (int tw = 0; tw < kw; tw++, k++) {
-                        float xv[DKS_TH];
-#pragma unroll
-                        for (int j = 0; j < DKS_TH; j++) xv[j] = pt[j * sh * pw + tw * dw];
-                        const dkp_f32x4 *wk = wq + k * (DKS_CB / 4);
-                        const dkp_f32x4 w4[4] = {wk[0], wk[1], wk[8], wk[9]};
-#pragma unroll
-                        for (int j = 0; j < DKS_TH; j++)
-#pragma unroll
-                            for (int h = 0; h < 4; h++) {
-                                acc[j * DKS_CPT + 4 * h + 0] += xv[j] * w4[h].x;
-                                acc[j * DKS_CPT + 4 * h + 1] += xv[j] * w4[h].y;
-                                acc[j * DKS_CPT + 4 * h + 2] += xv[j] * w4[h].z;
-                                acc[j * DKS_CPT + 4 * h + 3] += xv[j] * w4[h].w;
-                            }
-                    }
-                }
+            if (q.k3) dks_products<true>(q, prow, wq, acc);
+            else dks_products<false>(q, prow, wq, acc);
         }
 
-        /* Epilogue, row j, octet o (channels cb0 + o * 32 + quad * 8 ..).  The
-         * activations run in loops over this thread's slot of shared memory,
-         * not unrolled (they would multiply the code), without indexing
-         * registers; the residuals are loaded before them and added unrolled. */
+        /* Epilogue, row j, octet o (channels cb0 + o * 32 + quad * 8 ..), the
+         * bias already in acc.  Without a residual or activation: scaled and
+         * stored from registers.  Else the activations run in loops over this
+         * thread's slot of shared memory, not unrolled (they would multiply the
+         * code), without indexing registers; the residuals are loaded before
+         * them and added unrolled. */
 #pragma unroll
         for (int j = 0; j < DKS_TH; j++) {
             const int oy = oyg + j;
@@ -198,28 +255,32 @@ DKP_DEV void dks_conv(const dkh_shallow_args &q) {
                 const int cl = o * 32 + quad * 8, col = cb0 + cl, n = M - col < 8 ? M - col : 8;
                 const dkh_i64 co = g * p.M + col;
                 if (n <= 0) continue;
+                float v[8];
+                if (plain) {
 #pragma unroll
-                for (int i = 0; i < 8; i++) mine[i] = acc[j * DKS_CPT + o * 8 + i] + bias[cl + i];
-                if (!plain) {
+                    for (int i = 0; i < 8; i++) v[i] = acc[j * DKS_CPT + o * 8 + i] * p.out_scale;
+                } else {
                     const dkh_i64 r0 = img * p.r_s[0] + co * p.r_s[1] + oh * p.r_s[2] + ow * p.r_s[3];
                     float rv[8];
 #pragma unroll
                     for (int i = 0; i < 8; i++) rv[i] = p.has_res && i < n ? dkp_load(p.res, DT, r0 + i * p.r_s[1]) : 0.0f;
+#pragma unroll
+                    for (int i = 0; i < 8; i++) mine[i] = acc[j * DKS_CPT + o * 8 + i];
 #pragma unroll 1
                     for (int i = 0; i < n; i++) mine[i] = dkp_act(p.act, mine[i]);
 #pragma unroll
                     for (int i = 0; i < 8; i++) mine[i] = p.out_scale * mine[i] + p.res_scale * rv[i];
 #pragma unroll 1
                     for (int i = 0; i < n; i++) mine[i] = dkp_act(p.post_act, mine[i]);
-                } else {
 #pragma unroll
-                    for (int i = 0; i < 8; i++) mine[i] *= p.out_scale;
+                    for (int i = 0; i < 8; i++) v[i] = mine[i];
                 }
                 if (q.vec_out) { /* n == 8: M is a multiple of 8 */
-                    dks_store8<DT>(p, pix + co, mine);
+                    dks_store8<DT>(p, pix + co, v);
                 } else {
-#pragma unroll 1
-                    for (int i = 0; i < n; i++) ((S *)p.y)[pix + (co + i) * p.y_s[1]] = dkp_conv<DT>::from(mine[i]);
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+                        if (i < n) ((S *)p.y)[pix + (co + i) * p.y_s[1]] = dkp_conv<DT>::from(v[i]);
                 }
             }
         }

@@ -276,12 +276,12 @@ template <int DT, int ACT> DKP_DEV void dkn_apply(const dkh_gn_args &p) {
     dkh_i64 C = p.shape[1], H = p.shape[2], W = p.shape[3], step = p.nblocks * DKH_THREADS;
     dkh_i64 i = dkp_bid_x() * DKH_THREADS + dkp_tid();
     if (p.mode == 2) {
-        /* grid (pixel chunk, n) as in the partial kernel: a thread keeps one channel
-         * vector and its coefficients over the chunk's pixels */
+        /* grid (pixel chunk, n), chunks of its own (dk__gn_split): a thread keeps
+         * one channel vector and its coefficients over the chunk's pixels */
         int cv = (int)C / VW, rows = DKH_THREADS / cv, t = dkp_tid(), col = t % cv, row = t / cv;
         /* chunks and images in reverse (see below) */
-        dkh_i64 hw = H * W, n = p.shape[0] - 1 - dkp_bid_y(), p0 = (p.chunks - 1 - dkp_bid_x()) * p.chunk,
-                p1 = p0 + p.chunk < hw ? p0 + p.chunk : hw;
+        dkh_i64 hw = H * W, n = p.shape[0] - 1 - dkp_bid_y(), p0 = (p.a_chunks - 1 - dkp_bid_x()) * p.a_chunk,
+                p1 = p0 + p.a_chunk < hw ? p0 + p.a_chunk : hw;
         const dkn_v16 *x = (const dkn_v16 *)p.x + n * hw * cv + col;
         dkn_v16 *y = (dkn_v16 *)p.y + n * hw * cv + col;
         float m[8], a[8], b[8];
