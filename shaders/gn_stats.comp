@@ -4,13 +4,13 @@
 // GroupNorm pass 1: partial fp32 statistics (count, mean, M2) of one chunk,
 // combined with Chan's formula in shared memory and written to the scratch
 // binding 5 at ((n * G + g) * chunks + chunk) * 3.
-//   MODE 0 (any strides): workgroup (chunk, n*G + g), Welford per element.
+//   MODE 0 (any strides): workgroup (chunk, n*G + g), element by element.
 //   MODE 1 (dense NCHW): a group is one contiguous run of vectors; workgroup
 //     (chunk, n*G + g) sums a slice of it.
 //   MODE 2 (dense NHWC): workgroup (chunk, n) reads whole pixels (all C channels,
 //     coalesced) and keeps per-channel sums, merged into groups at the end by
 //     several invocations per group.
-// Modes 1 and 2 accumulate sums of (x - K) and (x - K)^2 with K the invocation's
+// Every mode accumulates sums of (x - K) and (x - K)^2 with K the invocation's
 // first value (no division per element, and no cancellation when |mean| >> std).
 #define DK_PARAMS dk_vk_group_norm_params
 #include "dk_common.glsl"
@@ -67,18 +67,21 @@ void stats_any() {
     uint e0 = group_x() * chunk, e1 = min(len, e0 + chunk);
     bool cfast = dkp.p.channels_fastest != 0;
     uint base = uint(dkp.p.x.offset) + n * uint(dkp.p.x.stride[0]);
-    float cnt = 0.0, mean = 0.0, m2 = 0.0;
+    float cnt = 0.0, k = 0.0, s1 = 0.0, s2 = 0.0;
     for (uint e = e0 + gl_LocalInvocationID.x; e < e1; e += 256u) {
         uint c, s;
         if (cfast) { c = e % cg; s = e / cg; } else { s = e % hw; c = e / hw; }
         uint h = s / W, w = s % W;
         float x = X_ld(base + (g * cg + c) * uint(dkp.p.x.stride[1]) + h * uint(dkp.p.x.stride[2]) + w * uint(dkp.p.x.stride[3]));
+        if (cnt == 0.0) k = x;
+        float d = x - k;
+        s1 += d;
+        s2 += d * d;
         cnt += 1.0;
-        float d = x - mean;
-        mean += d / cnt;
-        m2 += d * (x - mean);
     }
     uint t = gl_LocalInvocationID.x;
+    float mean, m2;
+    gn_unshift(cnt, k, s1, s2, mean, m2);
     sh_n[8u * t] = cnt; sh_mean[8u * t] = mean; sh_m2[8u * t] = m2;
     gn_reduce_write(ng);
 }

@@ -45,9 +45,17 @@ void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, 
         gn_pixel_runs(hw, rows, runs, &s->chunks, &s->chunk);
         gn_pixel_runs(hw, rows, (elems + 32767) / 32768, &s->apply_chunks, &s->apply_chunk);
     } else {
-        /* about 8 K elements per statistics workgroup, at most 4096 per group */
-        const int64_t units = mode == 1 ? len / vw : len;
+        /* About 8 K elements per statistics workgroup, at most 4096 per group;
+         * small tensors in chunks down to 256 units while that keeps fewer
+         * than 512 workgroups (the VAEs' NaN/Inf tests of 3- and 4-channel
+         * images and latents ran in 8 workgroups of 8 K elements each). */
+        const int64_t units = mode == 1 ? len / vw : len, ng = shape[0] * groups;
         int64_t chunks = (len + 8191) / 8192;
+        if (chunks * ng < 512) {
+            const int64_t want = (512 + ng - 1) / ng, most = (units + 255) / 256;
+            chunks = want < most ? want : most;
+            if (chunks < 1) chunks = 1;
+        }
         if (chunks > 4096) chunks = 4096;
         s->chunk = (units + chunks - 1) / chunks;
         s->chunks = (units + s->chunk - 1) / s->chunk;

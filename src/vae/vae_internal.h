@@ -249,7 +249,7 @@ dk__vae_act dk__vae_input_dev(dk__vae_exec *e, const dk_tensor *x, int32_t c, in
 /* Whether x ([N, C, H, W], any dtype and strides) holds a NaN or an infinity,
  * tested on the device: its GroupNorm statistics (N * groups <= 32 pairs, in
  * vae->check) are finite for finite 16-bit values and NaN or infinite as soon
- * as one value is (the Welford and Chan steps propagate them).  In fp32, huge
+ * as one value is (the shifted sums and Chan steps propagate them).  In fp32, huge
  * finite values (beyond ~1e19) can overflow them too: a caller confirms a
  * non-finite answer for fp32 by reading x back.  *st: the status. */
 int dk__vae_stats_nonfinite(dk_vae *vae, const dk_tensor *x, int32_t groups, dk_status *st);

@@ -79,6 +79,17 @@ int main(void) {
     check_counts(512, 256, 512, 1024);
     check_counts(512, 128, 256, 256);
     check_counts(128, 64, 16, 16);
+    /* the VAEs' NaN/Inf tests (one group per channel, element by element): a 4-channel
+     * 128x128 latent in 64 chunks of 256 per channel, a 3-channel 1024x1024 image in 171 */
+    {
+        const int64_t lat[4] = {1, 4, 128, 128}, img[4] = {1, 3, 1024, 1024};
+        dk_gn_split s;
+        dk__gn_split(0, lat, 4, 8, 256, &s);
+        CHECK(s.chunks == 64 && s.chunk == 256, "latent test: %lld x %lld", (long long)s.chunks, (long long)s.chunk);
+        dk__gn_split(0, img, 3, 8, 256, &s);
+        CHECK(s.chunks == 171 && s.chunks * s.chunk >= 1024 * 1024, "image test: %lld x %lld", (long long)s.chunks,
+              (long long)s.chunk);
+    }
     printf("gn_split: %s (%d failures)\n", failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;
 }

@@ -2,9 +2,9 @@
  *   dkk_gn_partial  fp32 (count, mean, M2) of one chunk, merged in shared memory
  *   dkk_gn_final    merges a group's chunks; per-channel (mean, rstd*gamma, beta)
  *   dkk_gn_apply    y = act((x - mean) * a + b), in place allowed
- * The dense modes move 16-byte vectors and accumulate sums of (x - K) and
- * (x - K)^2 with K the thread's first value: no division per element, and no
- * cancellation when |mean| >> std.  Mode 0 (any strides) uses Welford. */
+ * Every mode accumulates sums of (x - K) and (x - K)^2 with K the thread's
+ * first value: no division per element, and no cancellation when
+ * |mean| >> std.  The dense modes move 16-byte vectors. */
 #include "dk_hip_port.h"
 #include "../hip_kargs.h"
 
@@ -67,25 +67,60 @@ DKP_DEV void dkn_reduce_write(const dkh_gn_args &p, float *sh, dkh_i64 ng) {
     if (t == 0) dkn_write(p, ng, sh[0], sh[P], sh[2 * P]);
 }
 
-template <int DT> DKP_DEV void dkn_partial_any(const dkh_gn_args &p, float *sh) {
+/* Any strides, element by element: shifted sums (no division per element) in
+ * 32-bit coordinates where the group fits them (64-bit divisions were most of
+ * this pass's time: it tests the VAE's 3- and 4-channel images and latents for
+ * NaN/Inf), walking channels fastest where they are the smallest stride
+ * (channels-last: adjacent threads read adjacent elements). */
+template <int DT, typename I> DKP_DEV void dkn_partial_any_walk(const dkh_gn_args &p, float *sh) {
     const int P = 8 * DKH_THREADS;
-    dkh_i64 cg = p.shape[1] / p.groups, hw = p.shape[2] * p.shape[3], len = cg * hw;
+    const I cg = (I)(p.shape[1] / p.groups), W = (I)p.shape[3], hw = (I)p.shape[2] * W, len = cg * hw;
+    const bool cfast = cg > 1 && (W == 1 || p.x_s[1] < p.x_s[3]);
     dkh_i64 ng = dkp_bid_y(), n = ng / p.groups, g = ng % p.groups;
-    dkh_i64 e0 = dkp_bid_x() * p.chunk, e1 = e0 + p.chunk < len ? e0 + p.chunk : len;
-    float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
-    for (dkh_i64 e = e0 + dkp_tid(); e < e1; e += DKH_THREADS) {
-        dkh_i64 c = e / hw, s = e % hw;
-        float x = dkp_load(p.x, DT, n * p.x_s[0] + (g * cg + c) * p.x_s[1] + (s / p.shape[3]) * p.x_s[2] +
-                                        (s % p.shape[3]) * p.x_s[3]);
-        cnt += 1.0f;
-        float d = x - mean;
-        mean += d / cnt;
-        m2 += d * (x - mean);
+    I e0 = (I)dkp_bid_x() * (I)p.chunk, e1 = e0 + (I)p.chunk < len ? e0 + (I)p.chunk : len;
+    const dkh_i64 base = n * p.x_s[0] + g * (dkh_i64)cg * p.x_s[1];
+    float cnt = 0.0f, k = 0.0f, s1 = 0.0f, s2 = 0.0f, mean, m2;
+    /* four elements per step: their loads in flight together (one at a time,
+     * a thread's few dozen elements were a chain of load latencies) */
+    for (I e = e0 + (I)dkp_tid(); e < e1; e += 4 * DKH_THREADS) {
+        float x[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const I er = e + r * DKH_THREADS;
+            I c, s;
+            if (cfast) {
+                c = er % cg;
+                s = er / cg;
+            } else {
+                c = er / hw;
+                s = er % hw;
+            }
+            x[r] = er < e1 ? dkp_load(p.x, DT, base + (dkh_i64)c * p.x_s[1] + (dkh_i64)(s / W) * p.x_s[2] +
+                                                   (dkh_i64)(s % W) * p.x_s[3])
+                           : 0.0f;
+        }
+        if (cnt == 0.0f) k = x[0];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            if (e + r * DKH_THREADS < e1) {
+                float d = x[r] - k;
+                s1 += d;
+                s2 += d * d;
+                cnt += 1.0f;
+            }
+        }
     }
+    dkn_unshift(cnt, k, s1, s2, mean, m2);
     sh[8 * dkp_tid()] = cnt;
     sh[P + 8 * dkp_tid()] = mean;
     sh[2 * P + 8 * dkp_tid()] = m2;
     dkn_reduce_write(p, sh, ng);
+}
+
+template <int DT> DKP_DEV void dkn_partial_any(const dkh_gn_args &p, float *sh) {
+    const dkh_i64 len = p.shape[1] / p.groups * p.shape[2] * p.shape[3];
+    if (len + 4 * DKH_THREADS < ((dkh_i64)1 << 31)) dkn_partial_any_walk<DT, int>(p, sh);
+    else dkn_partial_any_walk<DT, dkh_i64>(p, sh);
 }
 
 template <int DT> DKP_DEV void dkn_partial_nchw(const dkh_gn_args &p, float *sh) {
