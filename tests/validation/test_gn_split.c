@@ -5,20 +5,7 @@
  * normalize pass keeps 32 K).  The backends' kernels are checked on these
  * splits by the case list; the large tensors' splits only here. */
 #include "../../src/plan.h"
-
-#include <stdio.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                              \
-            printf(__VA_ARGS__);                                                                                      \
-            printf("\n");                                                                                             \
-            failures++;                                                                                               \
-        }                                                                                                             \
-    } while (0)
+#include "../check.h"
 
 /* runs of `run` covering `units` exactly once: the last run starts inside */
 static int covers(int64_t runs, int64_t run, int64_t units) {
