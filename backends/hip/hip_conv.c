@@ -195,8 +195,12 @@ static dk_status hipops_narrow_launch(dk_context *ctx, const char *op, const dk_
     dkh_narrow_args q;
     int64_t vw = 16 / (int64_t)dk_dtype_size(x->dtype), tile, blocks;
     int vec = p->cin_g % vw == 0 && dk__channels_last16(x, hipops_addr(x), 1);
+    /* vectors: 8 lanes per pixel where the channels are at most 8 vectors (half of
+     * 16 lanes would idle), else 16 */
+    if (vec && p->cin_g <= 8 * vw) vec = 2;
     q.c = *p;
-    tile = vec ? DKH_THREADS / 16 * 4 : DKH_THREADS; /* dkn_conv: 16 lanes per pixel and 4 pixels per thread, or 1 and 1 */
+    /* dkn_conv: 16 or 8 lanes per pixel and 4 pixels per thread, or 1 and 1 */
+    tile = vec ? DKH_THREADS / (vec == 2 ? 8 : 16) * 4 : DKH_THREADS;
     q.tiles = (p->N + tile - 1) / tile;
     /* blocks walk consecutive tiles (their weights staged once) while >= 2048 blocks remain */
     q.tpb = q.tiles / 2048;

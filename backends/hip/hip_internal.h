@@ -95,7 +95,7 @@ typedef struct dk_hip_kernels {
     void *attention_wgmma_small[4][2];                /* wgmma attention, D == Dv == 64 / 128 (sm_90a); NULL: none */
     void *attention_v_transpose;                      /* V transposed for the wgmma attention (sm_90a) */
     void *attention_combine[4];                       /* split-KV merge of dkk_attention_mma partials, f16/bf16 */
-    void *narrow[4][2][2];                            /* narrow-output conv: [dtype][Cout/groups > 4][vector loads] */
+    void *narrow[4][2][3];                            /* narrow-output conv: [dtype][Cout/groups > 4][scalar, vectors: 16 or 8 lanes] */
     void *shallow[4];                                 /* shallow-reduction direct conv (Cin/groups x taps <= 32), by dtype */
     void *elementwise, *upsample_vec, *transpose16, *transpose_cvt, *gn_partial, *gn_final, *gn_apply, *layer_norm;
     void *rms_norm[5]; /* [DK__RMS_ROWS, DK__RMS_COLUMNS, rows in 16-byte vectors, columns in 16-byte vectors,

@@ -11,9 +11,12 @@
  *         of contiguous channels, so a lane group reads 256 contiguous bytes per
  *         tap; partial sums meet by a butterfly of lane shuffles (reduce-scatter:
  *         log2(16) steps, each lane ends with PPT*CO/16 finished outputs).
+ *   VEC 2: the same with 8 lanes per pixel, for at most 8 vectors of input
+ *         channels (64 in f16: TAESD's last conv, 64 -> 3), where half of 16
+ *         lanes would have nothing to read.
  *   VEC 0 (any strides, e.g. NCHW): one thread per pixel, channels by scalar
  *         loads; neighbouring threads read neighbouring pixels.
- * VEC 1: each thread owns 4 consecutive pixels, so one weight read from shared
+ * VEC 1, 2: each thread owns 4 consecutive pixels, so one weight read from shared
  * memory feeds 4 pixels (VEC 0: 1 pixel, weight reads are broadcasts).  The
  * finished sums of a tile go through shared memory to an epilogue loop in
  * (pixel, channel) order (coalesced stores).  Input channels run in chunks of 128,
@@ -29,7 +32,7 @@
 #define DKN_PPT(VEC) ((VEC) ? 4 : 1) /* pixels per thread */
 #define DKN_CC DKH_NARROW_CC /* input channels per chunk */
 #define DKN_TB DKH_NARROW_TB /* taps per batch */
-#define DKN_L 16   /* lanes per pixel (VEC 1) */
+#define DKN_LANES(VEC) ((VEC) == 2 ? 8 : (VEC) ? 16 : 1) /* lanes per pixel */
 
 #if defined(DKP_HOSTSIM)
 /* Host simulation: a shuffle through shared memory (every thread of the block
@@ -156,7 +159,7 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
     typedef typename dkp_store<DT>::T S;
     const dkh_gemm_args &p = q.c;
     const int VW = DT == 1 ? 4 : 8, CV = DKN_CC / VW, NV4 = CO / 4, PPT = DKN_PPT(VEC);
-    const int L = VEC ? DKN_L : 1, SL = DKH_THREADS / L, TILE = SL * PPT, VPL = VEC ? CV / DKN_L : CV;
+    const int L = DKN_LANES(VEC), SL = DKH_THREADS / L, TILE = SL * PPT, VPL = VEC ? (CV + L - 1) / L : CV;
     DKP_SHARED dkp_f32x4 ws[DKN_TB * NV4 * DKN_CC];
     DKP_SHARED float ob[TILE * CO]; /* finished sums of a tile: [pixel][co] */
     const int tid = dkp_tid(), lane = tid % L, slot = tid / L;
@@ -207,9 +210,9 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
                     if (VEC) {
 #pragma unroll
                         for (int k = 0; k < VPL; k++)
-                            if (lane + k * DKN_L < nvec)
-                                m3 ? dkn_vector<DT, CO, VEC, 1>(acc, xb, off, ok, c0, lane + k * DKN_L, cin, p.b_s[1], wtap)
-                                   : dkn_vector<DT, CO, VEC, 0>(acc, xb, off, ok, c0, lane + k * DKN_L, cin, p.b_s[1], wtap);
+                            if (lane + k * L < nvec)
+                                m3 ? dkn_vector<DT, CO, VEC, 1>(acc, xb, off, ok, c0, lane + k * L, cin, p.b_s[1], wtap)
+                                   : dkn_vector<DT, CO, VEC, 0>(acc, xb, off, ok, c0, lane + k * L, cin, p.b_s[1], wtap);
                     } else {
                         /* one thread per pixel: not unrolled (scalar loads of 8 vectors
                          * in flight would need hundreds of registers) */
@@ -222,15 +225,15 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
             }
         }
         if (VEC) {
-            /* reduce-scatter over the 16 lanes of a pixel group: at the step with
+            /* reduce-scatter over the L lanes of a pixel group: at the step with
              * mask m a lane keeps the half of its values selected by its bit m and
              * adds the partner's copy of that half; lane l ends with the sums of
              * values l*R .. l*R + R-1 (value index j*CO + co). */
-            const int NVAL = PPT * CO, R = NVAL / DKN_L;
+            const int NVAL = PPT * CO, R = NVAL / L;
             float *v = acc;
 #pragma unroll
-            for (int st = 1; st < DKN_L; st *= 2) {
-                const int m = DKN_L / 2 / st;
+            for (int st = 1; st < L; st *= 2) {
+                const int m = L / 2 / st;
                 const bool up = (lane & m) != 0;
                 const int n = R * m; /* values kept after this step */
 #pragma unroll
@@ -277,7 +280,9 @@ DKP_DEV void dkn_conv(const dkh_narrow_args &q) {
     DKN_KERNEL(B) dkk_narrow_##NAME##_c4_s(dkh_narrow_args p) { dkn_conv<DT, 4, 0>(p); } \
     DKN_KERNEL(2) dkk_narrow_##NAME##_c8_s(dkh_narrow_args p) { dkn_conv<DT, 8, 0>(p); } \
     DKN_KERNEL(B) dkk_narrow_##NAME##_c4_v(dkh_narrow_args p) { dkn_conv<DT, 4, 1>(p); } \
-    DKN_KERNEL(2) dkk_narrow_##NAME##_c8_v(dkh_narrow_args p) { dkn_conv<DT, 8, 1>(p); }
+    DKN_KERNEL(2) dkk_narrow_##NAME##_c8_v(dkh_narrow_args p) { dkn_conv<DT, 8, 1>(p); } \
+    DKN_KERNEL(B) dkk_narrow_##NAME##_c4_v8(dkh_narrow_args p) { dkn_conv<DT, 4, 2>(p); } \
+    DKN_KERNEL(2) dkk_narrow_##NAME##_c8_v8(dkh_narrow_args p) { dkn_conv<DT, 8, 2>(p); }
 DKN_KERNELS(f32, 1, 2)
 DKN_KERNELS(f16, 2, 3)
 DKN_KERNELS(bf16, 3, 3)
@@ -287,4 +292,4 @@ DKN_KERNELS(bf16, 3, 3)
 #undef DKN_PPT
 #undef DKN_CC
 #undef DKN_TB
-#undef DKN_L
+#undef DKN_LANES
