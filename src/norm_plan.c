@@ -34,11 +34,11 @@ void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, 
     memset(s, 0, sizeof *s);
     if (mode == 2) {
         /* Statistics: each workgroup ends with a merge of its partials in shared
-         * memory and a write, paid per chunk; chunks of 32 K elements spent a
-         * quarter of the pass on that at 128 channels @ 1024.  So chunks of up
-         * to 128 K elements, as long as at least 512 workgroups remain to fill
-         * the GPU (fewer partials also shorten the merge pass).  The normalize
-         * pass keeps 32 K-element chunks: it streams at the copy bandwidth. */
+         * memory and a write, paid per chunk, and the merge pass reads one
+         * partial per chunk.  So chunks of up to 128 K elements, as long as at
+         * least 512 workgroups remain to fill the GPU (docs/group-norm.md).
+         * The normalize pass keeps 32 K-element chunks: it streams at the copy
+         * bandwidth. */
         const int64_t rows = threads / (c / vw), elems = hw * c;
         int64_t runs = (elems + 32767) / 32768, big = (elems + 131071) / 131072;
         if (runs > 512) runs = big > 512 ? big : 512;
@@ -47,8 +47,8 @@ void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, 
     } else {
         /* About 8 K elements per statistics workgroup, at most 4096 per group;
          * small tensors in chunks down to 256 units while that keeps fewer
-         * than 512 workgroups (the VAEs' NaN/Inf tests of 3- and 4-channel
-         * images and latents ran in 8 workgroups of 8 K elements each). */
+         * than 512 workgroups (the VAEs' NaN/Inf tests of 4-channel latents
+         * would otherwise run in 8 workgroups). */
         const int64_t units = mode == 1 ? len / vw : len, ng = shape[0] * groups;
         int64_t chunks = (len + 8191) / 8192;
         if (chunks * ng < 512) {

@@ -101,9 +101,9 @@ DKP_DEV void dks_stage_patch(const dkh_gemm_args &p, const typename dkp_store<DT
  * tap_h, tap_w) with this thread's column in prow.  K3: a 3x3 tap grid of stride
  * and dilation 1 over a patch DKS_TW + 2 wide, unrolled with every shared-memory
  * offset a constant of the instruction (each tap column's TH + 2 patch rows
- * are read once for its three tap rows): the run-time loops'
- * address arithmetic and branches were most of the kernel's non-FMA
- * instructions (Nsight Compute: 261 M issued for 113 M FMAs). */
+ * are read once for its three tap rows): the run-time loops' address
+ * arithmetic and branches were most of the kernel's non-FMA instructions
+ * (docs/conv.md). */
 template <bool K3>
 DKP_DEV void dks_products(const dkh_shallow_args &q, const float *prow, const dkp_f32x4 *wq, float *acc) {
     const dkh_gemm_args &p = q.c;

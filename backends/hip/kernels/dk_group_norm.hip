@@ -68,10 +68,11 @@ DKP_DEV void dkn_reduce_write(const dkh_gn_args &p, float *sh, dkh_i64 ng) {
 }
 
 /* Any strides, element by element: shifted sums (no division per element) in
- * 32-bit coordinates where the group fits them (64-bit divisions were most of
- * this pass's time: it tests the VAE's 3- and 4-channel images and latents for
- * NaN/Inf), walking channels fastest where they are the smallest stride
- * (channels-last: adjacent threads read adjacent elements). */
+ * 32-bit coordinates where the group fits them (a 64-bit division costs
+ * several times a 32-bit one; this pass tests the VAEs' 3- and 4-channel
+ * images and latents for NaN/Inf), walking channels fastest where they are
+ * the smallest stride (channels-last: adjacent threads read adjacent
+ * elements). */
 template <int DT, typename I> DKP_DEV void dkn_partial_any_walk(const dkh_gn_args &p, float *sh) {
     const int P = 8 * DKH_THREADS;
     const I cg = (I)(p.shape[1] / p.groups), W = (I)p.shape[3], hw = (I)p.shape[2] * W, len = cg * hw;
@@ -80,8 +81,7 @@ template <int DT, typename I> DKP_DEV void dkn_partial_any_walk(const dkh_gn_arg
     I e0 = (I)dkp_bid_x() * (I)p.chunk, e1 = e0 + (I)p.chunk < len ? e0 + (I)p.chunk : len;
     const dkh_i64 base = n * p.x_s[0] + g * (dkh_i64)cg * p.x_s[1];
     float cnt = 0.0f, k = 0.0f, s1 = 0.0f, s2 = 0.0f, mean, m2;
-    /* four elements per step: their loads in flight together (one at a time,
-     * a thread's few dozen elements were a chain of load latencies) */
+    /* four elements per step: their loads in flight together */
     for (I e = e0 + (I)dkp_tid(); e < e1; e += 4 * DKH_THREADS) {
         float x[4];
 #pragma unroll
