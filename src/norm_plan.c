@@ -40,10 +40,9 @@ void dk__gn_split(int mode, const int64_t shape[4], int32_t groups, int64_t vw, 
          * The normalize pass keeps 32 K-element chunks: it streams at the copy
          * bandwidth. */
         const int64_t rows = threads / (c / vw), elems = hw * c;
-        int64_t runs = (elems + 32767) / 32768, big = (elems + 131071) / 131072;
-        if (runs > 512) runs = big > 512 ? big : 512;
-        gn_pixel_runs(hw, rows, runs, &s->chunks, &s->chunk);
-        gn_pixel_runs(hw, rows, (elems + 32767) / 32768, &s->apply_chunks, &s->apply_chunk);
+        const int64_t small = (elems + 32767) / 32768, big = (elems + 131071) / 131072;
+        gn_pixel_runs(hw, rows, small <= 512 ? small : big > 512 ? big : 512, &s->chunks, &s->chunk);
+        gn_pixel_runs(hw, rows, small, &s->apply_chunks, &s->apply_chunk);
     } else {
         /* About 8 K elements per statistics workgroup, at most 4096 per group;
          * small tensors in chunks down to 256 units while that keeps fewer

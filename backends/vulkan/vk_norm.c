@@ -73,7 +73,7 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     uint32_t spec[DK_VK_SPEC], flags = 0, mode;
     int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], vw = 16 / (int64_t)dk_dtype_size(x->dtype);
     uint64_t total = (uint64_t)(n * c * h * w), ng = (uint64_t)(n * d->groups);
-    uint64_t chunks, chunk, coef, scr_floats, work;
+    uint64_t coef, scr_floats, work;
     dk_gn_split sp;
     dk_status st;
     if (total > VKOP_MAX_INDEX) return dk__vkop_too_big(ctx, op, "the element count", total);
@@ -96,10 +96,8 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     {
         const int64_t shape4[4] = {n, c, h, w};
         dk__gn_split((int)mode, shape4, d->groups, vw, 256, &sp);
-        chunks = (uint64_t)sp.chunks;
-        chunk = (uint64_t)sp.chunk;
     }
-    coef = (ng * chunks * 3 + 3) / 4 * 4;
+    coef = (ng * (uint64_t)sp.chunks * 3 + 3) / 4 * 4;
     scr_floats = coef + (uint64_t)(n * c) * 4;
     st = vkop_scratch(ctx, scr_floats * 4);
     if (st != DK_OK) return st;
@@ -108,8 +106,8 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
     params.h = (int32_t)h;
     params.w = (int32_t)w;
     params.groups = d->groups;
-    params.chunks = (int32_t)chunks;
-    params.chunk = (int32_t)chunk;
+    params.chunks = (int32_t)sp.chunks;
+    params.chunk = (int32_t)sp.chunk;
     params.apply_chunks = (int32_t)sp.apply_chunks;
     params.apply_chunk = (int32_t)sp.apply_chunk;
     params.eps = d->eps;
@@ -137,7 +135,7 @@ dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *d, int gn
         bind[5].write = 0;
         bind[1].buf = bind[2].buf = bind[3].buf = NULL;
         if (gn_mode != DK__GN_APPLY)
-            st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, &params, sizeof params, chunks,
+            st = dk__vk_dispatch(ctx, DK_VK_SH_GN_STATS, spec, b1, &params, sizeof params, (uint64_t)sp.chunks,
                                  (uint32_t)(mode == DK_VK_GN_MODE_NHWC ? (uint64_t)n : ng), 1);
         if (st == DK_OK) st = dk__vk_dispatch(ctx, DK_VK_SH_GN_FINAL, spec, b2, &params, sizeof params, ng, 1, 1);
         if (st == DK_OK && gn_mode != DK__GN_STATS)

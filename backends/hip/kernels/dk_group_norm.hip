@@ -81,34 +81,22 @@ template <int DT, typename I> DKP_DEV void dkn_partial_any_walk(const dkh_gn_arg
     I e0 = (I)dkp_bid_x() * (I)p.chunk, e1 = e0 + (I)p.chunk < len ? e0 + (I)p.chunk : len;
     const dkh_i64 base = n * p.x_s[0] + g * (dkh_i64)cg * p.x_s[1];
     float cnt = 0.0f, k = 0.0f, s1 = 0.0f, s2 = 0.0f, mean, m2;
-    /* four elements per step: their loads in flight together */
-    for (I e = e0 + (I)dkp_tid(); e < e1; e += 4 * DKH_THREADS) {
-        float x[4];
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const I er = e + r * DKH_THREADS;
-            I c, s;
-            if (cfast) {
-                c = er % cg;
-                s = er / cg;
-            } else {
-                c = er / hw;
-                s = er % hw;
-            }
-            x[r] = er < e1 ? dkp_load(p.x, DT, base + (dkh_i64)c * p.x_s[1] + (dkh_i64)(s / W) * p.x_s[2] +
-                                                   (dkh_i64)(s % W) * p.x_s[3])
-                           : 0.0f;
+    for (I e = e0 + (I)dkp_tid(); e < e1; e += DKH_THREADS) {
+        I c, s;
+        if (cfast) {
+            c = e % cg;
+            s = e / cg;
+        } else {
+            c = e / hw;
+            s = e % hw;
         }
-        if (cnt == 0.0f) k = x[0];
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            if (e + r * DKH_THREADS < e1) {
-                float d = x[r] - k;
-                s1 += d;
-                s2 += d * d;
-                cnt += 1.0f;
-            }
-        }
+        float x = dkp_load(p.x, DT, base + (dkh_i64)c * p.x_s[1] + (dkh_i64)(s / W) * p.x_s[2] +
+                                        (dkh_i64)(s % W) * p.x_s[3]);
+        if (cnt == 0.0f) k = x;
+        float d = x - k;
+        s1 += d;
+        s2 += d * d;
+        cnt += 1.0f;
     }
     dkn_unshift(cnt, k, s1, s2, mean, m2);
     sh[8 * dkp_tid()] = cnt;
@@ -119,7 +107,7 @@ template <int DT, typename I> DKP_DEV void dkn_partial_any_walk(const dkh_gn_arg
 
 template <int DT> DKP_DEV void dkn_partial_any(const dkh_gn_args &p, float *sh) {
     const dkh_i64 len = p.shape[1] / p.groups * p.shape[2] * p.shape[3];
-    if (len + 4 * DKH_THREADS < ((dkh_i64)1 << 31)) dkn_partial_any_walk<DT, int>(p, sh);
+    if (len + DKH_THREADS < ((dkh_i64)1 << 31)) dkn_partial_any_walk<DT, int>(p, sh);
     else dkn_partial_any_walk<DT, dkh_i64>(p, sh);
 }
 
