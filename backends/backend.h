@@ -90,6 +90,15 @@ typedef struct dk_backend_ops {
      * path needs (HIP on Hopper: 64 for wgmma), else 0.  A caller that copies
      * x anyway (dk_conv3d's staged frames) pads its channels to it. */
     int64_t (*conv_channel_multiple)(dk_context *ctx, dk_dtype dtype);
+
+    /* Optional (NULL: src/conv3d.c stages the frames).  A validated
+     * dk_conv3d_chunk (cache may be NULL) whose taps the backend's conv kernels
+     * read where they are, x's frames, the cache's and the zero frames around
+     * them, with no staged copy.  Returns 0 where it cannot take the call
+     * (nothing run, no error set), else 1 with *st its status. */
+    int (*conv3d_in_place)(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
+                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                           dk_status *st);
 } dk_backend_ops;
 
 /* Each backend defines one table; the list in src/core.c (core_backends) holds those compiled in. */

@@ -461,7 +461,9 @@ DK_API void dk_conv3d_desc_init(dk_conv3d_desc *desc);
  * residual may be y's very view).  Runs as conv2d calls of the backend: a
  * general KT x KH x KW kernel stages its input frames in scratch memory the
  * context keeps (at most 512 MiB, or one output frame's input if larger; freed
- * by dk_release_scratch; docs/conv.md). */
+ * by dk_release_scratch; docs/conv.md), except where the backend's conv
+ * kernels read the frames in place (HIP: f16/bf16 channels-last x and cache,
+ * groups 1, Cin a multiple of 32, on Hopper of 64). */
 DK_API dk_status dk_conv3d(dk_context *ctx, const dk_conv3d_desc *desc,
                            const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                            const dk_tensor *residual, const dk_tensor *y);

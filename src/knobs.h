@@ -60,6 +60,8 @@
       "0: the VAE plan's conv after the upsampler no longer writes over its input's dead rows (vae-memory-plan.md)") \
     X(hip_gn_planes, HIP_GN_PLANES, INT, -1, 0, 0, "0|8", "hip", DIAGNOSTIC, "by size", \
       "NCHW GroupNorm apply by (n, c) planes, eight vectors per thread: 0 off, 8 forced (tests)") \
+    X(conv3d_in_place, CONV3D_IN_PLACE, BOOL, 1, 0, 1, NULL, "hip", BENCHMARK, "1", \
+      "0: `dk_conv3d` stages its input frames (time-im2col) even where the backend's conv kernels read them in place") \
     X(conv3d_pad_channels, CONV3D_PAD_CHANNELS, INT, -1, 0, 0, "0|8|16|32|64", "all", BENCHMARK, \
       "the backend's", \
       "channel multiple `dk_conv3d` pads its staged (time-im2col) input to, where that adds at most a quarter; " \

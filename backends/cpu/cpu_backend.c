@@ -127,4 +127,5 @@ const dk_backend_ops dk__cpu_backend = {
     NULL,
     NULL, /* no scratch kept between ops */
     NULL, /* every conv kernel takes any channel count */
+    NULL, /* conv3d: the staged lowering (src/conv3d.c) */
 };

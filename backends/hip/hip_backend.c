@@ -529,6 +529,7 @@ const dk_backend_ops dk__hip_backend = {
     hipbk_host_free,
     hipbk_release_scratch,
     dk__hip_conv_channel_multiple,
+    dk__hip_conv3d_in_place,
 };
 
 #undef HIPBK_CU_CC_MAJOR

@@ -68,10 +68,37 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
                           hipops_blocks(p->M, DKH_GEMM_BM), (uint64_t)batch, p);
 }
 
+/* Tensor map of x (or of a conv3d cache) as (C, W, H, images) over `count`
+ * images `stride` elements apart, boxes of 64 channels x p->tma_box pixels of
+ * one row; 0 where the driver refuses it. */
+static int hipops_xmap(dk_hip_api *api, const dkh_gemm_args *p, dkh_u64 addr, int64_t count, int64_t stride,
+                       unsigned char *map) {
+    uint64_t dims[4], strides[3];
+    uint32_t box[4] = {64, 1, 1, 1}, one[4] = {1, 1, 1, 1};
+    int i;
+    box[1] = (uint32_t)p->tma_box;
+    dims[0] = (uint64_t)p->cin_g;
+    dims[1] = (uint64_t)p->w.in_size;
+    dims[2] = (uint64_t)p->h.in_size;
+    dims[3] = (uint64_t)count;
+    /* a dimension of extent 1 gets the dense stride (its own is never used) */
+    strides[0] = (uint64_t)(dims[1] > 1 ? p->b_s[3] : p->cin_g) * 2;
+    strides[1] = dims[2] > 1 ? (uint64_t)p->b_s[2] * 2 : strides[0] * dims[1];
+    strides[2] = dims[3] > 1 ? (uint64_t)stride * 2 : strides[1] * dims[2];
+    for (i = 0; i < 3; i++)
+        if (strides[i] % 16 != 0) return 0;
+    /* UINT16 elements (a copy: f16 and bf16 alike), no interleave, 128-byte
+     * swizzle, 128-byte L2 promotion, zero fill */
+    return addr % 16 == 0 &&
+           api->cu_tensor_map_encode_tiled(map, 1, 4, (void *)(uintptr_t)addr, dims, strides, box, one, 0, 3, 2, 0) == 0;
+}
+
 /* Tensor maps of the TMA kernels (dk_gemm_wgmma.hip): x as (C, W, H, images)
  * with boxes of 64 channels x p->tma_box pixels of one row (the largest of 64,
  * 32, 16 that divides every output row), the packed weight as (row, Cout) with
- * boxes of 64 x 128; both 128-byte swizzled, zeros outside.  0 (use the
+ * boxes of 64 x 128; both 128-byte swizzled, zeros outside.  A conv3d read in
+ * place (p->t_taps) maps x's frames and the cache's as the images, so that
+ * frames before or after them come back as zeros.  0 (use the
  * cp.async kernels) where the problem does not fit: groups, fused upsample,
  * batched weights, steps along w, output rows not a multiple of 16 long, or
  * strides the driver refuses.  Boxes of 8 pixels measured slower than cp.async
@@ -79,10 +106,10 @@ static dk_status hipops_gemm_launch(dk_context *ctx, const char *op, dk_dtype dt
 static int hipops_tmaps(dk_context *ctx, dkh_gemm_args *p, int64_t batch, dkh_tmaps *t) {
     dk_hip_api *api = &dk__hip_state(ctx)->api;
     int i, n = p->nph > 0 ? p->nph : 1, bw;
-    uint64_t dims[4], strides[3];
-    uint32_t box[4] = {64, 64, 1, 1}, one[4] = {1, 1, 1, 1};
+    uint64_t dims[2], strides[1];
+    uint32_t box[2] = {64, DKH_GEMM_MMA_BN}, one[2] = {1, 1};
     if (!ctx->knobs.hip_tma || !api->cu_tensor_map_encode_tiled) return 0;
-    if (p->groups != 1 || p->ups != 1 || p->a_zs != 0 || p->a % 16 != 0 || p->b % 16 != 0) return 0;
+    if (p->groups != 1 || p->ups != 1 || p->a_zs != 0 || p->a % 16 != 0) return 0;
     for (bw = 64; bw >= 16; bw /= 2) {
         for (i = 0; i < n; i++) {
             const dkh_axis *w = p->nph > 0 ? &p->ph_w[i] : &p->w;
@@ -92,25 +119,15 @@ static int hipops_tmaps(dk_context *ctx, dkh_gemm_args *p, int64_t batch, dkh_tm
     }
     if (bw < 16) return 0;
     p->tma_box = bw;
-    box[1] = (uint32_t)bw;
-    dims[0] = (uint64_t)p->cin_g;
-    dims[1] = (uint64_t)p->w.in_size;
-    dims[2] = (uint64_t)p->h.in_size;
-    dims[3] = (uint64_t)(batch / n);
-    /* a dimension of extent 1 gets the dense stride (its own is never used) */
-    strides[0] = (uint64_t)(dims[1] > 1 ? p->b_s[3] : p->cin_g) * 2;
-    strides[1] = dims[2] > 1 ? (uint64_t)p->b_s[2] * 2 : strides[0] * dims[1];
-    strides[2] = dims[3] > 1 ? (uint64_t)p->b_s[0] * 2 : strides[1] * dims[2];
-    for (i = 0; i < 3; i++)
-        if (strides[i] % 16 != 0) return 0;
-    /* UINT16 elements (a copy: f16 and bf16 alike), no interleave, 128-byte
-     * swizzle, 128-byte L2 promotion, zero fill */
-    if (api->cu_tensor_map_encode_tiled(t->x, 1, 4, (void *)(uintptr_t)p->b, dims, strides, box, one, 0, 3, 2, 0))
-        return 0;
+    if (!hipops_xmap(api, p, p->b, p->t_taps ? p->t_x : batch / n, p->t_taps ? p->t_xs : p->b_s[0], t->x)) return 0;
+    if (p->t_cache) {
+        if (!hipops_xmap(api, p, p->t_cache, p->t_c, p->t_cs, t->c)) return 0;
+    } else {
+        memcpy(t->c, t->x, sizeof t->c);
+    }
     dims[0] = (uint64_t)p->a_s[0];
     dims[1] = (uint64_t)p->M;
     strides[0] = (uint64_t)p->a_s[0] * 2;
-    box[1] = DKH_GEMM_MMA_BN;
     if (strides[0] % 16 != 0) return 0;
     return api->cu_tensor_map_encode_tiled(t->w, 1, 2, (void *)(uintptr_t)p->a, dims, strides, box, one, 0, 3, 2, 0) == 0;
 }
@@ -134,10 +151,11 @@ static dk_status hipops_gemm_mma_launch(dk_context *ctx, const char *op, dk_dtyp
      * -> 0.834); with cp.async four where K >= 2048 (512->512 @512 2.82 -> 2.69,
      * 256->128 @1024 1.72 -> 1.62; 128->128 @1024 1.03 vs 1.05).
      * DIFKERN_HIP_WGMMA=0 / 2 / 4: off / two / four warpgroups (A/B timing, tests). */
-    if (wgmma && st->k.gemm_wgmma[dt]) {
+    /* conv3d's time taps (p->t_taps) only on four warpgroups or TMA (dk_gemm_wgmma.hip) */
+    if (wgmma && st->k.gemm_wgmma[dt] && (!p->t_taps || st->k.gemm_wgmma_4wg[dt])) {
         dkh_tmaps t;
         const int tma = st->k.gemm_wgmma_tma[dt] && st->k.gemm_wgmma_tma_4wg[dt] && hipops_tmaps(ctx, p, batch, &t);
-        const int four = st->k.gemm_wgmma_4wg[dt] && (forcew > 0 ? forcew == 4 : tma || p->K >= 2048);
+        const int four = st->k.gemm_wgmma_4wg[dt] && (p->t_taps || (forcew > 0 ? forcew == 4 : tma || p->K >= 2048));
         const uint64_t bm = four ? DKH_GEMM_WGMMA_4WG_BM : DKH_GEMM_MMA_BM, pixw = hipops_blocks(p->N, bm);
         const unsigned smem = four ? DKH_GEMM_WGMMA_4WG_SMEM : DKH_GEMM_WGMMA_SMEM;
         p->tiles_xy = pixw <= 65535u;
@@ -533,6 +551,93 @@ int64_t dk__hip_conv_channel_multiple(dk_context *ctx, dk_dtype dt) {
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y) {
     return hipops_conv2d(ctx, d, x, w, bias, residual, y, 0);
+}
+
+/* Image n of a 5-D [N, C, T, H, W] view as the 4-D [T, C, H, W] view of its frames. */
+static dk_tensor hipops_frames(const dk_tensor *t, int64_t n) {
+    dk_tensor v = *t;
+    v.ndim = 4;
+    v.offset += (uint64_t)(n * t->strides[0]) * dk_dtype_size(t->dtype);
+    v.shape[0] = t->shape[2];
+    v.strides[0] = t->strides[2];
+    v.shape[2] = t->shape[3];
+    v.strides[2] = t->strides[3];
+    v.shape[3] = t->shape[4];
+    v.strides[3] = t->strides[4];
+    v.shape[4] = 1;
+    v.strides[4] = 0;
+    return v;
+}
+
+/* backend.h's conv3d_in_place: the fast kernels' reduction over (time tap,
+ * tap_h, tap_w, channel) reading every tap's frame where it is (x, the cache
+ * or zeros: dkh_gemm_args's t_* fields), one launch per image with the output
+ * frames as the batch.  Taken where those kernels read x and the cache in
+ * place: f16/bf16 channels-last frames (hipops_fast_ok), the cache with x's
+ * pixel strides, groups 1, Cin a multiple of conv_channel_multiple (Hopper:
+ * 64, the wgmma slice; below it the staged copy pads the channels up to it,
+ * which measured faster than the mma.sync kernels in place), and a weight
+ * whose KT and KH merge into one dimension, so that its packing is conv2d's
+ * of [Cout, Cin, KT*KH, KW] (rows [kt][kh][kw][cin], cached per weight). */
+int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x,
+                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                            dk_status *st) {
+    const int64_t cin = x->shape[1], t = x->shape[2], tc = cache ? cache->shape[2] : 0, ot = y->shape[2];
+    const int64_t kt = w->shape[2], kh = w->shape[3], kw = w->shape[4], mult = dk__hip_conv_channel_multiple(ctx, x->dtype);
+    const int64_t lim = (int64_t)1 << 30;
+    dk_tensor xf = hipops_frames(x, 0), wv = *w;
+    dkh_gemm_args p;
+    int64_t n;
+    if (d->groups != 1 || kt < 2 || cin % DKH_GEMM_MMA_BK != 0 || (mult > 0 && cin % mult != 0)) return 0;
+    if (w->strides[2] != kh * w->strides[3] || ot > 65535 || t >= lim || d->pad_front >= lim ||
+        (int64_t)d->stride_t * ot >= lim || (int64_t)d->dilation_t * kt >= lim)
+        return 0;
+    if (!hipops_fast_ok(ctx, &xf, cin, 1, y->shape[3] * y->shape[4])) return 0;
+    if (cache) {
+        dk_tensor cf = hipops_frames(cache, 0);
+        if (!hipops_fast_ok(ctx, &cf, cin, 1, y->shape[3] * y->shape[4]) || cache->strides[3] != x->strides[3] ||
+            cache->strides[4] != x->strides[4])
+            return 0;
+    }
+    wv.ndim = 4;
+    wv.shape[2] = kt * kh;
+    wv.strides[2] = w->strides[3];
+    wv.shape[3] = kw;
+    wv.strides[3] = w->strides[4];
+    wv.shape[4] = 1;
+    wv.strides[4] = 0;
+    for (n = 0; n < x->shape[0]; n++) {
+        dk_tensor xv = hipops_frames(x, n), yv = hipops_frames(y, n), rv;
+        if (residual) rv = hipops_frames(residual, n);
+        hipops_conv_common(&p, &xv, &wv, bias, residual ? &rv : NULL, &yv, 1, d->activation, d->post_activation,
+                           d->output_scale, d->residual_scale);
+        p.cin_g = cin;
+        p.M = w->shape[0];
+        p.h.out_count = y->shape[3]; p.h.out_step = 1; p.h.in_step = d->stride_h; p.h.off0 = -d->pad_top;
+        p.h.off_step = d->dilation_h; p.h.taps = kh; p.h.k_step = 1; p.h.in_size = x->shape[3];
+        p.w.out_count = y->shape[4]; p.w.out_step = 1; p.w.in_step = d->stride_w; p.w.off0 = -d->pad_left;
+        p.w.off_step = d->dilation_w; p.w.taps = kw; p.w.k_step = 1; p.w.in_size = x->shape[4];
+        p.N = p.h.out_count * p.w.out_count;
+        p.K = cin * kt * kh * kw;
+        p.b_s[0] = 0;
+        p.t_taps = (int)kt;
+        p.t_step = d->stride_t;
+        p.t_dil = d->dilation_t;
+        p.t_front = d->pad_front;
+        p.t_zero = (int)(d->pad_front - tc);
+        p.t_x = (int)t;
+        p.t_c = (int)tc;
+        p.t_xs = x->strides[2];
+        if (cache) {
+            dk_tensor cv = hipops_frames(cache, n);
+            p.t_cache = hipops_addr(&cv);
+            p.t_cs = cache->strides[2];
+        }
+        *st = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, &wv, 0, &p);
+        if (*st == DK_OK) *st = hipops_gemm_mma_launch(ctx, "dk_conv3d", y->dtype, &p, ot);
+        if (*st != DK_OK) break;
+    }
+    return 1;
 }
 
 /* The phase in p.h, p.w, p.N, p.K joins the pending launch (p.ph_*, p.nph),

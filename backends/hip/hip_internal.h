@@ -140,6 +140,9 @@ dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
 /* backend.h's conv_channel_multiple: 64 where the wgmma kernels are loaded for dt. */
 int64_t dk__hip_conv_channel_multiple(dk_context *ctx, dk_dtype dt);
+int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x,
+                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                            dk_status *st);
 dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
                          const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,

@@ -60,6 +60,7 @@ typedef uint64_t dkh_u64;
 typedef struct dkh_tmaps {
     DKH_ALIGN64 unsigned char x[128];
     DKH_ALIGN64 unsigned char w[128];
+    DKH_ALIGN64 unsigned char c[128]; /* conv3d in place: the cache's frames (x's where none) */
 } dkh_tmaps;
 /* dkk_attention_wgmma_small_*: tensor maps of Q and K ([b, h, n, D] as (D, n, h, b)) and of V^T
  * in scratch ((keys, b*h*Dv)) */
@@ -132,6 +133,19 @@ typedef struct dkh_gemm_args {
      * ph_n[i], ph_k[i] (h, w, N, K above: the grid's extent and kernel choice) */
     dkh_axis ph_h[DKH_PHASES], ph_w[DKH_PHASES];
     dkh_i64 ph_n[DKH_PHASES], ph_k[DKH_PHASES];
+    /* fast kernels, conv3d read in place (t_taps > 0; one image per launch, z =
+     * output frame, b_s[0] = 0): the taps are (time tap, tap_h, tap_w), the
+     * tap index th of the tap_h loop running over t_taps * h.taps (time tap th
+     * / h.taps; h.k0 = 0, h.k_step = 1, so the packed weight's rows are
+     * [KT*KH][KW][Cin]).  Output frame z reads at time tap k frame f = z *
+     * t_step + k * t_dil of the concatenation [zeros, cache, x, zeros]: where f
+     * >= t_front or there is no cache (t_cache 0), x's frame f - t_front (b +
+     * that * t_xs), else the cache's frame f - t_zero (t_cache + that * t_cs);
+     * frames outside [0, t_x) and [0, t_c) read as zeros.  x and the cache share
+     * b_s[2], b_s[3]. */
+    dkh_u64 t_cache;
+    dkh_i64 t_xs, t_cs;
+    int t_taps, t_step, t_dil, t_front, t_zero, t_x, t_c, t_pad;
     /* fast kernel: tiles_xy 1 = grid x walks the channel tiles, y the pixel tiles */
     int nph, mode, transposed, act, has_bias, has_res, tiles_xy;
     int tma_box; /* TMA kernels: pixels per box of x (64, 32 or 16; divides every output row) */

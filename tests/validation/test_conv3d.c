@@ -12,9 +12,12 @@
  *   keeps dk_memory_usage's peak within the cap, dk_release_scratch gives the
  *   scratch back, and the frames of the last group are right.
  * - the staged channels padded to a multiple (dk__conv3d's) change nothing but the scratch;
+ * - a conv the backend reads in place (HIP's fast kernels) equals the staged one,
+ *   and on HIP it was taken;
  * Exit 77 (skipped) when the backend is not on this machine. */
 #include "backend_test.h"
 #include "../../src/plan.h"
+#include "../../backends/backend.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -613,6 +616,79 @@ static void tc_padded(dk_context *ctx) {
     }
 }
 
+/* ------------------------------------------------------------- in place */
+
+/* A conv3d whose taps the backend's kernels read in place (backend.h's
+ * conv3d_in_place; HIP's fast kernels: 64 channels, channels-last) gives what
+ * the staged copy gives (dk__conv3d's multiple 0 always stages): f16 without
+ * a cache and with a zero frame after x; bf16 after 2 cached frames with a
+ * residual and rows of 12 (the TMA kernels take rows of 16, the others 12);
+ * f16 after 1 cached frame (a zero frame before it) with stride_t 2.  On HIP
+ * the in-place call must have been taken: no conv3d scratch was grown. */
+static void tc_in_place(dk_context *ctx, const char *name) {
+    enum { C = 64, CO = 48, H = 4, RUNS = 3 };
+    const dk_dtype dts[RUNS] = {DK_F16, DK_BF16, DK_F16};
+    const int ts[RUNS] = {3, 3, 4}, ws[RUNS] = {16, 12, 16}, tcs[RUNS] = {0, 2, 1}, res[RUNS] = {0, 1, 0};
+    const int sts[RUNS] = {1, 1, 2}, pbs[RUNS] = {1, 0, 0};
+    const int64_t wshape[5] = {CO, C, 3, 3, 3}, bshape[1] = {CO};
+    const int hip = !strcmp(name, "hip");
+    int r, k;
+    for (r = 0; r < RUNS; r++) {
+        const dk_dtype dt = dts[r];
+        const int T = ts[r], W = ws[r], OT = (T + 2 + pbs[r] - 2 - 1) / sts[r] + 1;
+        const size_t es = dk_dtype_size(dt), ny = (size_t)CO * OT * H * W;
+        const double tol = dt == DK_F16 ? 2e-3 : 1.6e-2;
+        dk_buffer *bx = tc_random_buffer(ctx, dt, (int64_t)C * T * H * W, 1.0, 71u + (uint32_t)r);
+        dk_buffer *bw = tc_random_buffer(ctx, dt, CO * C * 27, 0.05, 81u + (uint32_t)r);
+        dk_buffer *bb = tc_random_buffer(ctx, dt, CO, 1.0, 91u + (uint32_t)r);
+        dk_buffer *bc = tc_random_buffer(ctx, dt, (int64_t)C * 2 * H * W, 1.0, 101u + (uint32_t)r);
+        dk_buffer *br = tc_random_buffer(ctx, dt, (int64_t)ny, 1.0, 111u + (uint32_t)r);
+        dk_buffer *by[2] = {NULL, NULL};
+        unsigned char *out[2] = {(unsigned char *)malloc(ny * es), (unsigned char *)malloc(ny * es)};
+        int bad = 0;
+        size_t i;
+        for (k = 0; k < 2; k++)
+            BT_CHECK(dk_buffer_create(ctx, ny * es, &by[k]) == DK_OK &&
+                         dk_buffer_fill(ctx, by[k], 0, ny * es, TC_POISON) == DK_OK, "buffer: %s", dk_last_error(ctx));
+        for (k = 0; k < 2 && bx && bw && bb && bc && br && by[k] && out[k]; k++) {
+            dk_conv3d_desc d;
+            dk_tensor x = tc_video(bx, 0, dt, 1, 1, C, T, H, W), y = tc_video(by[k], 0, dt, 1, 1, CO, OT, H, W);
+            dk_tensor cache = tc_video(bc, 0, dt, 1, 1, C, tcs[r] ? tcs[r] : 1, H, W);
+            dk_tensor rv = tc_video(br, 0, dt, 1, 1, CO, OT, H, W);
+            dk_tensor w = dk_tensor_contiguous(bw, 0, dt, 5, wshape), b = dk_tensor_contiguous(bb, 0, dt, 1, bshape);
+            dk_conv3d_desc_init(&d);
+            d.pad_front = 2;
+            d.pad_back = pbs[r];
+            d.stride_t = sts[r];
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            d.activation = DK_ACT_SILU;
+            BT_CHECK(dk_release_scratch(ctx) == DK_OK, "release: %s", dk_last_error(ctx));
+            BT_CHECK(dk__conv3d(ctx, "dk_conv3d", &d, tcs[r] ? &cache : NULL, &x, &w, &b, res[r] ? &rv : NULL, &y,
+                                k ? 0 : -1) == DK_OK && dk_sync(ctx) == DK_OK,
+                     "in-place run %d (%s): %s", r, k ? "staged" : "in place", dk_last_error(ctx));
+            if (!k && hip)
+                BT_CHECK(ctx->ops->conv3d_in_place && !ctx->conv3d_scratch,
+                         "in-place run %d: the HIP backend staged the frames instead of reading them in place", r);
+            BT_CHECK(dk_buffer_download(ctx, by[k], 0, out[k], ny * es) == DK_OK, "download: %s", dk_last_error(ctx));
+        }
+        for (i = 0; out[0] && out[1] && i < ny; i++) {
+            double a = tc_get(dt, out[0], (int64_t)i), e = tc_get(dt, out[1], (int64_t)i);
+            if (!(fabs(a - e) <= tol * (1.0 + fabs(e)))) bad++;
+        }
+        BT_CHECK(bad == 0, "in-place run %d (%s): in place differs from staged at %d of %d outputs", r,
+                 dk_dtype_name(dt), bad, (int)ny);
+        free(out[0]);
+        free(out[1]);
+        dk_buffer_destroy(ctx, bx);
+        dk_buffer_destroy(ctx, bw);
+        dk_buffer_destroy(ctx, bb);
+        dk_buffer_destroy(ctx, bc);
+        dk_buffer_destroy(ctx, br);
+        dk_buffer_destroy(ctx, by[0]);
+        dk_buffer_destroy(ctx, by[1]);
+    }
+}
+
 int main(int argc, char **argv) {
     dk_context_options opt;
     dk_context *ctx = NULL;
@@ -631,6 +707,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 2 && !strcmp(argv[2], "memory")) tc_memory(ctx);
     tc_padded(ctx);
+    tc_in_place(ctx, name);
     dk_context_destroy(ctx);
     printf("%s: %s (%d failures)\n", name, bt_failures ? "FAIL" : "ok", bt_failures);
     return bt_failures ? 1 : 0;

@@ -43,15 +43,45 @@ struct dkgf_rows {
     bool pv[4], cv[4];
 };
 
+/* conv3d in place: frame f of the concatenation [zeros, cache, x, zeros]
+ * (dkh_gemm_args) as an element offset from x's element 0 (*off) and whether
+ * it holds data (*has); the cache's offset is taken from the byte addresses. */
+DKP_DEV void dkgf_frame(const dkh_gemm_args &p, int f, dkh_i64 *off, bool *has) {
+    if (f >= p.t_front || !p.t_cache) {
+        const int t = f - p.t_front;
+        *has = t >= 0 && t < p.t_x;
+        *off = (dkh_i64)t * p.t_xs;
+    } else {
+        const int t = f - p.t_zero;
+        *has = t >= 0 && t < p.t_c;
+        *off = (dkh_i64)(p.t_cache - p.b) / 2 + (dkh_i64)t * p.t_cs;
+    }
+}
+
 /* Source addresses of slice (ci0, th, tw): src[0..R-1] the pixel rows,
- * src[R..R+RB-1] the channel rows of this thread's 16-byte chunk; ok = inside the problem. */
-template <int R, int RB = R>
+ * src[R..R+RB-1] the channel rows of this thread's 16-byte chunk; ok = inside the problem.
+ * T3: with conv3d's time taps (p.t_taps); a kernel without them never gets a
+ * conv3d (hip_conv.c). */
+template <int R, int RB = R, bool T3 = true>
 DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int th, int tw, const dkp_u16 **src,
                       bool *ok) {
-    const int hin = (int)p.h.in_size, win = (int)p.w.in_size, ups = (int)p.ups;
-    const int dy = th * (int)p.h.off_step, dx = tw * (int)p.w.off_step;
+    int hin = (int)p.h.in_size;
+    const int win = (int)p.w.in_size, ups = (int)p.ups;
+    /* weight rows: th over (time tap, tap_h) walks the packed [KT*KH] rows as is */
     const dkh_i64 woff = ((dkh_i64)p.h.k0 + (dkh_i64)th * p.h.k_step) * p.a_s[2] +
                          ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3] + ci0;
+    dkh_i64 base = ci0;
+    if (T3 && p.t_taps) {
+        const int kt = th / (int)p.h.taps;
+        dkh_i64 foff;
+        bool fhas;
+        th -= kt * (int)p.h.taps;
+        /* the block's output frame: z (one image, one group, no phases) */
+        dkgf_frame(p, (int)dkp_bid_z() * p.t_step + kt * p.t_dil, &foff, &fhas);
+        base += foff;
+        if (!fhas) hin = 0; /* no row inside: zeros */
+    }
+    const int dy = th * (int)p.h.off_step, dx = tw * (int)p.w.off_step;
 #pragma unroll
     for (int j = 0; j < R; j++) {
         int y = s.y0[j] + dy, x = s.x0[j] + dx;
@@ -60,7 +90,7 @@ DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int t
             y /= ups;
             x /= ups;
         }
-        src[j] = ok[j] ? s.x[j] + (dkh_i64)y * p.b_s[2] + (dkh_i64)x * p.b_s[3] + ci0 : s.x[j];
+        src[j] = ok[j] ? s.x[j] + ((dkh_i64)y * p.b_s[2] + (dkh_i64)x * p.b_s[3] + base) : s.x[j];
     }
 #pragma unroll
     for (int j = 0; j < RB; j++) {

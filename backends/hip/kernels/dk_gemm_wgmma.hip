@@ -16,7 +16,9 @@
  * stay in flight while the next slice's are issued (LA + INF < ST), so a stage
  * is refilled only after the barrier that follows its MMAs' completion.
  * Where the problem allows, a warp-specialized variant (dkgwt_gemm below) loads
- * through the Tensor Memory Accelerator instead: +10-25% on the 3x3 convs. */
+ * through the Tensor Memory Accelerator instead: +10-25% on the 3x3 convs.
+ * conv3d's time taps (dkh_gemm_args t_*) run on the four-warpgroup and TMA
+ * kernels: at two warpgroups the frame gather spilled (128 registers). */
 #if defined(DKP_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 /* Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row
@@ -113,7 +115,7 @@ DKP_DEV void dkgw_gemm(const dkh_gemm_args &p, dkh_i64 z) {
     auto issue = [&](int sl) {
         if (sl < slices) {
             dkp_u16 *const a = ring + (sl % ST) * (SA + SB), *const b = a + SA;
-            if (ci0 == 0) dkgf_src<R, RB>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
+            if (ci0 == 0) dkgf_src<R, RB, WGS == 4>(p, s, 0, th, tw, src, ok); /* a new tap: new rows */
 #pragma unroll
             for (int j = 0; j < R + RB; j++) {
                 const int row = lrow + RS * (j < R ? j : j - R);
@@ -232,11 +234,20 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
             ys = py * (int)p.h.in_step + (int)p.h.off0;
             xs = px + (int)p.w.off0;
         }
-        int ci0 = 0, th = 0, tw = 0, dy = 0, dx = 0, wk = 0;
+        int ci0 = 0, th = 0, tw = 0, dy = 0, dx = 0, wk = 0, frame = (int)img;
+        const void *xmap = t.x;
         for (int sl = 0; sl < slices; sl++) {
             const int st = sl % ST;
             if (ci0 == 0) { /* a new tap */
-                dy = th * (int)p.h.off_step;
+                int kh = th;
+                if (p.t_taps) { /* conv3d in place: out-of-range frames come back as zeros */
+                    const int kt = th / (int)p.h.taps, f = (int)img * p.t_step + kt * p.t_dil;
+                    const bool cache = f < p.t_front && p.t_cache;
+                    kh -= kt * (int)p.h.taps;
+                    frame = cache ? f - p.t_zero : f - p.t_front;
+                    xmap = cache ? (const void *)t.c : (const void *)t.x;
+                }
+                dy = kh * (int)p.h.off_step;
                 dx = tw * (int)p.w.off_step;
                 wk = (int)(((dkh_i64)p.h.k0 + (dkh_i64)th * p.h.k_step) * p.a_s[2] +
                            ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3]);
@@ -245,7 +256,7 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
             const unsigned a = sbase + (unsigned)(st * (SA + SB) * 2), bar = full0 + 8 * st;
             if (lane == 0) dkgw_bar_expect(bar, (unsigned)((SA + SB) * 2));
             __syncwarp(); /* the byte count is expected before any copy lands */
-            if (mine) dkgw_tma4(a + lane * bw * BK * 2, t.x, ci0, xs + dx, ys + dy, (int)img, bar);
+            if (mine) dkgw_tma4(a + lane * bw * BK * 2, xmap, ci0, xs + dx, ys + dy, frame, bar);
             if (lane == 31) dkgw_tma2(a + SA * 2, t.w, wk + ci0, (int)m0, bar);
             ci0 += BK;
             if (ci0 == cin) {
