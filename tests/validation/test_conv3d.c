@@ -398,6 +398,25 @@ static dk_tensor tc_frames(const dk_tensor *v, int64_t f0, int64_t count) {
     return r;
 }
 
+/* Outputs of got that differ from want by more than tol (relative to 1 + |want|). */
+static int tc_mismatches(dk_dtype dt, const unsigned char *got, const unsigned char *want, size_t n, double tol) {
+    int bad = 0;
+    size_t i;
+    for (i = 0; got && want && i < n; i++) {
+        double a = tc_get(dt, got, (int64_t)i), b = tc_get(dt, want, (int64_t)i);
+        if (!(fabs(a - b) <= tol * (1.0 + fabs(b)))) bad++;
+    }
+    return bad;
+}
+
+/* The end of a two-run comparison: its host outputs and its n buffers freed. */
+static void tc_run_free(dk_context *ctx, unsigned char *out[2], dk_buffer *const *bufs, int n) {
+    int i;
+    free(out[0]);
+    free(out[1]);
+    for (i = 0; i < n; i++) dk_buffer_destroy(ctx, bufs[i]);
+}
+
 /* A 9-frame clip x [1, C, 9, H, W] through w (KT = 3, pad_front 2) whole, and
  * in chunks of 1, 4, 4 frames with a 2-frame cache kept by dk_convert. */
 static void tc_chunks(dk_context *ctx, dk_dtype dt, int ndhwc, int64_t kh) {
@@ -569,7 +588,6 @@ static void tc_padded(dk_context *ctx) {
         unsigned char *out[2] = {(unsigned char *)malloc(ny * es), (unsigned char *)malloc(ny * es)};
         uint64_t need[2] = {0, 0};
         int bad = 0;
-        size_t i;
         for (k = 0; k < 2; k++)
             BT_CHECK(dk_buffer_create(ctx, ny * es, &by[k]) == DK_OK &&
                          dk_buffer_fill(ctx, by[k], 0, ny * es, TC_POISON) == DK_OK, "buffer: %s", dk_last_error(ctx));
@@ -599,20 +617,13 @@ static void tc_padded(dk_context *ctx) {
         }
         BT_CHECK(need[1] > need[0], "padded run %d: scratch %llu, unpadded %llu", r, (unsigned long long)need[1],
                  (unsigned long long)need[0]);
-        for (i = 0; out[0] && out[1] && i < ny; i++) {
-            double a = tc_get(dt, out[1], (int64_t)i), b = tc_get(dt, out[0], (int64_t)i);
-            if (!(fabs(a - b) <= tol * (1.0 + fabs(b)))) bad++;
-        }
+        bad = tc_mismatches(dt, out[1], out[0], ny, tol);
         BT_CHECK(bad == 0, "padded run %d (%s): padded staging differs from unpadded at %d of %d outputs", r,
                  dk_dtype_name(dt), bad, (int)ny);
-        free(out[0]);
-        free(out[1]);
-        dk_buffer_destroy(ctx, bx);
-        dk_buffer_destroy(ctx, bw);
-        dk_buffer_destroy(ctx, bc);
-        dk_buffer_destroy(ctx, br);
-        dk_buffer_destroy(ctx, by[0]);
-        dk_buffer_destroy(ctx, by[1]);
+        {
+            dk_buffer *const bufs[6] = {bx, bw, bc, br, by[0], by[1]};
+            tc_run_free(ctx, out, bufs, 6);
+        }
     }
 }
 
@@ -646,7 +657,6 @@ static void tc_in_place(dk_context *ctx, const char *name) {
         dk_buffer *by[2] = {NULL, NULL};
         unsigned char *out[2] = {(unsigned char *)malloc(ny * es), (unsigned char *)malloc(ny * es)};
         int bad = 0;
-        size_t i;
         for (k = 0; k < 2; k++)
             BT_CHECK(dk_buffer_create(ctx, ny * es, &by[k]) == DK_OK &&
                          dk_buffer_fill(ctx, by[k], 0, ny * es, TC_POISON) == DK_OK, "buffer: %s", dk_last_error(ctx));
@@ -671,21 +681,13 @@ static void tc_in_place(dk_context *ctx, const char *name) {
                          "in-place run %d: the HIP backend staged the frames instead of reading them in place", r);
             BT_CHECK(dk_buffer_download(ctx, by[k], 0, out[k], ny * es) == DK_OK, "download: %s", dk_last_error(ctx));
         }
-        for (i = 0; out[0] && out[1] && i < ny; i++) {
-            double a = tc_get(dt, out[0], (int64_t)i), e = tc_get(dt, out[1], (int64_t)i);
-            if (!(fabs(a - e) <= tol * (1.0 + fabs(e)))) bad++;
-        }
+        bad = tc_mismatches(dt, out[0], out[1], ny, tol);
         BT_CHECK(bad == 0, "in-place run %d (%s): in place differs from staged at %d of %d outputs", r,
                  dk_dtype_name(dt), bad, (int)ny);
-        free(out[0]);
-        free(out[1]);
-        dk_buffer_destroy(ctx, bx);
-        dk_buffer_destroy(ctx, bw);
-        dk_buffer_destroy(ctx, bb);
-        dk_buffer_destroy(ctx, bc);
-        dk_buffer_destroy(ctx, br);
-        dk_buffer_destroy(ctx, by[0]);
-        dk_buffer_destroy(ctx, by[1]);
+        {
+            dk_buffer *const bufs[7] = {bx, bw, bb, bc, br, by[0], by[1]};
+            tc_run_free(ctx, out, bufs, 7);
+        }
     }
 }
 
