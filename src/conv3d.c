@@ -167,9 +167,7 @@ static dk_tensor c3d_view(dk_buffer *b, dk_dtype dt, uint64_t off, const int64_t
     return v;
 }
 
-/* Frames [f0, f0 + count) of image n of 5-D t, every step-th, as the batch of a
- * 4-D [count, C, H, W] view. */
-static dk_tensor c3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t count, int64_t step) {
+dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t count, int64_t step) {
     const int64_t shape[4] = {count, t->shape[1], t->shape[3], t->shape[4]};
     const int64_t strides[4] = {step * t->strides[2], t->strides[1], t->strides[3], t->strides[4]};
     uint64_t off = t->offset / dk_dtype_size(t->dtype) + (uint64_t)(n * t->strides[0] + f0 * t->strides[2]);
@@ -249,9 +247,9 @@ static dk_status c3d_direct(c3d_call *c) {
     }
     /* FRAMES: KT = 1, output frame o reads x frame o*stride_t - pad_front */
     for (n = 0; n < c->x->shape[0] && st == DK_OK; n++) {
-        dk_tensor xv = c3d_frames(c->x, n, ob * d->stride_t - pf, count, d->stride_t);
-        dk_tensor yv = c3d_frames(c->y, n, ob, count, 1), rv, wv = dk__drop_dim(c->w, 2, 0);
-        if (c->residual) rv = c3d_frames(c->residual, n, ob, count, 1);
+        dk_tensor xv = dk__conv3d_frames(c->x, n, ob * d->stride_t - pf, count, d->stride_t);
+        dk_tensor yv = dk__conv3d_frames(c->y, n, ob, count, 1), rv, wv = dk__drop_dim(c->w, 2, 0);
+        if (c->residual) rv = dk__conv3d_frames(c->residual, n, ob, count, 1);
         st = c->ctx->ops->conv2d(c->ctx, &cd, &xv, &wv, c->bias, c->residual ? &rv : NULL, &yv);
     }
     return st;
@@ -331,7 +329,7 @@ static dk_status c3d_copy(c3d_call *c, const dk_tensor *src, int64_t n, int64_t 
     const uint64_t es = dk_dtype_size(c->x->dtype);
     dk_tensor s, dst;
     if (o1 <= o0) return DK_OK;
-    s = c3d_frames(src, n, src0, o1 - o0, c->d->stride_t);
+    s = dk__conv3d_frames(src, n, src0, o1 - o0, c->d->stride_t);
     dst = c3d_view(c->scratch, c->x->dtype,
                    p->slab_offset / es + (uint64_t)(o0 - g0) * p->frame_elems + (uint64_t)tap, shape, strides);
     return c->ctx->ops->convert(c->ctx, &s, &dst);
@@ -369,8 +367,8 @@ static dk_status c3d_staged(c3d_call *c, int64_t n, int64_t a, int64_t b) {
         }
         if (s != DK_OK) break;
         xv = c3d_view(c->scratch, c->x->dtype, p->slab_offset / es, xs, xstr);
-        yv = c3d_frames(c->y, n, g0, count, 1);
-        if (c->residual) rv = c3d_frames(c->residual, n, g0, count, 1);
+        yv = dk__conv3d_frames(c->y, n, g0, count, 1);
+        if (c->residual) rv = dk__conv3d_frames(c->residual, n, g0, count, 1);
         s = c->ctx->ops->conv2d(c->ctx, &cd, &xv, &c->wview, c->bias, c->residual ? &rv : NULL, &yv);
     }
     return s;

@@ -286,6 +286,9 @@ int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, con
 dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, const dk_tensor *cache,
                      const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                      const dk_tensor *y, int64_t multiple);
+/* Frames [f0, f0 + count) of image n of 5-D t ([N, C, T, H, W]), every step-th,
+ * as the batch of a 4-D [count, C, H, W] view. */
+dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t count, int64_t step);
 /* Waits for the queued work, then frees the context's conv3d scratch (if any). */
 dk_status dk__conv3d_release_scratch(dk_context *ctx);
 

@@ -30,6 +30,21 @@ static void hipops_transposed_axis(dkh_axis *a, int64_t r, int64_t stride, int64
     a->off0 = t.off0;
 }
 
+/* One axis of a plain conv: out outputs, input steps of stride from -pad,
+ * taps dilation apart, kernel taps 0, 1, ... */
+static void hipops_conv_axis(dkh_axis *a, int64_t out, int64_t stride, int64_t pad, int64_t dilation, int64_t taps,
+                             int64_t in_size) {
+    memset(a, 0, sizeof *a);
+    a->out_count = out;
+    a->out_step = 1;
+    a->in_step = stride;
+    a->off0 = -pad;
+    a->off_step = dilation;
+    a->taps = taps;
+    a->k_step = 1;
+    a->in_size = in_size;
+}
+
 static void hipops_conv_common(dkh_gemm_args *p, const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                                const dk_tensor *res, const dk_tensor *y, int64_t groups, dk_activation act,
                                dk_activation post_act, float out_scale, float res_scale) {
@@ -507,10 +522,8 @@ static dk_status hipops_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const d
     p.ups = d->upsample;
     p.cin_g = w->shape[1];
     p.M = w->shape[0] / d->groups;
-    p.h.out_count = y->shape[2]; p.h.out_step = 1; p.h.in_step = d->stride_h; p.h.off0 = -d->pad_h;
-    p.h.off_step = d->dilation_h; p.h.taps = w->shape[2]; p.h.k_step = 1; p.h.in_size = x->shape[2] * d->upsample;
-    p.w.out_count = y->shape[3]; p.w.out_step = 1; p.w.in_step = d->stride_w; p.w.off0 = -d->pad_w;
-    p.w.off_step = d->dilation_w; p.w.taps = w->shape[3]; p.w.k_step = 1; p.w.in_size = x->shape[3] * d->upsample;
+    hipops_conv_axis(&p.h, y->shape[2], d->stride_h, d->pad_h, d->dilation_h, w->shape[2], x->shape[2] * d->upsample);
+    hipops_conv_axis(&p.w, y->shape[3], d->stride_w, d->pad_w, d->dilation_w, w->shape[3], x->shape[3] * d->upsample);
     p.N = p.h.out_count * p.w.out_count;
     /* on the padded copy the fast kernel reduces over all cpad channels; the
      * generic one (should the fast not take it) reads x's first cin_g */
@@ -553,22 +566,6 @@ dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *d, const dk_tens
     return hipops_conv2d(ctx, d, x, w, bias, residual, y, 0);
 }
 
-/* Image n of a 5-D [N, C, T, H, W] view as the 4-D [T, C, H, W] view of its frames. */
-static dk_tensor hipops_frames(const dk_tensor *t, int64_t n) {
-    dk_tensor v = *t;
-    v.ndim = 4;
-    v.offset += (uint64_t)(n * t->strides[0]) * dk_dtype_size(t->dtype);
-    v.shape[0] = t->shape[2];
-    v.strides[0] = t->strides[2];
-    v.shape[2] = t->shape[3];
-    v.strides[2] = t->strides[3];
-    v.shape[3] = t->shape[4];
-    v.strides[3] = t->strides[4];
-    v.shape[4] = 1;
-    v.strides[4] = 0;
-    return v;
-}
-
 /* backend.h's conv3d_in_place: the fast kernels' reduction over (time tap,
  * tap_h, tap_w, channel) reading every tap's frame where it is (x, the cache
  * or zeros: dkh_gemm_args's t_* fields), one launch per image with the output
@@ -585,20 +582,22 @@ int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_t
     const int64_t cin = x->shape[1], t = x->shape[2], tc = cache ? cache->shape[2] : 0, ot = y->shape[2];
     const int64_t kt = w->shape[2], kh = w->shape[3], kw = w->shape[4], mult = dk__hip_conv_channel_multiple(ctx, x->dtype);
     const int64_t lim = (int64_t)1 << 30;
-    dk_tensor xf = hipops_frames(x, 0), wv = *w;
+    dk_tensor xv = dk__conv3d_frames(x, 0, 0, t, 1), yv = dk__conv3d_frames(y, 0, 0, ot, 1), rv, cv, wv = *w;
     dkh_gemm_args p;
     int64_t n;
+    dk_status s;
     if (d->groups != 1 || kt < 2 || cin % DKH_GEMM_MMA_BK != 0 || (mult > 0 && cin % mult != 0)) return 0;
     if (w->strides[2] != kh * w->strides[3] || ot > 65535 || t >= lim || d->pad_front >= lim ||
         (int64_t)d->stride_t * ot >= lim || (int64_t)d->dilation_t * kt >= lim)
         return 0;
-    if (!hipops_fast_ok(ctx, &xf, cin, 1, y->shape[3] * y->shape[4])) return 0;
+    if (!hipops_fast_ok(ctx, &xv, cin, 1, y->shape[3] * y->shape[4])) return 0;
     if (cache) {
-        dk_tensor cf = hipops_frames(cache, 0);
-        if (!hipops_fast_ok(ctx, &cf, cin, 1, y->shape[3] * y->shape[4]) || cache->strides[3] != x->strides[3] ||
+        cv = dk__conv3d_frames(cache, 0, 0, tc, 1);
+        if (!hipops_fast_ok(ctx, &cv, cin, 1, y->shape[3] * y->shape[4]) || cache->strides[3] != x->strides[3] ||
             cache->strides[4] != x->strides[4])
             return 0;
     }
+    if (residual) rv = dk__conv3d_frames(residual, 0, 0, ot, 1);
     wv.ndim = 4;
     wv.shape[2] = kt * kh;
     wv.strides[2] = w->strides[3];
@@ -606,37 +605,35 @@ int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_t
     wv.strides[3] = w->strides[4];
     wv.shape[4] = 1;
     wv.strides[4] = 0;
-    for (n = 0; n < x->shape[0]; n++) {
-        dk_tensor xv = hipops_frames(x, n), yv = hipops_frames(y, n), rv;
-        if (residual) rv = hipops_frames(residual, n);
-        hipops_conv_common(&p, &xv, &wv, bias, residual ? &rv : NULL, &yv, 1, d->activation, d->post_activation,
-                           d->output_scale, d->residual_scale);
-        p.cin_g = cin;
-        p.M = w->shape[0];
-        p.h.out_count = y->shape[3]; p.h.out_step = 1; p.h.in_step = d->stride_h; p.h.off0 = -d->pad_top;
-        p.h.off_step = d->dilation_h; p.h.taps = kh; p.h.k_step = 1; p.h.in_size = x->shape[3];
-        p.w.out_count = y->shape[4]; p.w.out_step = 1; p.w.in_step = d->stride_w; p.w.off0 = -d->pad_left;
-        p.w.off_step = d->dilation_w; p.w.taps = kw; p.w.k_step = 1; p.w.in_size = x->shape[4];
-        p.N = p.h.out_count * p.w.out_count;
-        p.K = cin * kt * kh * kw;
-        p.b_s[0] = 0;
-        p.t_taps = (int)kt;
-        p.t_step = d->stride_t;
-        p.t_dil = d->dilation_t;
-        p.t_front = d->pad_front;
-        p.t_zero = (int)(d->pad_front - tc);
-        p.t_x = (int)t;
-        p.t_c = (int)tc;
-        p.t_xs = x->strides[2];
-        if (cache) {
-            dk_tensor cv = hipops_frames(cache, n);
-            p.t_cache = hipops_addr(&cv);
-            p.t_cs = cache->strides[2];
-        }
-        *st = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, &wv, 0, &p);
-        if (*st == DK_OK) *st = hipops_gemm_mma_launch(ctx, "dk_conv3d", y->dtype, &p, ot);
-        if (*st != DK_OK) break;
+    /* image 0's arguments; each image moves the operands' addresses */
+    hipops_conv_common(&p, &xv, &wv, bias, residual ? &rv : NULL, &yv, 1, d->activation, d->post_activation,
+                       d->output_scale, d->residual_scale);
+    p.cin_g = cin;
+    p.M = w->shape[0];
+    hipops_conv_axis(&p.h, y->shape[3], d->stride_h, d->pad_top, d->dilation_h, kh, x->shape[3]);
+    hipops_conv_axis(&p.w, y->shape[4], d->stride_w, d->pad_left, d->dilation_w, kw, x->shape[4]);
+    p.N = p.h.out_count * p.w.out_count;
+    p.K = cin * kt * kh * kw;
+    p.b_s[0] = 0;
+    p.t_taps = (int)kt;
+    p.t_step = d->stride_t;
+    p.t_dil = d->dilation_t;
+    p.t_front = d->pad_front;
+    p.t_zero = (int)(d->pad_front - tc);
+    p.t_x = (int)t;
+    p.t_c = (int)tc;
+    p.t_xs = x->strides[2];
+    p.t_cs = cache ? cache->strides[2] : 0;
+    s = hipops_use_packed(ctx, DK_WEIGHT_CONV2D, &wv, 0, &p);
+    for (n = 0; n < x->shape[0] && s == DK_OK; n++) {
+        const uint64_t es = dk_dtype_size(x->dtype);
+        p.b = hipops_addr(x) + (uint64_t)(n * x->strides[0]) * es;
+        p.y = hipops_addr(y) + (uint64_t)(n * y->strides[0]) * es;
+        if (residual) p.res = hipops_addr(residual) + (uint64_t)(n * residual->strides[0]) * es;
+        if (cache) p.t_cache = hipops_addr(cache) + (uint64_t)(n * cache->strides[0]) * es;
+        s = hipops_gemm_mma_launch(ctx, "dk_conv3d", y->dtype, &p, ot);
     }
+    *st = s;
     return 1;
 }
 

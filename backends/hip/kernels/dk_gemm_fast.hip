@@ -43,19 +43,15 @@ struct dkgf_rows {
     bool pv[4], cv[4];
 };
 
-/* conv3d in place: frame f of the concatenation [zeros, cache, x, zeros]
- * (dkh_gemm_args) as an element offset from x's element 0 (*off) and whether
- * it holds data (*has); the cache's offset is taken from the byte addresses. */
-DKP_DEV void dkgf_frame(const dkh_gemm_args &p, int f, dkh_i64 *off, bool *has) {
-    if (f >= p.t_front || !p.t_cache) {
-        const int t = f - p.t_front;
-        *has = t >= 0 && t < p.t_x;
-        *off = (dkh_i64)t * p.t_xs;
-    } else {
-        const int t = f - p.t_zero;
-        *has = t >= 0 && t < p.t_c;
-        *off = (dkh_i64)(p.t_cache - p.b) / 2 + (dkh_i64)t * p.t_cs;
-    }
+/* conv3d in place (dkh_gemm_args t_*): tap index th (over KT x KH) of output
+ * frame z as its tap row *kh and the frame it reads, of x (*cache false) or
+ * of the cache; frames outside x's [0, t_x) or the cache's [0, t_c) read as
+ * zeros. */
+DKP_DEV int dkgf_time_tap(const dkh_gemm_args &p, int z, int th, int *kh, bool *cache) {
+    const int kt = th / (int)p.h.taps, f = z * p.t_step + kt * p.t_dil;
+    *kh = th - kt * (int)p.h.taps;
+    *cache = f < p.t_front && p.t_cache;
+    return *cache ? f - p.t_zero : f - p.t_front;
 }
 
 /* Source addresses of slice (ci0, th, tw): src[0..R-1] the pixel rows,
@@ -72,14 +68,17 @@ DKP_DEV void dkgf_src(const dkh_gemm_args &p, const dkgf_rows &s, int ci0, int t
                          ((dkh_i64)p.w.k0 + (dkh_i64)tw * p.w.k_step) * p.a_s[3] + ci0;
     dkh_i64 base = ci0;
     if (T3 && p.t_taps) {
-        const int kt = th / (int)p.h.taps;
-        dkh_i64 foff;
-        bool fhas;
-        th -= kt * (int)p.h.taps;
-        /* the block's output frame: z (one image, one group, no phases) */
-        dkgf_frame(p, (int)dkp_bid_z() * p.t_step + kt * p.t_dil, &foff, &fhas);
-        base += foff;
-        if (!fhas) hin = 0; /* no row inside: zeros */
+        /* the block's output frame: z (one image, one group, no phases); the
+         * cache's elements counted from x's element 0 */
+        bool cache;
+        const int t = dkgf_time_tap(p, (int)dkp_bid_z(), th, &th, &cache);
+        if (cache) {
+            base += (dkh_i64)(p.t_cache - p.b) / 2 + (dkh_i64)t * p.t_cs;
+            if (t < 0 || t >= p.t_c) hin = 0; /* no row inside: zeros */
+        } else {
+            base += (dkh_i64)t * p.t_xs;
+            if (t < 0 || t >= p.t_x) hin = 0;
+        }
     }
     const int dy = th * (int)p.h.off_step, dx = tw * (int)p.w.off_step;
 #pragma unroll

@@ -241,10 +241,8 @@ DKP_DEV void dkgwt_gemm(const dkh_gemm_args &p, const dkh_tmaps &t, dkh_i64 z) {
             if (ci0 == 0) { /* a new tap */
                 int kh = th;
                 if (p.t_taps) { /* conv3d in place: out-of-range frames come back as zeros */
-                    const int kt = th / (int)p.h.taps, f = (int)img * p.t_step + kt * p.t_dil;
-                    const bool cache = f < p.t_front && p.t_cache;
-                    kh -= kt * (int)p.h.taps;
-                    frame = cache ? f - p.t_zero : f - p.t_front;
+                    bool cache;
+                    frame = dkgf_time_tap(p, (int)img, th, &kh, &cache);
                     xmap = cache ? (const void *)t.c : (const void *)t.x;
                 }
                 dy = kh * (int)p.h.off_step;
