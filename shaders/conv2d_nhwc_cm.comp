@@ -72,6 +72,16 @@ const int CV_FT = 3 - ((MODE >> DK_VK_CM_MODE_FIXED_2X2_SHIFT) & 1) - 2 * ((MODE
 // alternatives it never runs (docs/vulkan-backend.md).
 const bool CV_VEC = ((MODE >> DK_VK_CM_MODE_VEC_OUT_SHIFT) & 1) != 0;
 const bool CV_RES = ((MODE >> DK_VK_CM_MODE_RESIDUAL_SHIFT) & 1) != 0;
+// DK_VK_CM_MODE_CH_FAST (the host sets it for more than one channel tile): the
+// workgroups of one pixel tile, all its output-channel tiles, are consecutive
+// in the launch order, so that they read the tile's input rows from the L2
+// once.  Launched pixel tiles first, a conv whose input outgrows the L2 read
+// it from memory once per channel tile (a 1x1 conv, with a ninth of a 3x3's
+// products per input byte, then waited on memory).  The grid stays
+// (pixel tiles, channel tiles); launch index L = x + y * pixel tiles maps to
+// pixel tile L / channel tiles, channel tile L % channel tiles: one-to-one on
+// the grid, also when the host splits x over dispatches (group_x()).
+const bool CV_CH_FAST = ((MODE >> DK_VK_CM_MODE_CH_FAST_SHIFT) & 1) != 0;
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -197,6 +207,12 @@ void main() {
     int wm = (sg % CMG_WARPS_M) * CMG_WM, wn = (sg / CMG_WARPS_M) * CMG_WN;
     int M = dkp.p.m, N = dkp.p.n, K = dkp.p.k;
     int m0 = int(group_x()) * CMG_BM, n0 = int(gl_WorkGroupID.y) * CMG_BN;
+    if (CV_CH_FAST) {
+        uint mt = (uint(M) + uint(CMG_BM - 1)) / uint(CMG_BM), nt = gl_NumWorkGroups.y;
+        uint l = group_x() + gl_WorkGroupID.y * mt;
+        m0 = int(l / nt) * CMG_BM;
+        n0 = int(l % nt) * CMG_BN;
+    }
     cv_th_n = CV_FIXED ? CV_FT : dkp.p.taps_h;
     cv_tw_n = CV_FIXED ? CV_FT : dkp.p.taps_w;
     cv_ush = CV_FIXED ? 0 : dkp.p.upsample - 1;   // upsample 1 or 2: a shift

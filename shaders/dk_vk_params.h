@@ -79,6 +79,8 @@
 #define DK_VK_CM_MODE_VEC_OUT (1 << DK_VK_CM_MODE_VEC_OUT_SHIFT)
 #define DK_VK_CM_MODE_RESIDUAL_SHIFT 8  /* the residual (DK_VK_FLAG_RESIDUAL) */
 #define DK_VK_CM_MODE_RESIDUAL (1 << DK_VK_CM_MODE_RESIDUAL_SHIFT)
+#define DK_VK_CM_MODE_CH_FAST_SHIFT 9   /* output-channel tiles fastest in the launch order */
+#define DK_VK_CM_MODE_CH_FAST (1 << DK_VK_CM_MODE_CH_FAST_SHIFT)
 
 /* eltwise.comp: the operation in bits 0-1; nearest resize: the walk positions
  * of h and w in bits 2-3 and 4-5. */

@@ -84,6 +84,8 @@
       "0: the tensor-core conv without halo staging") \
     X(vulkan_cm_fixed, VULKAN_CM_FIXED, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
       "0: the tensor-core conv without the tap grid compiled into the pipeline") \
+    X(vulkan_cm_channels_fast, VULKAN_CM_CHANNELS_FAST, BOOL, 1, 0, 1, NULL, "vulkan", BENCHMARK, "1", \
+      "0: the tensor-core conv launches its pixel tiles first (not each pixel tile's channel tiles together)") \
     X(vulkan_cm_inv, VULKAN_CM_INV, INT, 128, 0, 0, "128|256", "vulkan", BENCHMARK, "128", \
       "invocations per tensor-core conv workgroup (256: eight subgroups)") \
     X(vulkan_cm_tile, VULKAN_CM_TILE, INT, -1, 0, 0, "0|4|5|6", "vulkan", BENCHMARK, "by shape", \

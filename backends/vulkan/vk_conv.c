@@ -318,6 +318,8 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* the vector epilogue and the residual compiled in */
     if (params->epilogue.flags & DK_VK_FLAG_VEC_EPILOGUE) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_VEC_OUT;
     if (params->epilogue.flags & DK_VK_FLAG_RESIDUAL) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_RESIDUAL;
+    /* a pixel tile's channel tiles launched together (conv2d_nhwc_cm.comp) */
+    if (ctx->knobs.vulkan_cm_channels_fast && (uint64_t)coutg > bn) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_CH_FAST;
     return dk__vk_dispatch(ctx,
                            dk__vk_cm_shader(dk__vk(ctx),
                                             narrow       ? DK_VK_SH_CONV2D_NHWC_CM_NARROW
