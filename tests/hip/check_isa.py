@@ -19,6 +19,8 @@ usage: check_isa.py --table hip_kernels.def --objdump X --readelf X [--ptxas X] 
 Exit 77 (meson: skipped) when there is nothing to check.
 """
 import argparse
+import concurrent.futures
+import os
 import re
 import subprocess
 import sys
@@ -94,7 +96,7 @@ def function_mnemonics(objdump, path):
     return funcs
 
 
-def check_amd(args, target, path):
+def check_amd(args, target, path, out):
     errors = []
     want = "v_mfma" if target.startswith("gfx9") else "v_wmma" if target.startswith("gfx1") else None
     meta = kernel_metadata(args.readelf, path)
@@ -116,10 +118,10 @@ def check_amd(args, target, path):
             if not mat:
                 errors.append(f"{target}: {name} has no {want}* instruction")
             elif args.verbose:
-                print(f"  {target}: {name}: {', '.join(mat)}; vgpr {md.get('vgpr_count')}, scratch 0")
+                out.append(f"  {target}: {name}: {', '.join(mat)}; vgpr {md.get('vgpr_count')}, scratch 0")
     n_mat = sum(1 for n in meta if args.table.matrix(n, "MMA"))
-    print(f"{'FAIL' if errors else 'ok  '} {target}: {len(meta)} kernels, scratch-free check, "
-          f"{n_mat} matrix kernels with {want}")
+    out.append(f"{'FAIL' if errors else 'ok  '} {target}: {len(meta)} kernels, scratch-free check, "
+               f"{n_mat} matrix kernels with {want}")
     return errors
 
 
@@ -135,7 +137,7 @@ def ptx_entries(text):
     return entries
 
 
-def check_ptx(args, target, path):
+def check_ptx(args, target, path, out):
     errors = []
     with open(path, encoding="utf-8") as f:
         entries = ptx_entries(f.read())
@@ -167,12 +169,12 @@ def check_ptx(args, target, path):
                 errors.append(f"{target}: ptxas serializes wgmma: {serial[:2]}")
             spills = "ptxas: no spills, no stack, no serialized wgmma"
     wg = ", wgmma in the WGMMA kernels" if target.endswith("a") else ""
-    print(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
-          f"attention kernels{wg}, {spills}")
+    out.append(f"{'FAIL' if errors else 'ok  '} {target} ptx: {len(entries)} kernels, mma.sync in the f16/bf16 gemm and "
+               f"attention kernels{wg}, {spills}")
     return errors
 
 
-def check_cubin(args, target, path):
+def check_cubin(args, target, path, out):
     with open(path, "rb") as f:
         data = f.read()
     errors = []
@@ -186,8 +188,23 @@ def check_cubin(args, target, path):
     names = {m.decode() for m in re.findall(rb"(?<=[\0.])(dkk_\w+)(?=\0)", data)}
     for k in args.table.unknown(names):
         errors.append(f"{target}: cubin kernel {k} is not in {args.table_path}")
-    print(f"{'FAIL' if errors else 'ok  '} {target} cubin: {len(data)} bytes, all {len(kernels)} kernels present")
+    out.append(f"{'FAIL' if errors else 'ok  '} {target} cubin: {len(data)} bytes, all {len(kernels)} kernels present")
     return errors
+
+
+def check_image(args, spec):
+    """One TARGET:KIND:PATH: (report lines, errors)."""
+    target, kind, path = spec.split(":", 2)
+    out = []
+    if kind == "co":
+        if not (args.objdump and args.readelf):
+            return [f"SKIP {target}: llvm-objdump / llvm-readelf not found"], []
+        return out, check_amd(args, target, path, out)
+    if kind == "ptx":
+        return out, check_ptx(args, target, path, out)
+    if kind == "cubin":
+        return out, check_cubin(args, target, path, out)
+    return out, [f"{spec}: unknown kind {kind}"]
 
 
 def main():
@@ -203,18 +220,18 @@ def main():
     if not args.images:
         print("SKIP: no HIP code objects were built (no hipcc/clang/nvcc toolchain found)")
         return 77
+    # One code object per worker, the PTX files first (ptxas takes 30-40 s on
+    # each, an AMD code object's objdump a few seconds); the report keeps the
+    # command line's order.
+    slow_first = sorted(args.images, key=lambda spec: spec.split(":", 2)[1] != "ptx")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as ex:
+        done = {spec: ex.submit(check_image, args, spec) for spec in slow_first}
+        results = [done[spec].result() for spec in args.images]
     errors = []
-    for spec in args.images:
-        target, kind, path = spec.split(":", 2)
-        if kind == "co":
-            if not (args.objdump and args.readelf):
-                print(f"SKIP {target}: llvm-objdump / llvm-readelf not found")
-                continue
-            errors += check_amd(args, target, path)
-        elif kind == "ptx":
-            errors += check_ptx(args, target, path)
-        elif kind == "cubin":
-            errors += check_cubin(args, target, path)
+    for lines, errs in results:
+        for line in lines:
+            print(line)
+        errors += errs
     for e in errors:
         print("error:", e)
     return 1 if errors else 0
