@@ -23,6 +23,7 @@ layout(std430, set = 0, binding = 0) readonly buffer XV { uvec4 v[]; } xv;   // 
 layout(std430, set = 0, binding = 1) readonly buffer WV { uvec4 v[]; } wv;   // packed 16-bit weights
 layout(std430, set = 0, binding = 3) readonly buffer RV { uvec4 v[]; } rv;   // residual as vectors
 layout(std430, set = 0, binding = 4) writeonly buffer YV { uvec4 v[]; } yv;  // output as vectors
+layout(std430, set = 0, binding = 5) readonly buffer CV { uvec4 v[]; } cv;   // DK_VK_CM_MODE_CACHE: the rows above x
 DK_IO(2, Bias, DT2)   // the bias: DT, or f32 (DT2, set by the host)
 DK_IO(3, Res, DT)
 DK_IO(4, Y, DT)
@@ -82,6 +83,12 @@ const bool CV_RES = ((MODE >> DK_VK_CM_MODE_RESIDUAL_SHIFT) & 1) != 0;
 // pixel tile L / channel tiles, channel tile L % channel tiles: one-to-one on
 // the grid, also when the host splits x over dispatches (group_x()).
 const bool CV_CH_FAST = ((MODE >> DK_VK_CM_MODE_CH_FAST_SHIFT) & 1) != 0;
+// DK_VK_CM_MODE_CACHE (dk__vk_conv3d_in_place: a causal time conv, time as
+// the input's rows): input rows -cache_rows .. -1 are the cache's frames,
+// read where they are instead of from a concatenated copy; rows above them
+// and below x are zeros.  One image per dispatch, so the cache's element
+// offset of a row is x's minus x's image offset plus the cache's.
+const bool CV_CACHE = ((MODE >> DK_VK_CM_MODE_CACHE_SHIFT) & 1) != 0;
 
 // Loads B (weights) of tap (th, tw), channels ci0 .. ci0 + BK into registers.
 void cv_fetch_b_at(out uvec4 rb[2], out uvec4 rb2[2], int th, int tw, int ci0) {
@@ -101,9 +108,18 @@ void cv_fetch_at(out uvec4 ra[2], out uvec4 ra2[2], out uvec4 rb[2], out uvec4 r
     int ihu = th * cv_dilh, iwu = tw * cv_dilw;
     [[unroll]] for (int p = 0; p < CMG_LA; p++) {
         int ih = cv_aih0[p] + ihu, iw = cv_aiw0[p] + iwu;
-        bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
-        uint e = cv_abase[p] + uint(ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h + uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
-        CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
+        if (CV_CACHE) {
+            bool okw = cv_arow[p] && iw >= 0 && iw < cv_wu;
+            bool okx = okw && ih >= 0 && ih < cv_hu, okc = okw && ih < 0 && ih >= -dkp.p.cache_rows;
+            uint col = uint(okw ? iw : 0) * cv_xs_w + uint(ci0) + cv_abase[p] - uint(dkp.p.x.offset);
+            uint ex = uint(dkp.p.x.offset) + uint(okx ? ih : 0) * cv_xs_h + col;
+            uint ec = uint(dkp.p.cache_offset) + uint(okc ? ih + dkp.p.cache_rows : 0) * uint(dkp.p.cache_stride_h) + col;
+            CMG_SET(ra, ra2, p, okx ? xv.v[ex >> 3] : okc ? cv.v[ec >> 3] : uvec4(0))
+        } else {
+            bool ok = cv_arow[p] && ih >= 0 && iw >= 0 && ih < cv_hu && iw < cv_wu;
+            uint e = cv_abase[p] + uint(ci0) + uint(ok ? ih >> cv_ush : 0) * cv_xs_h + uint(ok ? iw >> cv_ush : 0) * cv_xs_w;
+            CMG_SET(ra, ra2, p, ok ? xv.v[e >> 3] : uvec4(0))
+        }
     }
     cv_fetch_b_at(rb, rb2, th, tw, ci0);
 }

@@ -81,6 +81,8 @@
 #define DK_VK_CM_MODE_RESIDUAL (1 << DK_VK_CM_MODE_RESIDUAL_SHIFT)
 #define DK_VK_CM_MODE_CH_FAST_SHIFT 9   /* output-channel tiles fastest in the launch order */
 #define DK_VK_CM_MODE_CH_FAST (1 << DK_VK_CM_MODE_CH_FAST_SHIFT)
+#define DK_VK_CM_MODE_CACHE_SHIFT 10    /* rows above the input from the cache binding (conv3d in place) */
+#define DK_VK_CM_MODE_CACHE (1 << DK_VK_CM_MODE_CACHE_SHIFT)
 
 /* eltwise.comp: the operation in bits 0-1; nearest resize: the walk positions
  * of h and w in bits 2-3 and 4-5. */
@@ -216,7 +218,13 @@ struct dk_vk_conv_params {
     dk_vk_view4 y;
     float out_scale;
     float residual_scale;
-    int unused[12];
+    /* DK_VK_CM_MODE_CACHE: input rows ih in [-cache_rows, 0) come from the
+     * cache binding, row ih + cache_rows, at element cache_offset +
+     * row * cache_stride_h (+ x's column stride and channel) */
+    int cache_offset;
+    int cache_rows;
+    int cache_stride_h;
+    int unused[9];
     dk_vk_epilogue epilogue;
 };
 

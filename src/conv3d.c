@@ -27,7 +27,8 @@
  *           the copy is made anyway, so the pad costs its zeros and the extra
  *           reduction, not a second pass.
  * A backend whose conv kernels can gather every tap's frame themselves
- * (conv3d_in_place: HIP's fast kernels) takes any call that would stage, and
+ * (conv3d_in_place: HIP's fast kernels; Vulkan's tensor-core conv for TIME
+ * convs with a cache) takes any call that would stage, and
  * the copies, their scratch and the weight copy go away. */
 #include "plan.h"
 
@@ -56,6 +57,13 @@ int64_t dk__conv3d_padded_channels(int64_t kc_data, int64_t groups, int64_t mult
     return kc - kc_data <= kc_data / 4 ? kc : kc_data;
 }
 
+int dk__conv3d_is_time(const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x, const dk_tensor *w,
+                       const dk_tensor *y, const dk_tensor *residual) {
+    return w->shape[3] == 1 && w->shape[4] == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_top &&
+           !d->pad_bottom && !d->pad_left && !d->pad_right && c3d_hw_merge(x) && c3d_hw_merge(y) &&
+           c3d_hw_merge(residual) && c3d_hw_merge(cache);
+}
+
 int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, const dk_tensor *w,
                     const dk_tensor *y, const dk_tensor *residual, int64_t multiple, uint64_t cap,
                     dk_conv3d_plan *p) {
@@ -67,8 +75,7 @@ int dk__conv3d_plan(const dk_conv3d_desc *d, int64_t tc, const dk_tensor *x, con
     memset(p, 0, sizeof *p);
     p->ot = y->shape[2];
     p->kc = p->kc_data = kt * cin;
-    if (kh == 1 && kw == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_top && !d->pad_bottom &&
-        !d->pad_left && !d->pad_right && c3d_hw_merge(x) && c3d_hw_merge(y) && c3d_hw_merge(residual)) {
+    if (dk__conv3d_is_time(d, NULL, x, w, y, residual)) {
         p->path = DK__C3D_TIME;
         /* without a cache the front zeros are the conv2d's pad_top; with one, the
          * frames whose taps reach the cache (or the zeros before it) are staged */
@@ -174,6 +181,29 @@ dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t c
     return c3d_view(t->buffer, t->dtype, off, shape, strides);
 }
 
+dk_tensor dk__conv3d_time_view(const dk_tensor *t, int64_t n0, int64_t images, int64_t f0, int64_t frames) {
+    dk_tensor v = *t;
+    v.ndim = 4;
+    v.offset += (uint64_t)(n0 * t->strides[0] + f0 * t->strides[2]) * dk_dtype_size(t->dtype);
+    v.shape[0] = images;
+    v.shape[2] = frames;
+    v.shape[3] = t->shape[3] * t->shape[4];
+    v.strides[3] = t->shape[4] == 1 ? t->strides[3] : t->strides[4];
+    v.shape[4] = 1;
+    v.strides[4] = 0;
+    return v;
+}
+
+dk_tensor dk__conv3d_time_weight(const dk_tensor *w) {
+    dk_tensor v = *w;
+    v.ndim = 4;
+    v.shape[3] = 1;
+    v.strides[3] = 0;
+    v.shape[4] = 1;
+    v.strides[4] = 0;
+    return v;
+}
+
 static void c3d_conv2d_desc(const dk_conv3d_desc *d, dk_conv2d_desc *c) {
     dk_conv2d_desc_init(c);
     c->stride_h = d->stride_h;
@@ -215,28 +245,11 @@ static dk_status c3d_direct(c3d_call *c) {
     c3d_conv2d_desc(d, &cd);
     if (p->path == DK__C3D_TIME) {
         /* [N, C, T, H*W] with a (KT, 1) kernel; x starts at the frame of output ob's first tap */
-        const int64_t x0 = ob * d->stride_t - pf;
-        const dk_tensor *ts[3] = {c->x, c->y, c->residual};
-        dk_tensor v[3], wv = *c->w;
-        int i;
-        for (i = 0; i < 3; i++) {
-            const dk_tensor *t = ts[i];
-            int64_t f0 = i == 0 ? (x0 > 0 ? x0 : 0) : ob;
-            if (!t) continue;
-            v[i] = *t;
-            v[i].ndim = 4;
-            v[i].offset += (uint64_t)(f0 * t->strides[2]) * dk_dtype_size(t->dtype);
-            v[i].shape[2] = i == 0 ? t->shape[2] - f0 : count;
-            v[i].shape[3] = t->shape[3] * t->shape[4];
-            v[i].strides[3] = t->shape[4] == 1 ? t->strides[3] : t->strides[4];
-            v[i].shape[4] = 1;
-            v[i].strides[4] = 0;
-        }
-        wv.ndim = 4;
-        wv.shape[3] = 1;
-        wv.strides[3] = 0;
-        wv.shape[4] = 1;
-        wv.strides[4] = 0;
+        const int64_t x0 = ob * d->stride_t - pf, f0 = x0 > 0 ? x0 : 0, images = c->x->shape[0];
+        dk_tensor v[3], wv = dk__conv3d_time_weight(c->w);
+        v[0] = dk__conv3d_time_view(c->x, 0, images, f0, c->x->shape[2] - f0);
+        v[1] = dk__conv3d_time_view(c->y, 0, images, ob, count);
+        if (c->residual) v[2] = dk__conv3d_time_view(c->residual, 0, images, ob, count);
         cd.stride_h = d->stride_t;
         cd.dilation_h = d->dilation_t;
         cd.stride_w = cd.dilation_w = 1;

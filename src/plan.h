@@ -289,6 +289,16 @@ dk_status dk__conv3d(dk_context *ctx, const char *op, const dk_conv3d_desc *d, c
 /* Frames [f0, f0 + count) of image n of 5-D t ([N, C, T, H, W]), every step-th,
  * as the batch of a 4-D [count, C, H, W] view. */
 dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t count, int64_t step);
+/* The TIME lowering's conditions: a time-only kernel (KH = KW = 1), unit
+ * spatial strides, no spatial padding, and H and W one run in x, y and the
+ * residual (and the cache, if given). */
+int dk__conv3d_is_time(const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x, const dk_tensor *w,
+                       const dk_tensor *y, const dk_tensor *residual);
+/* The TIME lowering's views: images [n0, n0 + images) and frames [f0, f0 +
+ * frames) of 5-D t as the 4-D [images, C, frames, H*W] (time as the rows),
+ * and w [Cout, Cin/groups, KT, 1, 1] as the (KT, 1) kernel [Cout, Cin/groups, KT, 1]. */
+dk_tensor dk__conv3d_time_view(const dk_tensor *t, int64_t n0, int64_t images, int64_t f0, int64_t frames);
+dk_tensor dk__conv3d_time_weight(const dk_tensor *w);
 /* Waits for the queued work, then frees the context's conv3d scratch (if any). */
 dk_status dk__conv3d_release_scratch(dk_context *ctx);
 

@@ -318,6 +318,8 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
     /* the vector epilogue and the residual compiled in */
     if (params->epilogue.flags & DK_VK_FLAG_VEC_EPILOGUE) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_VEC_OUT;
     if (params->epilogue.flags & DK_VK_FLAG_RESIDUAL) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_RESIDUAL;
+    /* the rows above x from the cache (dk__vk_conv3d_in_place; never with the fixed or halo loops: its taps are KT x 1) */
+    if (params->cache_rows > 0) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_CACHE;
     /* a pixel tile's channel tiles launched together (conv2d_nhwc_cm.comp) */
     if (ctx->knobs.vulkan_cm_channels_fast && (uint64_t)coutg > bn) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_CH_FAST;
     return dk__vk_dispatch(ctx,
@@ -609,6 +611,89 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
                                     (uint64_t)coutg, (uint32_t)d->groups);
     return vkop_conv_run(ctx, "dk_conv2d", &c, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]), (uint64_t)coutg,
                          (uint64_t)(cing * w->shape[2] * w->shape[3]), (uint32_t)d->groups);
+}
+
+/* Output rows (frames x H x W per image) up to which the time convs read
+ * their cache in place.  In place runs the tap loop with the KT x 1 taps as
+ * parameters; the staged copy's conv runs the 1x1 loop compiled in
+ * (DK_VK_CM_MODE_FIXED_1X1) over KT*Cin channels, which is faster per
+ * product, so in place wins only where the copies' dispatches weigh more.
+ * Wan 3x1x1 384 -> 768 with 2 cached frames, bf16, H100, staged -> in place:
+ * 6,240 rows 0.141 -> 0.115 ms, 14,400 0.202 -> 0.191; 24,960 0.294 -> 0.299,
+ * 57,600 0.566 -> 0.636 (docs/conv.md). */
+#define VKOP_C3D_IN_PLACE_ROWS 16384
+
+/* backend.h's conv3d_in_place, for the causal time convs (3x1x1, the Wan
+ * decoder's upsamplers) with a cache and at most VKOP_C3D_IN_PLACE_ROWS
+ * output rows: src/conv3d.c's TIME lowering, a (KT, 1) conv2d over
+ * [1, C, T, H*W] with time as the rows, on the tensor-core conv with the
+ * cache's frames as the rows above x (DK_VK_CM_MODE_CACHE) instead of the
+ * staged copy of the frames whose taps reach the cache.  One dispatch per
+ * image.  Taken where that conv runs in place: f16/bf16 with cooperative
+ * matrices, groups 1, Cin a multiple of 32, Cout a multiple of 8 above 8, x,
+ * the cache, y and the residual channels-last on 16-byte vectors, the cache
+ * with x's pixel stride.  Other convs (3x3x3 among them) stage. */
+int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x,
+                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                           dk_status *st) {
+    const char *op = "dk_conv3d";
+    const int64_t cin = x->shape[1], cout = y->shape[1], t = x->shape[2], ot = y->shape[2], kt = w->shape[2];
+    const dk_tensor wv = dk__conv3d_time_weight(w);
+    vkop_conv c;
+    vkop_packed *pk;
+    int64_t n;
+    dk_status s = DK_OK;
+    const int64_t images = x->shape[0], tc = cache ? cache->shape[2] : 0;
+    if (!cache || d->groups != 1 || kt < 2 || cout <= 8 || !dk__conv3d_is_time(d, cache, x, w, y, residual) ||
+        ot * y->shape[3] * y->shape[4] > VKOP_C3D_IN_PLACE_ROWS)
+        return 0;
+    { /* every image's views (the whole batch's strides and offsets) */
+        const dk_tensor xa = dk__conv3d_time_view(x, 0, images, 0, t), ca = dk__conv3d_time_view(cache, 0, images, 0, tc);
+        const dk_tensor ya = dk__conv3d_time_view(y, 0, images, 0, ot);
+        const dk_tensor ra = residual ? dk__conv3d_time_view(residual, 0, images, 0, ot) : ya;
+        if (!vkop_channels_last16(&xa) || !vkop_channels_last16(&ca) || !vkop_channels_last16(&ya) ||
+            !vkop_channels_last16(&ra) || ca.strides[3] != xa.strides[3])
+            return 0;
+    }
+    for (n = 0; n < images && s == DK_OK; n++) {
+        const dk_tensor xv = dk__conv3d_time_view(x, n, 1, 0, t), cv = dk__conv3d_time_view(cache, n, 1, 0, tc);
+        const dk_tensor yv = dk__conv3d_time_view(y, n, 1, 0, ot);
+        dk_tensor rv;
+        dk_vk_view4 cview;
+        if (residual) rv = dk__conv3d_time_view(residual, n, 1, 0, ot);
+        s = vkop_conv_common(ctx, op, &c, &xv, &wv, bias, residual ? &rv : NULL, &yv, d->activation,
+                             d->post_activation, d->output_scale, d->residual_scale);
+        if (s != DK_OK) break;
+        if (n == 0 && !vkop_conv_tensor_cores(ctx, &xv, &yv, &c.params, cin, cout)) return 0;
+        s = dk__vkop_bind(ctx, op, "cache", &cv, 0, &c.bind[5], &cview);
+        if (s != DK_OK) break;
+        c.params.cache_offset = cview.offset;
+        c.params.cache_rows = (int32_t)tc;
+        c.params.cache_stride_h = cview.stride[2];
+        c.params.cin_per_group = (int32_t)cin;
+        c.params.in_h = (int32_t)t;
+        c.params.in_w = (int32_t)xv.shape[3];
+        c.params.rows_h = (int32_t)ot;
+        c.params.rows_w = (int32_t)yv.shape[3];
+        c.params.taps_h = (int32_t)kt;
+        c.params.taps_w = 1;
+        c.params.stride_h = d->stride_t;
+        c.params.stride_w = 1;
+        c.params.input_offset_h = -d->pad_front;
+        c.params.input_offset_w = 0;
+        c.params.dilation_h = d->dilation_t;
+        c.params.dilation_w = 1;
+        c.params.upsample = 1;
+        c.params.tap_step_h = c.params.tap_step_w = 1;
+        c.params.out_step_h = c.params.out_step_w = 1;
+        s = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, &wv, 0, 0, &pk);
+        if (s != DK_OK) break;
+        vkop_bind_packed(pk, &c.bind[1], &c.params);
+        c.params.epilogue.flags |= DK_VK_FLAG_PACKED_WEIGHT;
+        s = vkop_conv_cm_run(ctx, op, &c, &c.params, (uint64_t)(ot * yv.shape[3]), cout, cin * kt, residual != NULL);
+    }
+    *st = s;
+    return 1;
 }
 
 /* One output phase of a transposed conv along one axis, the outputs o with

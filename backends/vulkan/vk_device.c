@@ -710,7 +710,7 @@ const dk_backend_ops dk__vulkan_backend = {
     dk__vk_host_free,
     dk__vk_release_scratch,
     NULL, /* the cooperative-matrix convs need 32 channels, as the fast path */
-    NULL, /* conv3d: the staged lowering (src/conv3d.c) */
+    dk__vk_conv3d_in_place, /* the time convs with a cache; the rest stage (src/conv3d.c) */
 };
 
 #undef DK_VK_CM_SUBGROUP_OPS

@@ -349,6 +349,9 @@ dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_te
 dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
                                   const dk_tensor *y);
+int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
+                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
+                           dk_status *st);
 dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
 dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,

@@ -629,28 +629,42 @@ static void tc_padded(dk_context *ctx) {
 
 /* ------------------------------------------------------------- in place */
 
+/* Whether this context's backend must take the in-place call of run r: HIP's
+ * fast kernels take every run (64 channels, channels-last); Vulkan's
+ * tensor-core conv the time-only kernels with a cache, where the device has
+ * cooperative matrices for dt (dk_context_describe names them). */
+static int tc_in_place_expected(dk_context *ctx, const char *name, dk_dtype dt, int time_only, int cached) {
+    const char *desc = dk_context_describe(ctx);
+    if (!strcmp(name, "hip")) return 1;
+    if (strcmp(name, "vulkan") || !time_only || !cached || !strstr(desc, "cooperative-matrix")) return 0;
+    return dt == DK_F16 || strstr(desc, "f16/bf16") != NULL;
+}
+
 /* A conv3d whose taps the backend's kernels read in place (backend.h's
- * conv3d_in_place; HIP's fast kernels: 64 channels, channels-last) gives what
- * the staged copy gives (dk__conv3d's multiple 0 always stages): f16 without
- * a cache and with a zero frame after x; bf16 after 2 cached frames with a
- * residual and rows of 12 (the TMA kernels take rows of 16, the others 12);
- * f16 after 1 cached frame (a zero frame before it) with stride_t 2.  On HIP
- * the in-place call must have been taken: no conv3d scratch was grown. */
+ * conv3d_in_place) gives what the staged copy gives (dk__conv3d's multiple 0
+ * always stages).  3x3x3: f16 without a cache and with a zero frame after x;
+ * bf16 after 2 cached frames with a residual and rows of 12 (the TMA kernels
+ * take rows of 16, the others 12); f16 after 1 cached frame (a zero frame
+ * before it) with stride_t 2.  3x1x1 (the time convs of the video VAEs'
+ * upsamplers): f16, one new frame after 2 cached ones; bf16, 4 frames after 2
+ * cached ones with a residual and a zero frame after x.  Where the backend
+ * must take the call (tc_in_place_expected), no conv3d scratch was grown. */
 static void tc_in_place(dk_context *ctx, const char *name) {
-    enum { C = 64, CO = 48, H = 4, RUNS = 3 };
-    const dk_dtype dts[RUNS] = {DK_F16, DK_BF16, DK_F16};
-    const int ts[RUNS] = {3, 3, 4}, ws[RUNS] = {16, 12, 16}, tcs[RUNS] = {0, 2, 1}, res[RUNS] = {0, 1, 0};
-    const int sts[RUNS] = {1, 1, 2}, pbs[RUNS] = {1, 0, 0};
-    const int64_t wshape[5] = {CO, C, 3, 3, 3}, bshape[1] = {CO};
-    const int hip = !strcmp(name, "hip");
+    enum { C = 64, CO = 48, H = 4, RUNS = 5 };
+    const dk_dtype dts[RUNS] = {DK_F16, DK_BF16, DK_F16, DK_F16, DK_BF16};
+    const int ts[RUNS] = {3, 3, 4, 1, 4}, ws[RUNS] = {16, 12, 16, 16, 12}, tcs[RUNS] = {0, 2, 1, 2, 2};
+    const int res[RUNS] = {0, 1, 0, 0, 1}, sts[RUNS] = {1, 1, 2, 1, 1}, pbs[RUNS] = {1, 0, 0, 0, 1};
+    const int ks[RUNS] = {3, 3, 3, 1, 1};
     int r, k;
     for (r = 0; r < RUNS; r++) {
         const dk_dtype dt = dts[r];
+        const int64_t wshape[5] = {CO, C, 3, ks[r], ks[r]}, bshape[1] = {CO};
+        const int expect = tc_in_place_expected(ctx, name, dt, ks[r] == 1, tcs[r] > 0);
         const int T = ts[r], W = ws[r], OT = (T + 2 + pbs[r] - 2 - 1) / sts[r] + 1;
         const size_t es = dk_dtype_size(dt), ny = (size_t)CO * OT * H * W;
         const double tol = dt == DK_F16 ? 2e-3 : 1.6e-2;
         dk_buffer *bx = tc_random_buffer(ctx, dt, (int64_t)C * T * H * W, 1.0, 71u + (uint32_t)r);
-        dk_buffer *bw = tc_random_buffer(ctx, dt, CO * C * 27, 0.05, 81u + (uint32_t)r);
+        dk_buffer *bw = tc_random_buffer(ctx, dt, CO * C * 3 * ks[r] * ks[r], 0.05, 81u + (uint32_t)r);
         dk_buffer *bb = tc_random_buffer(ctx, dt, CO, 1.0, 91u + (uint32_t)r);
         dk_buffer *bc = tc_random_buffer(ctx, dt, (int64_t)C * 2 * H * W, 1.0, 101u + (uint32_t)r);
         dk_buffer *br = tc_random_buffer(ctx, dt, (int64_t)ny, 1.0, 111u + (uint32_t)r);
@@ -670,15 +684,15 @@ static void tc_in_place(dk_context *ctx, const char *name) {
             d.pad_front = 2;
             d.pad_back = pbs[r];
             d.stride_t = sts[r];
-            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = ks[r] / 2;
             d.activation = DK_ACT_SILU;
             BT_CHECK(dk_release_scratch(ctx) == DK_OK, "release: %s", dk_last_error(ctx));
             BT_CHECK(dk__conv3d(ctx, "dk_conv3d", &d, tcs[r] ? &cache : NULL, &x, &w, &b, res[r] ? &rv : NULL, &y,
                                 k ? 0 : -1) == DK_OK && dk_sync(ctx) == DK_OK,
                      "in-place run %d (%s): %s", r, k ? "staged" : "in place", dk_last_error(ctx));
-            if (!k && hip)
+            if (!k && expect)
                 BT_CHECK(ctx->ops->conv3d_in_place && !ctx->conv3d_scratch,
-                         "in-place run %d: the HIP backend staged the frames instead of reading them in place", r);
+                         "in-place run %d: the %s backend staged the frames instead of reading them in place", r, name);
             BT_CHECK(dk_buffer_download(ctx, by[k], 0, out[k], ny * es) == DK_OK, "download: %s", dk_last_error(ctx));
         }
         bad = tc_mismatches(dt, out[0], out[1], ny, tol);
