@@ -505,9 +505,11 @@ static const hcb_c3 hcb_conv3d[] = {
     {"causal_3x3x3_res_inplace_f32bias_c8to8_t2_4x4", 0, {.cin = 8, .t = 2, .h = 4, .w = 4, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1, .f32_bias = 1, .residual = 1, .res_inplace = 1, .act = DK_ACT_SILU}},
     {"frames_1x3x3_cache1_c4to6_t2_4x4", 0, {.cin = 4, .t = 2, .h = 4, .w = 4, .cout = 6, .kt = 1, .kh = 3, .kw = 3, .pad_front = 1, .tc = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
     {"time_s2_3x1x1_cache2_c4to8_t5_3x3", 0, {.cin = 4, .t = 5, .h = 3, .w = 3, .cout = 8, .kt = 3, .kh = 1, .kw = 1, .stride_t = 2, .pad_front = 2, .tc = 2, .bias = 1, .act = DK_ACT_SILU}},
-    /* 64 channels: HIP reads these in place (every kernel family; on Hopper rows of 16 take the TMA kernels) */
+    /* 64 channels: HIP reads these in place (every kernel family; on Hopper rows of 16 take the TMA
+     * kernels), and Vulkan's tensor-core conv the 3x1x1 one with its cache */
     {"tc_causal_3x3x3_s2_c64to64_t5_3x16", Q, {.cin = 64, .t = 5, .h = 3, .w = 16, .cout = 64, .kt = 3, .kh = 3, .kw = 3, .stride_t = 2, .pad_front = 2, .pad_back = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
     {"tc_causal_3x3x3_cache1_c64to48_t2_3x12_res", Q, {.cin = 64, .t = 2, .h = 3, .w = 12, .cout = 48, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .tc = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
+    {"tc_time_3x1x1_cache2_c64to48_t2_3x8_res", Q, {.cin = 64, .t = 2, .h = 3, .w = 8, .cout = 48, .kt = 3, .kh = 1, .kw = 1, .pad_front = 2, .tc = 2, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"tc_causal_3x3x3_cache2_c32to32_t2_4x6", 0, {.cin = 32, .t = 2, .h = 4, .w = 6, .cout = 32, .kt = 3, .kh = 3, .kw = 3, .pad_front = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .tc = 2, .bias = 1}},
 };
 
