@@ -889,3 +889,5 @@ dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *d, const dk_tenso
 }
 
 /* ---------------------------------------------------------- elementwise */
+
+#undef VKOP_C3D_IN_PLACE_ROWS
