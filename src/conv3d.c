@@ -183,25 +183,10 @@ dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t c
 
 dk_tensor dk__conv3d_time_view(const dk_tensor *t, int64_t n0, int64_t images, int64_t f0, int64_t frames) {
     dk_tensor v = *t;
-    v.ndim = 4;
     v.offset += (uint64_t)(n0 * t->strides[0] + f0 * t->strides[2]) * dk_dtype_size(t->dtype);
     v.shape[0] = images;
     v.shape[2] = frames;
-    v.shape[3] = t->shape[3] * t->shape[4];
-    v.strides[3] = t->shape[4] == 1 ? t->strides[3] : t->strides[4];
-    v.shape[4] = 1;
-    v.strides[4] = 0;
-    return v;
-}
-
-dk_tensor dk__conv3d_time_weight(const dk_tensor *w) {
-    dk_tensor v = *w;
-    v.ndim = 4;
-    v.shape[3] = 1;
-    v.strides[3] = 0;
-    v.shape[4] = 1;
-    v.strides[4] = 0;
-    return v;
+    return dk__merge_dims(&v, 3);
 }
 
 static void c3d_conv2d_desc(const dk_conv3d_desc *d, dk_conv2d_desc *c) {
@@ -246,7 +231,7 @@ static dk_status c3d_direct(c3d_call *c) {
     if (p->path == DK__C3D_TIME) {
         /* [N, C, T, H*W] with a (KT, 1) kernel; x starts at the frame of output ob's first tap */
         const int64_t x0 = ob * d->stride_t - pf, f0 = x0 > 0 ? x0 : 0, images = c->x->shape[0];
-        dk_tensor v[3], wv = dk__conv3d_time_weight(c->w);
+        dk_tensor v[3], wv = dk__drop_dim(c->w, 4, 0); /* [Cout, Cin/groups, KT, 1] */
         v[0] = dk__conv3d_time_view(c->x, 0, images, f0, c->x->shape[2] - f0);
         v[1] = dk__conv3d_time_view(c->y, 0, images, ob, count);
         if (c->residual) v[2] = dk__conv3d_time_view(c->residual, 0, images, ob, count);

@@ -19,7 +19,9 @@ static void dims_merge(dk_tensor *t, int32_t d) {
     int64_t stride = t->shape[d + 1] == 1 ? t->strides[d] : t->strides[d + 1];
     t->shape[d] *= t->shape[d + 1];
     t->strides[d] = stride;
-    for (i = d + 1; i + 1 < t->ndim; i++) {
+    /* ndim <= DK_MAX_DIMS always; the second bound lets GCC see it where this
+     * is inlined into a caller (-Warray-bounds in the header-only build) */
+    for (i = d + 1; i + 1 < t->ndim && i + 1 < DK_MAX_DIMS; i++) {
         t->shape[i] = t->shape[i + 1];
         t->strides[i] = t->strides[i + 1];
     }
@@ -75,6 +77,12 @@ dk_tensor dk__fold_view(const dk_fold *f, int i, int64_t loop) {
     dk_tensor t = f->v[i];
     t.offset += (uint64_t)loop * f->step[i];
     return t;
+}
+
+dk_tensor dk__merge_dims(const dk_tensor *t, int32_t d) {
+    dk_tensor r = *t;
+    dims_merge(&r, d);
+    return r;
 }
 
 dk_tensor dk__drop_dim(const dk_tensor *t, int32_t d, int64_t index) {

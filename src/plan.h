@@ -234,6 +234,8 @@ dk_tensor dk__fold_view(const dk_fold *f, int i, int64_t loop);
 /* Whether dims d and d + 1 of t walk as one dim (outer stride = inner stride *
  * inner size, or either of size 1). */
 int dk__dims_mergeable(const dk_tensor *t, int32_t d);
+/* t with dims d and d + 1 walked as one (dk__dims_mergeable must hold). */
+dk_tensor dk__merge_dims(const dk_tensor *t, int32_t d);
 /* t without dim d, at index `index` of it. */
 dk_tensor dk__drop_dim(const dk_tensor *t, int32_t d, int64_t index);
 /* t with dims a and b exchanged (a view of the same elements). */
@@ -294,11 +296,10 @@ dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t c
  * residual (and the cache, if given). */
 int dk__conv3d_is_time(const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x, const dk_tensor *w,
                        const dk_tensor *y, const dk_tensor *residual);
-/* The TIME lowering's views: images [n0, n0 + images) and frames [f0, f0 +
- * frames) of 5-D t as the 4-D [images, C, frames, H*W] (time as the rows),
- * and w [Cout, Cin/groups, KT, 1, 1] as the (KT, 1) kernel [Cout, Cin/groups, KT, 1]. */
+/* The TIME lowering's view: images [n0, n0 + images) and frames [f0, f0 +
+ * frames) of 5-D t as the 4-D [images, C, frames, H*W] (time as the rows; its
+ * kernel is dk__drop_dim(w, 4, 0), [Cout, Cin/groups, KT, 1]). */
 dk_tensor dk__conv3d_time_view(const dk_tensor *t, int64_t n0, int64_t images, int64_t f0, int64_t frames);
-dk_tensor dk__conv3d_time_weight(const dk_tensor *w);
 /* Waits for the queued work, then frees the context's conv3d scratch (if any). */
 dk_status dk__conv3d_release_scratch(dk_context *ctx);
 

@@ -582,7 +582,7 @@ int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_t
     const int64_t cin = x->shape[1], t = x->shape[2], tc = cache ? cache->shape[2] : 0, ot = y->shape[2];
     const int64_t kt = w->shape[2], kh = w->shape[3], kw = w->shape[4], mult = dk__hip_conv_channel_multiple(ctx, x->dtype);
     const int64_t lim = (int64_t)1 << 30;
-    dk_tensor xv = dk__conv3d_frames(x, 0, 0, t, 1), yv = dk__conv3d_frames(y, 0, 0, ot, 1), rv, cv, wv = *w;
+    dk_tensor xv = dk__conv3d_frames(x, 0, 0, t, 1), yv = dk__conv3d_frames(y, 0, 0, ot, 1), rv, cv, wv;
     dkh_gemm_args p;
     int64_t n;
     dk_status s;
@@ -598,13 +598,7 @@ int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_t
             return 0;
     }
     if (residual) rv = dk__conv3d_frames(residual, 0, 0, ot, 1);
-    wv.ndim = 4;
-    wv.shape[2] = kt * kh;
-    wv.strides[2] = w->strides[3];
-    wv.shape[3] = kw;
-    wv.strides[3] = w->strides[4];
-    wv.shape[4] = 1;
-    wv.strides[4] = 0;
+    wv = dk__merge_dims(w, 2); /* [Cout, Cin, KT*KH, KW]: the strides check above */
     /* image 0's arguments; each image moves the operands' addresses */
     hipops_conv_common(&p, &xv, &wv, bias, residual ? &rv : NULL, &yv, 1, d->activation, d->post_activation,
                        d->output_scale, d->residual_scale);

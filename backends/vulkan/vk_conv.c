@@ -638,7 +638,7 @@ int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_te
                            dk_status *st) {
     const char *op = "dk_conv3d";
     const int64_t cin = x->shape[1], cout = y->shape[1], t = x->shape[2], ot = y->shape[2], kt = w->shape[2];
-    const dk_tensor wv = dk__conv3d_time_weight(w);
+    const dk_tensor wv = dk__drop_dim(w, 4, 0); /* [Cout, Cin, KT, 1] */
     vkop_conv c;
     vkop_packed *pk;
     int64_t n;
@@ -664,7 +664,11 @@ int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_te
         s = vkop_conv_common(ctx, op, &c, &xv, &wv, bias, residual ? &rv : NULL, &yv, d->activation,
                              d->post_activation, d->output_scale, d->residual_scale);
         if (s != DK_OK) break;
-        if (n == 0 && !vkop_conv_tensor_cores(ctx, &xv, &yv, &c.params, cin, cout)) return 0;
+        if (n == 0) { /* the last check; then the packed weight, one for every image */
+            if (!vkop_conv_tensor_cores(ctx, &xv, &yv, &c.params, cin, cout)) return 0;
+            s = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, &wv, 0, 0, &pk);
+            if (s != DK_OK) break;
+        }
         s = dk__vkop_bind(ctx, op, "cache", &cv, 0, &c.bind[5], &cview);
         if (s != DK_OK) break;
         c.params.cache_offset = cview.offset;
@@ -686,8 +690,6 @@ int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_te
         c.params.upsample = 1;
         c.params.tap_step_h = c.params.tap_step_w = 1;
         c.params.out_step_h = c.params.out_step_w = 1;
-        s = vkop_packed_weight_as(ctx, DK_WEIGHT_CONV2D, &wv, 0, 0, &pk);
-        if (s != DK_OK) break;
         vkop_bind_packed(pk, &c.bind[1], &c.params);
         c.params.epilogue.flags |= DK_VK_FLAG_PACKED_WEIGHT;
         s = vkop_conv_cm_run(ctx, op, &c, &c.params, (uint64_t)(ot * yv.shape[3]), cout, cin * kt, residual != NULL);
