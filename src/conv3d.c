@@ -176,7 +176,9 @@ static dk_tensor c3d_view(dk_buffer *b, dk_dtype dt, uint64_t off, const int64_t
 
 dk_tensor dk__conv3d_frames(const dk_tensor *t, int64_t n, int64_t f0, int64_t count, int64_t step) {
     const int64_t shape[4] = {count, t->shape[1], t->shape[3], t->shape[4]};
-    const int64_t strides[4] = {step * t->strides[2], t->strides[1], t->strides[3], t->strides[4]};
+    /* one frame: the time stride is never used, and may be any value (step * it may overflow) */
+    const int64_t strides[4] = {count > 1 ? step * t->strides[2] : t->strides[2], t->strides[1], t->strides[3],
+                                t->strides[4]};
     uint64_t off = t->offset / dk_dtype_size(t->dtype) + (uint64_t)(n * t->strides[0] + f0 * t->strides[2]);
     return c3d_view(t->buffer, t->dtype, off, shape, strides);
 }

@@ -627,6 +627,62 @@ static void tc_padded(dk_context *ctx) {
     }
 }
 
+/* -------------------------------------------------------- unused strides */
+
+/* A size-1 dim's stride is never used and may be any value: a one-frame clip
+ * (stride_t 2, KT 1, the per-frame path; and KT 3 over a cached frame, the
+ * staged path) whose size-1 dims carry INT64_MAX strides gives
+ * the dense views' output exactly (the planner once multiplied such a stride
+ * by stride_t: signed overflow). f32 NCDHW and f16 NDHWC. */
+static void tc_unused_strides(dk_context *ctx) {
+    enum { C = 4, CO = 6, H = 5, W = 6, RUNS = 4 };
+    int r, k;
+    for (r = 0; r < RUNS; r++) {
+        const dk_dtype dt = r % 2 ? DK_F16 : DK_F32;
+        const int ndhwc = r % 2, kt = r < 2 ? 1 : 3;
+        const int64_t wshape[5] = {CO, C, kt, 3, 3};
+        const size_t es = dk_dtype_size(dt), ny = (size_t)CO * H * W;
+        dk_buffer *bx = tc_random_buffer(ctx, dt, C * H * W, 1.0, 71u + (uint32_t)r);
+        dk_buffer *bw = tc_random_buffer(ctx, dt, CO * C * kt * 9, 0.3, 81u + (uint32_t)r);
+        dk_buffer *bc = tc_random_buffer(ctx, dt, C * H * W, 1.0, 91u + (uint32_t)r);
+        dk_buffer *by[2] = {NULL, NULL};
+        unsigned char *out[2] = {(unsigned char *)malloc(ny * es), (unsigned char *)malloc(ny * es)};
+        int bad;
+        for (k = 0; k < 2; k++)
+            BT_CHECK(dk_buffer_create(ctx, ny * es, &by[k]) == DK_OK &&
+                         dk_buffer_fill(ctx, by[k], 0, ny * es, TC_POISON) == DK_OK, "buffer: %s", dk_last_error(ctx));
+        for (k = 0; k < 2 && bx && bw && bc && by[k] && out[k]; k++) {
+            dk_conv3d_desc d;
+            dk_tensor x = tc_video(bx, 0, dt, ndhwc, 1, C, 1, H, W), y = tc_video(by[k], 0, dt, ndhwc, 1, CO, 1, H, W);
+            dk_tensor cache = tc_video(bc, 0, dt, ndhwc, 1, C, 1, H, W);
+            dk_tensor w = dk_tensor_contiguous(bw, 0, dt, 5, wshape);
+            dk_conv3d_desc_init(&d);
+            d.stride_t = 2;
+            d.pad_front = kt - 1; /* KT 3: the cached frame, then one zero frame */
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            if (k) {
+                x.strides[0] = x.strides[2] = INT64_MAX;
+                y.strides[0] = INT64_MAX;
+                y.strides[2] = INT64_MAX;
+                cache.strides[0] = INT64_MAX;
+                cache.strides[2] = INT64_MAX;
+                if (kt == 1) w.strides[2] = INT64_MAX;
+            }
+            BT_CHECK(dk_conv3d_chunk(ctx, &d, kt > 1 ? &cache : NULL, &x, &w, NULL, NULL, &y) == DK_OK &&
+                         dk_sync(ctx) == DK_OK,
+                     "unused strides run %d (%s): %s", r, k ? "INT64_MAX strides" : "dense", dk_last_error(ctx));
+            BT_CHECK(dk_buffer_download(ctx, by[k], 0, out[k], ny * es) == DK_OK, "download: %s", dk_last_error(ctx));
+        }
+        bad = tc_mismatches(dt, out[1], out[0], ny, 0.0);
+        BT_CHECK(bad == 0, "unused strides run %d (%s): %d of %d outputs differ from the dense views'", r,
+                 dk_dtype_name(dt), bad, (int)ny);
+        {
+            dk_buffer *const bufs[5] = {bx, bw, bc, by[0], by[1]};
+            tc_run_free(ctx, out, bufs, 5);
+        }
+    }
+}
+
 /* ------------------------------------------------------------- in place */
 
 /* Whether this context's backend must take the in-place call of run r: HIP's
@@ -723,6 +779,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 2 && !strcmp(argv[2], "memory")) tc_memory(ctx);
     tc_padded(ctx);
+    tc_unused_strides(ctx);
     tc_in_place(ctx, name);
     dk_context_destroy(ctx);
     printf("%s: %s (%d failures)\n", name, bt_failures ? "FAIL" : "ok", bt_failures);
