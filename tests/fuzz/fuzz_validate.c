@@ -496,7 +496,14 @@ static void fz_mutate(fz_call *c, fz_in *in) {
         case 4: t->dtype = (dk_dtype)fz_hostile32(in); break;
         case 5: t->ndim = fz_u8(in) & 1 ? (int32_t)(fz_u8(in) % 7) - 1 : fz_hostile32(in); break;
         case 6: case 7: t->shape[d] = fz_hostile(in); break;
-        case 8: case 9: t->strides[d] = fz_hostile(in); break;
+        case 8: t->strides[d] = fz_hostile(in); break;
+        case 9: { /* the stride of a size-1 dim (never used: any value is valid), from d on */
+            int k;
+            for (k = 0; k < DK_MAX_DIMS; k++)
+                if (t->shape[(d + k) % DK_MAX_DIMS] == 1) break;
+            t->strides[(d + k) % DK_MAX_DIMS] = fz_hostile(in);
+            break;
+        }
         default: /* the same view as another slot: aliasing, in place */
             if (c->present[other]) { *t = c->t[other]; c->present[s] = 1; }
             break;

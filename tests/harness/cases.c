@@ -498,6 +498,8 @@ static const hcb_c3 hcb_conv3d[] = {
     {"point_1x1x1_c7to9_t3_4x4", Q, {.cin = 7, .t = 3, .h = 4, .w = 4, .cout = 9, .kt = 1, .kh = 1, .kw = 1, .bias = 1, .act = DK_ACT_GELU}},
     {"frames_1x3x3_s2_c8to4_b2_t3_5x5", 0, {.n = 2, .cin = 8, .t = 3, .h = 5, .w = 5, .cout = 4, .kt = 1, .kh = 3, .kw = 3, .stride_t = 2, .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
     {"frames_1x3x3_padt1_c4to4_t2_4x4", G, {.cin = 4, .t = 2, .h = 4, .w = 4, .cout = 4, .kt = 1, .kh = 3, .kw = 3, .pad_front = 1, .pad_back = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .bias = 1}},
+    /* one frame through stride_t 2: the per-frame path's single-frame view (--size1-strides) */
+    {"frames_1x3x3_st2_c8to6_t1_5x5", Q, {.cin = 8, .t = 1, .h = 5, .w = 5, .cout = 6, .kt = 1, .kh = 3, .kw = 3, .stride_t = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},
     {"s2_3x3x3_c6to8_t5_7x6", 0, {.cin = 6, .t = 5, .h = 7, .w = 6, .cout = 8, .kt = 3, .kh = 3, .kw = 3, .stride_t = 2, .stride_h = 2, .stride_w = 2, .pad_front = 1, .pad_back = 1, .pad_top = 1, .pad_left = 1, .bias = 1}},
     {"dil2_3x3x3_c4to6_t6_6x6_sides", 0, {.cin = 4, .t = 6, .h = 6, .w = 6, .cout = 6, .kt = 3, .kh = 3, .kw = 2, .dilation_t = 2, .dilation_h = 2, .pad_front = 3, .pad_back = 1, .pad_top = 2, .pad_bottom = 0, .pad_left = 0, .pad_right = 1, .residual = 1, .output_scale = 0.5f, .residual_scale = 1.5f}},
     {"groups2_2x3x3_c8to6_t3_4x5", G | I, {.cin = 8, .t = 3, .h = 4, .w = 5, .cout = 6, .kt = 2, .kh = 3, .kw = 3, .groups = 2, .pad_front = 1, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .bias = 1}},

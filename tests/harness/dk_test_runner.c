@@ -3,7 +3,7 @@
  * (reference.c) computed from the same dtype-rounded inputs.
  *
  *   dk_test_runner [--backend cpu|vulkan|hip|all] [--op NAME] [--case SUBSTR]
- *                  [--seed N] [--list] [--quick] [-v]
+ *                  [--seed N] [--list] [--quick] [--size1-strides] [-v]
  *
  * Per case: fresh random inputs (seeded by --seed and the case name), output
  * buffers poisoned with NaN, the op, dk_sync, download, then
@@ -16,6 +16,9 @@
  * and run again (the prepared copy must be dropped).  DK_ERR_UNSUPPORTED is a
  * failure on the CPU backend (the reference does everything) and a skip,
  * printed with its message, on the others.
+ * --size1-strides: every size-1 dim of every tensor gets the stride INT64_MAX
+ * (no element address uses it, so any value is valid): the same checks must
+ * pass, with no overflow in the planning (sanitizer builds) or the kernels.
  * Exit status: 0 all passed, 1 a failure, 2 bad usage, 77 nothing ran.
  */
 #include "cases.h"
@@ -30,6 +33,7 @@ typedef struct tr_options {
     const char *backend, *op, *case_sub;
     uint64_t seed;
     int list, quick, verbose;
+    hk_views views;
 } tr_options;
 
 typedef struct tr_counts { int passed, failed, skipped; } tr_counts;
@@ -83,7 +87,7 @@ static void tr_run_backend(const tr_options *o, dk_backend_kind kind, const hc_c
         hk_outcome out;
         hk_result r;
         if (!tr_selected(o, &cases[i])) continue;
-        r = hk_run_case(ctx, name, &cases[i], o->seed, NULL, NULL, &out);
+        r = hk_run_case(ctx, name, &cases[i], o->seed, o->views, NULL, NULL, &out);
         if (r == HK_PASS) local.passed++;
         else if (r == HK_FAIL) local.failed++;
         else local.skipped++;
@@ -102,7 +106,7 @@ static void tr_run_backend(const tr_options *o, dk_backend_kind kind, const hc_c
 
 static void tr_usage(void) {
     fprintf(stderr, "usage: dk_test_runner [--backend cpu|vulkan|hip|all] [--op NAME] [--case SUBSTR]\n"
-                    "                      [--seed N] [--list] [--quick] [-v]\n");
+                    "                      [--seed N] [--list] [--quick] [--size1-strides] [-v]\n");
 }
 
 static int tr_parse(int argc, char **argv, tr_options *o) {
@@ -127,6 +131,7 @@ static int tr_parse(int argc, char **argv, tr_options *o) {
             if (*end) return 0;
         } else if (strcmp(a, "--list") == 0) o->list = 1;
         else if (strcmp(a, "--quick") == 0) o->quick = 1;
+        else if (strcmp(a, "--size1-strides") == 0) o->views = HK_VIEWS_SIZE1_STRIDES_MAX;
         else if (strcmp(a, "-v") == 0) o->verbose = 1;
         else return 0;
     }

@@ -142,8 +142,8 @@ static hk_result hk_run_once(dk_context *ctx, const char *backend, const hc_case
     return hk_compare(backend, c, p, phase, o) ? HK_PASS : HK_FAIL;
 }
 
-hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, uint64_t seed, hk_perturb_fn perturb,
-                      void *user, hk_outcome *o) {
+hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, uint64_t seed, hk_views views,
+                      hk_perturb_fn perturb, void *user, hk_outcome *o) {
     ho_plan p;
     ht_rng rng;
     const char *what = "";
@@ -151,6 +151,7 @@ hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, ui
     dk_status st;
     memset(o, 0, sizeof *o);
     ho_setup(c, &p);
+    if (views == HK_VIEWS_SIZE1_STRIDES_MAX) ht_set_size1_strides_max(&p.set);
     ht_rng_seed(&rng, seed, c->name);
     st = ht_set_create(ctx, &p.set, &what);
     if (st != DK_OK) {

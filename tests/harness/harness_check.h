@@ -22,9 +22,13 @@ typedef void (*hk_perturb_fn)(void *user, const hc_case *c, ho_plan *p);
 /* tol = out(dtype) + 1e-5 * max(1, sqrt(K) / 8) (see harness_check.c). */
 double hk_tolerance(dk_dtype t, int64_t k, int weight_sums);
 
+/* The views a case runs on: as the case lists them, or with every size-1
+ * dim's stride INT64_MAX (ht_set_size1_strides_max). */
+typedef enum hk_views { HK_VIEWS_LISTED, HK_VIEWS_SIZE1_STRIDES_MAX } hk_views;
+
 /* Runs case c on ctx, whose backend is named `backend` (DK_ERR_UNSUPPORTED
  * is a failure on "cpu", a skip elsewhere). */
-hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, uint64_t seed,
+hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, uint64_t seed, hk_views views,
                       hk_perturb_fn perturb, void *user, hk_outcome *out);
 
 #endif /* HK_CHECK_H */

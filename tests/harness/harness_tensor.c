@@ -165,6 +165,14 @@ static void ht_fill_values(ht_set *set, ht_tensor *x, ht_rng *rng) {
     }
 }
 
+void ht_set_size1_strides_max(ht_set *set) {
+    int i;
+    int32_t d;
+    for (i = 0; i < HT_MAX_TENSORS; i++)
+        for (d = 0; set->t[i].used && d < set->t[i].t.ndim; d++)
+            if (set->t[i].t.shape[d] == 1) set->t[i].t.strides[d] = INT64_MAX;
+}
+
 void ht_set_generate(ht_set *set, ht_rng *rng) {
     int i;
     for (i = 0; i < HT_MAX_TENSORS; i++)

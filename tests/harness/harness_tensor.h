@@ -65,6 +65,10 @@ void ht_video_strides(int layout, int64_t gap, const int64_t shape[5], int64_t s
 void ht_rowmajor_strides(int32_t ndim, const int64_t *shape, int64_t gap, int64_t *strides);
 
 /* Generates the inputs' values and writes them into the store images. */
+/* Gives every size-1 dim of every declared tensor the stride INT64_MAX: a
+ * stride no element address uses, so any value is valid and the op's result
+ * must not change (dk_test_runner --size1-strides). */
+void ht_set_size1_strides_max(ht_set *set);
 void ht_set_generate(ht_set *set, ht_rng *rng);
 /* Regenerates one input tensor's values (e.g. a new weight) into its image. */
 void ht_regenerate(ht_set *set, int i, ht_rng *rng);

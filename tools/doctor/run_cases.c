@@ -56,7 +56,7 @@ int dd_run_cases(dk_context *ctx, dd_target *t, const dd_options *o, const hc_ca
         hk_result r;
         double tc = dd_now_ms();
         if (!dd_case_selected(o, c, cases, ncases)) continue;
-        r = hk_run_case(ctx, backend, c, o->seed, dd_injected(o, c) ? dd_perturb : NULL, NULL, &out);
+        r = hk_run_case(ctx, backend, c, o->seed, HK_VIEWS_LISTED, dd_injected(o, c) ? dd_perturb : NULL, NULL, &out);
         done++;
         if (r == HK_PASS) {
             t->passed[c->op]++;
