@@ -665,6 +665,27 @@ static dk_status val_affine(dk_context *ctx, const char *op, const char *name, c
     return val_dim(ctx, op, name, p, 0, what, len);
 }
 
+/* What the three norms check after x: gamma and beta (optional, [len] each;
+ * f32 with f16 / bf16 x where f32_ok, and then of one dtype), and y of x's
+ * dtype and shape, overlapping none of them (x only as its very view: in place). */
+static dk_status val_norm_out(dk_context *ctx, const char *op, const dk_tensor *x, const dk_tensor *gamma,
+                              const dk_tensor *beta, const dk_tensor *y, int64_t len, const char *len_what,
+                              int f32_ok) {
+    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
+    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
+    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
+    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
+    VAL_TRY(val_affine(ctx, op, "gamma", gamma, len, len_what, x, f32_ok));
+    VAL_TRY(val_affine(ctx, op, "beta", beta, len, len_what, x, f32_ok));
+    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
+
+    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
+    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
+    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
+}
+
 /* stats of the split GroupNorm: f32 [N, groups, 2], dense row-major. */
 static dk_status val_gn_stats(dk_context *ctx, const char *op, const dk_tensor *stats, const dk_tensor *x,
                               int32_t groups) {
@@ -709,26 +730,13 @@ dk_status dk__validate_group_norm(dk_context *ctx, const char *op, int mode, con
         VAL_TRY(val_no_self_overlap(ctx, op, "stats", stats));
         return val_no_alias(ctx, op, "stats", stats, "x", x, 0);
     }
-    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
-    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
-    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
-
-    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "stats", stats, 0));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
-    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
+    VAL_TRY(val_norm_out(ctx, op, x, gamma, beta, y, x->shape[1], "C = x.shape[1]", 1));
+    return val_no_alias(ctx, op, "y", y, "stats", stats, 0);
 }
 
 dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, const dk_tensor *x,
                                   const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y) {
     static const char op[] = "dk_layer_norm";
-    int64_t dlen;
     VAL_TRY(val_need(ctx, op, "desc", d));
     VAL_TRY(val_need(ctx, op, "x", x));
     VAL_TRY(val_need(ctx, op, "y", y));
@@ -736,19 +744,7 @@ dk_status dk__validate_layer_norm(dk_context *ctx, const dk_layer_norm_desc *d, 
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
 
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
-    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
-    dlen = x->shape[x->ndim - 1];
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, dlen, "D = x.shape[ndim-1]", x, 0));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, dlen, "D = x.shape[ndim-1]", x, 0));
-
-    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
-    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
+    return val_norm_out(ctx, op, x, gamma, beta, y, x->shape[x->ndim - 1], "D = x.shape[ndim-1]", 0);
 }
 
 /* ----------------------------------------------------------------- rms_norm */
@@ -766,22 +762,10 @@ dk_status dk__validate_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, cons
     VAL_TRY(val_act(ctx, op, "desc->activation", d->activation));
 
     VAL_TRY(dk__validate_tensor(ctx, op, "x", x));
-    VAL_TRY(val_opt_tensor(ctx, op, "gamma", gamma));
-    VAL_TRY(val_opt_tensor(ctx, op, "beta", beta));
-    VAL_TRY(dk__validate_tensor(ctx, op, "y", y));
     if (x->ndim < 2)
         return dk__fail(ctx, VAL_BAD, "%s: x.ndim (=%d) must be 2 to 5 ([N, C, ...], the channel axis is dim 1)", op,
                         (int)x->ndim);
-    VAL_TRY(val_same_dtype(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_same_shape(ctx, op, "y", y, "x", x));
-    VAL_TRY(val_affine(ctx, op, "gamma", gamma, x->shape[1], "C = x.shape[1]", x, 1));
-    VAL_TRY(val_affine(ctx, op, "beta", beta, x->shape[1], "C = x.shape[1]", x, 1));
-    if (gamma && beta) VAL_TRY(val_same_dtype(ctx, op, "beta", beta, "gamma", gamma));
-
-    VAL_TRY(val_no_self_overlap(ctx, op, "y", y));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "x", x, 1));
-    VAL_TRY(val_no_alias(ctx, op, "y", y, "gamma", gamma, 0));
-    return val_no_alias(ctx, op, "y", y, "beta", beta, 0);
+    return val_norm_out(ctx, op, x, gamma, beta, y, x->shape[1], "C = x.shape[1]", 1);
 }
 
 /* ---------------------------------------------------------------- attention */
