@@ -3,7 +3,7 @@
  * (reference.c) computed from the same dtype-rounded inputs.
  *
  *   dk_test_runner [--backend cpu|vulkan|hip|all] [--op NAME] [--case SUBSTR]
- *                  [--seed N] [--list] [--quick] [--size1-strides] [-v]
+ *                  [--seed N] [--list] [--quick] [--size1-strides] [--misaligned] [-v]
  *
  * Per case: fresh random inputs (seeded by --seed and the case name), output
  * buffers poisoned with NaN, the op, dk_sync, download, then
@@ -19,6 +19,8 @@
  * --size1-strides: every size-1 dim of every tensor gets the stride INT64_MAX
  * (no element address uses it, so any value is valid): the same checks must
  * pass, with no overflow in the planning (sanitizer builds) or the kernels.
+ * --misaligned: every view starts one element further into its buffer, so
+ * none is 16-byte aligned: the vector paths must step aside.  The two combine.
  * Exit status: 0 all passed, 1 a failure, 2 bad usage, 77 nothing ran.
  */
 #include "cases.h"
@@ -106,7 +108,7 @@ static void tr_run_backend(const tr_options *o, dk_backend_kind kind, const hc_c
 
 static void tr_usage(void) {
     fprintf(stderr, "usage: dk_test_runner [--backend cpu|vulkan|hip|all] [--op NAME] [--case SUBSTR]\n"
-                    "                      [--seed N] [--list] [--quick] [--size1-strides] [-v]\n");
+                    "                      [--seed N] [--list] [--quick] [--size1-strides] [--misaligned] [-v]\n");
 }
 
 static int tr_parse(int argc, char **argv, tr_options *o) {
@@ -131,7 +133,8 @@ static int tr_parse(int argc, char **argv, tr_options *o) {
             if (*end) return 0;
         } else if (strcmp(a, "--list") == 0) o->list = 1;
         else if (strcmp(a, "--quick") == 0) o->quick = 1;
-        else if (strcmp(a, "--size1-strides") == 0) o->views = HK_VIEWS_SIZE1_STRIDES_MAX;
+        else if (strcmp(a, "--size1-strides") == 0) o->views |= HK_VIEWS_SIZE1_STRIDES_MAX;
+        else if (strcmp(a, "--misaligned") == 0) o->views |= HK_VIEWS_MISALIGNED;
         else if (strcmp(a, "-v") == 0) o->verbose = 1;
         else return 0;
     }

@@ -151,7 +151,8 @@ hk_result hk_run_case(dk_context *ctx, const char *backend, const hc_case *c, ui
     dk_status st;
     memset(o, 0, sizeof *o);
     ho_setup(c, &p);
-    if (views == HK_VIEWS_SIZE1_STRIDES_MAX) ht_set_size1_strides_max(&p.set);
+    if (views & HK_VIEWS_SIZE1_STRIDES_MAX) ht_set_size1_strides_max(&p.set);
+    if (views & HK_VIEWS_MISALIGNED) ht_set_misalign(&p.set);
     ht_rng_seed(&rng, seed, c->name);
     st = ht_set_create(ctx, &p.set, &what);
     if (st != DK_OK) {

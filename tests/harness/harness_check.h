@@ -22,9 +22,12 @@ typedef void (*hk_perturb_fn)(void *user, const hc_case *c, ho_plan *p);
 /* tol = out(dtype) + 1e-5 * max(1, sqrt(K) / 8) (see harness_check.c). */
 double hk_tolerance(dk_dtype t, int64_t k, int weight_sums);
 
-/* The views a case runs on: as the case lists them, or with every size-1
- * dim's stride INT64_MAX (ht_set_size1_strides_max). */
-typedef enum hk_views { HK_VIEWS_LISTED, HK_VIEWS_SIZE1_STRIDES_MAX } hk_views;
+/* The views a case runs on: as the case lists them (0), or changed in ways
+ * that keep the result (flags, any combination): every size-1 dim's stride
+ * INT64_MAX (ht_set_size1_strides_max); each view one element further into
+ * its buffer (ht_set_misalign). */
+enum { HK_VIEWS_LISTED = 0, HK_VIEWS_SIZE1_STRIDES_MAX = 1, HK_VIEWS_MISALIGNED = 2 };
+typedef unsigned hk_views;
 
 /* Runs case c on ctx, whose backend is named `backend` (DK_ERR_UNSUPPORTED
  * is a failure on "cpu", a skip elsewhere). */

@@ -173,6 +173,12 @@ void ht_set_size1_strides_max(ht_set *set) {
             if (set->t[i].t.shape[d] == 1) set->t[i].t.strides[d] = INT64_MAX;
 }
 
+void ht_set_misalign(ht_set *set) {
+    int i;
+    for (i = 0; i < HT_MAX_TENSORS; i++)
+        if (set->t[i].used) set->t[i].elem_offset += 1;
+}
+
 void ht_set_generate(ht_set *set, ht_rng *rng) {
     int i;
     for (i = 0; i < HT_MAX_TENSORS; i++)
