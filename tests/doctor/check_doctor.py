@@ -49,7 +49,7 @@ def load_reports(prefix, out):
         md = f.read()
     leftovers = [n for n in os.listdir(os.path.dirname(prefix)) if ".tmp." in n]
     need(not leftovers, "temporary files left beside the reports: %s" % leftovers, out)
-    for key in ["schema", "difkern_version", "started", "command", "seed", "case_selection", "backends_compiled",
+    for key in ["schema", "difkern_version", "started", "command", "seed", "case_selection", "views", "backends_compiled",
                 "runtimes", "vulkan_devices", "targets", "summary", "cannot_know", "environment"]:
         need(key in rep, "JSON report lacks '%s'" % key, out)
     need(rep["schema"] == "difkern-doctor/1", "schema is %r" % rep["schema"], out)

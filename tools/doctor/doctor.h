@@ -57,6 +57,7 @@ typedef struct dd_options {
     const char *op;                      /* hc_op name or NULL */
     const char *case_name;               /* exact name, else substring; NULL: all */
     int full;                            /* the whole case list, not the quick subset */
+    int odd_views;                       /* cases on changed views (hk_views: size-1 strides, misaligned) */
     int quick_bench, no_bench, no_cases, all_families, verbose, list_cases;
     uint64_t seed;
     const char *out_prefix;

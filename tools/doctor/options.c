@@ -19,6 +19,8 @@ static void dd_usage(FILE *f) {
             "                    Naming vulkan also tests CPU Vulkan implementations (lavapipe)\n"
             "  --device N        only device N of each backend (the library's device_index)\n"
             "  --full            the whole case list (default: the quick subset)\n"
+            "  --odd-views       run the cases on views that keep every result: size-1 dims with the\n"
+            "                    stride INT64_MAX, every view one element off 16-byte alignment\n"
             "  --op NAME         only the cases of one op (conv2d, attention, ...)\n"
             "  --case NAME       only this case (exact name; else every case containing NAME)\n"
             "  --list-cases      print the selected cases and exit\n"
@@ -139,6 +141,7 @@ int dd_parse_options(int argc, char **argv, dd_options *o) {
             o->inject = v;
             i++;
         } else if (!strcmp(a, "--full")) o->full = 1;
+        else if (!strcmp(a, "--odd-views")) o->odd_views = 1;
         else if (!strcmp(a, "--quick-bench")) o->quick_bench = 1;
         else if (!strcmp(a, "--no-bench")) o->no_bench = 1;
         else if (!strcmp(a, "--no-cases")) o->no_cases = 1;

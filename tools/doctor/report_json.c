@@ -220,6 +220,7 @@ void dd_report_json(const dd_report *r, dd_text *j) {
     dd_js_num(j, "seed", (double)o->seed, 1);
     dd_js_str(j, "case_selection",
               o->no_cases ? "none" : o->case_name || o->op ? "selected" : o->full ? "full" : "quick", 1);
+    dd_js_str(j, "views", o->odd_views ? "odd" : "listed", 1);
     dd_js_num(j, "cases_per_target", r->ncases, 1);
     dd_js_key(j, "inject");
     if (o->inject) dd_text_json_string(j, o->inject);

@@ -231,9 +231,9 @@ void dd_report_markdown(const dd_report *r, dd_text *m) {
                    dk_version_string(), DD_TOOL_VERSION, dk_backend_compiled(DK_BACKEND_CPU) ? "yes" : "no",
                    dk_backend_compiled(DK_BACKEND_VULKAN) ? "yes" : "no", dk_backend_compiled(DK_BACKEND_HIP) ? "yes" : "no");
     dd_text_printf(m, "- started %s on %s\n- command: `%s`\n", r->started, r->host, o->command_line);
-    dd_text_printf(m, "- cases: %d per target (%s), seed %llu\n", r->ncases,
+    dd_text_printf(m, "- cases: %d per target (%s%s), seed %llu\n", r->ncases,
                    o->no_cases ? "none" : o->case_name || o->op ? "selected" : o->full ? "the whole list" : "the quick subset",
-                   (unsigned long long)o->seed);
+                   o->odd_views ? "; on odd views: size-1 strides INT64_MAX, misaligned" : "", (unsigned long long)o->seed);
     if (o->inject) dd_text_printf(m, "- **DIFKERN_DOCTOR_INJECT=%s: results were perturbed on purpose** (a test of the doctor)\n", o->inject);
     if (r->env[0]) {
         dd_text_printf(m, "- environment:\n");

@@ -41,8 +41,8 @@ static void dd_reproducer(const dd_target *t, const dd_options *o, const hc_case
     else if (!strcmp(t->variant, "portable")) dd_copy(env, sizeof env, "DIFKERN_VULKAN_PORTABLE=1 ");
     if (o->inject) snprintf(env + strlen(env), sizeof env - strlen(env), "DIFKERN_DOCTOR_INJECT='%s' ", o->inject);
     if (t->backend != DK_BACKEND_CPU) snprintf(dev, sizeof dev, " --device %d", t->device_index);
-    snprintf(out, cap, "%sdifkern-doctor --backend %s%s --case '%s' --seed %llu --no-bench", env,
-             dk_backend_name(t->backend), dev, c->name, (unsigned long long)o->seed);
+    snprintf(out, cap, "%sdifkern-doctor --backend %s%s --case '%s' --seed %llu%s --no-bench", env,
+             dk_backend_name(t->backend), dev, c->name, (unsigned long long)o->seed, o->odd_views ? " --odd-views" : "");
 }
 
 int dd_run_cases(dk_context *ctx, dd_target *t, const dd_options *o, const hc_case *cases, int ncases) {
@@ -56,7 +56,8 @@ int dd_run_cases(dk_context *ctx, dd_target *t, const dd_options *o, const hc_ca
         hk_result r;
         double tc = dd_now_ms();
         if (!dd_case_selected(o, c, cases, ncases)) continue;
-        r = hk_run_case(ctx, backend, c, o->seed, HK_VIEWS_LISTED, dd_injected(o, c) ? dd_perturb : NULL, NULL, &out);
+        r = hk_run_case(ctx, backend, c, o->seed,
+                        o->odd_views ? HK_VIEWS_SIZE1_STRIDES_MAX | HK_VIEWS_MISALIGNED : HK_VIEWS_LISTED, dd_injected(o, c) ? dd_perturb : NULL, NULL, &out);
         done++;
         if (r == HK_PASS) {
             t->passed[c->op]++;
