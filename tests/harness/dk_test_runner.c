@@ -20,7 +20,8 @@
  * (no element address uses it, so any value is valid): the same checks must
  * pass, with no overflow in the planning (sanitizer builds) or the kernels.
  * --misaligned: every view starts one element further into its buffer, so
- * none is 16-byte aligned: the vector paths must step aside.  The two combine.
+ * the views that started on 16 bytes (most) no longer do: the vector paths
+ * must step aside.  The two combine.
  * Exit status: 0 all passed, 1 a failure, 2 bad usage, 77 nothing ran.
  */
 #include "cases.h"

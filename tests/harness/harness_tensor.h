@@ -69,9 +69,10 @@ void ht_rowmajor_strides(int32_t ndim, const int64_t *shape, int64_t gap, int64_
  * stride no element address uses, so any value is valid and the op's result
  * must not change (dk_test_runner --size1-strides). */
 void ht_set_size1_strides_max(ht_set *set);
-/* Moves every declared view one element further into its store: no view
- * starts on 16 bytes, so vector paths must see it and step aside
- * (dk_test_runner --misaligned).  Views of one store move together. */
+/* Moves every declared view one element further into its store: a view
+ * that started on 16 bytes no longer does (the listed cases mostly do), so
+ * vector paths must see it and step aside (dk_test_runner --misaligned).
+ * Views of one store move together. */
 void ht_set_misalign(ht_set *set);
 void ht_set_generate(ht_set *set, ht_rng *rng);
 /* Regenerates one input tensor's values (e.g. a new weight) into its image. */
