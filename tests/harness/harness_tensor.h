@@ -64,7 +64,6 @@ void ht_video_strides(int layout, int64_t gap, const int64_t shape[5], int64_t s
 /* Row-major strides with `gap` extra elements after every innermost row. */
 void ht_rowmajor_strides(int32_t ndim, const int64_t *shape, int64_t gap, int64_t *strides);
 
-/* Generates the inputs' values and writes them into the store images. */
 /* Gives every size-1 dim of every declared tensor the stride INT64_MAX: a
  * stride no element address uses, so any value is valid and the op's result
  * must not change (dk_test_runner --size1-strides). */
@@ -74,6 +73,7 @@ void ht_set_size1_strides_max(ht_set *set);
  * vector paths must see it and step aside (dk_test_runner --misaligned).
  * Views of one store move together. */
 void ht_set_misalign(ht_set *set);
+/* Generates the inputs' values and writes them into the store images. */
 void ht_set_generate(ht_set *set, ht_rng *rng);
 /* Regenerates one input tensor's values (e.g. a new weight) into its image. */
 void ht_regenerate(ht_set *set, int i, ht_rng *rng);
