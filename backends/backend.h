@@ -17,88 +17,123 @@
 
 #include "../src/dk_internal.h"
 
+/* The entries' function types: the one declaration of each signature.  A
+ * backend declares its entries with them (dk_backend_conv2d_fn dk__cpu_conv2d;)
+ * and the table holds pointers to them. */
+
+/* Sets ctx->backend, ctx->device_name, ctx->description.  Returns
+ * DK_ERR_BACKEND_UNAVAILABLE (with a message) when the machine lacks it. */
+typedef dk_status dk_backend_create_fn(dk_context *ctx, const dk_context_options *options);
+typedef void dk_backend_destroy_fn(dk_context *ctx);
+typedef dk_status dk_backend_sync_fn(dk_context *ctx);
+
+/* buffer->size is set; the entry sets buffer->impl. */
+typedef dk_status dk_backend_buffer_create_fn(dk_context *ctx, dk_buffer *buffer);
+typedef dk_status dk_backend_buffer_wrap_fn(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *memory);
+typedef void dk_backend_buffer_destroy_fn(dk_context *ctx, dk_buffer *buffer);
+typedef dk_status dk_backend_buffer_upload_fn(dk_context *ctx, dk_buffer *buffer, uint64_t offset, const void *src,
+                                              uint64_t size);
+typedef dk_status dk_backend_buffer_download_fn(dk_context *ctx, const dk_buffer *buffer, uint64_t offset, void *dst,
+                                                uint64_t size);
+typedef dk_status dk_backend_buffer_fill_fn(dk_context *ctx, dk_buffer *buffer, uint64_t offset, uint64_t size,
+                                            uint32_t pattern);
+
+typedef dk_status dk_backend_timer_begin_fn(dk_context *ctx);
+typedef dk_status dk_backend_timer_end_fn(dk_context *ctx, double *elapsed_ms);
+
+typedef dk_status dk_backend_prepare_weight_fn(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+
+typedef dk_status dk_backend_conv2d_fn(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
+                                       const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
+                                       const dk_tensor *y);
+typedef dk_status dk_backend_conv_transpose2d_fn(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
+                                                 const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                                 const dk_tensor *residual, const dk_tensor *y);
+typedef dk_status dk_backend_matmul_fn(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
+                                       const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
+                                       const dk_tensor *y);
+/* mode DK__GN_FULL: y = GroupNorm(x) (stats NULL); DK__GN_STATS: stats =
+ * (mean, variance) of x per (image, group) (gamma, beta, y NULL); DK__GN_APPLY:
+ * y from x and the given stats.  stats: f32 [N, groups, 2], dense. */
+typedef dk_status dk_backend_group_norm_fn(dk_context *ctx, const dk_group_norm_desc *desc, int mode,
+                                           const dk_tensor *x, const dk_tensor *stats, const dk_tensor *gamma,
+                                           const dk_tensor *beta, const dk_tensor *y);
+typedef dk_status dk_backend_layer_norm_fn(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
+                                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+/* x, y: 2-5 dims (not lowered to 4: the entry walks them with dk__rms_plan). */
+typedef dk_status dk_backend_rms_norm_fn(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
+                                         const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+typedef dk_status dk_backend_attention_fn(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
+                                          const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
+/* y = out_scale * act(alpha * a + beta * b); b may be NULL (beta is then
+ * unused): y = out_scale * act(alpha * a).  dk_add, dk_activation_forward and
+ * dk_activation_scaled all come here, so the elementwise family is one entry. */
+typedef dk_status dk_backend_add_fn(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
+                                    const dk_tensor *b, dk_activation act, float out_scale, const dk_tensor *y);
+typedef dk_status dk_backend_upsample_nearest_fn(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+typedef dk_status dk_backend_convert_fn(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+
+/* Pinned host memory of at least size bytes (*ptr) and the backend's handle
+ * for it; returns DK_ERR_UNSUPPORTED where the runtime has none (dk_host_alloc
+ * then falls back to malloc).  host_free gets both back. */
+typedef dk_status dk_backend_host_alloc_fn(dk_context *ctx, uint64_t size, void **ptr, void **handle);
+typedef void dk_backend_host_free_fn(dk_context *ctx, void *ptr, void *handle);
+
+/* Waits for the queued work, then frees the scratch memory the ops grew
+ * (dk_release_scratch). */
+typedef dk_status dk_backend_release_scratch_fn(dk_context *ctx);
+
+/* The input-channel multiple at which conv2d takes its fastest kernel for
+ * dtype, where that is more than its plain fast path needs (HIP on Hopper: 64
+ * for wgmma), else 0.  A caller that copies x anyway (dk_conv3d's staged
+ * frames) pads its channels to it. */
+typedef int64_t dk_backend_conv_channel_multiple_fn(dk_context *ctx, dk_dtype dtype);
+
+/* A validated dk_conv3d_chunk (cache may be NULL) whose taps the backend's
+ * conv kernels read where they are, x's frames, the cache's and the zero
+ * frames around them, with no staged copy.  Returns 0 where it cannot take the
+ * call (nothing run, no error set), else 1 with *st its status. */
+typedef int dk_backend_conv3d_in_place_fn(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache,
+                                          const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
+                                          const dk_tensor *residual, const dk_tensor *y, dk_status *st);
+
 typedef struct dk_backend_ops {
     dk_backend_kind kind;
     const char *name;
 
-    /* Sets ctx->backend, ctx->device_name, ctx->description.  Returns
-     * DK_ERR_BACKEND_UNAVAILABLE (with a message) when the machine lacks it. */
-    dk_status (*create)(dk_context *ctx, const dk_context_options *options);
-    void (*destroy)(dk_context *ctx);
-    dk_status (*sync)(dk_context *ctx);
+    dk_backend_create_fn *create;
+    dk_backend_destroy_fn *destroy;
+    dk_backend_sync_fn *sync;
 
-    /* buffer->size is set; the entry sets buffer->impl. */
-    dk_status (*buffer_create)(dk_context *ctx, dk_buffer *buffer);
-    dk_status (*buffer_wrap)(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *memory);
-    void (*buffer_destroy)(dk_context *ctx, dk_buffer *buffer);
-    dk_status (*buffer_upload)(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
-                               const void *src, uint64_t size);
-    dk_status (*buffer_download)(dk_context *ctx, const dk_buffer *buffer, uint64_t offset,
-                                 void *dst, uint64_t size);
-    dk_status (*buffer_fill)(dk_context *ctx, dk_buffer *buffer, uint64_t offset,
-                             uint64_t size, uint32_t pattern);
+    dk_backend_buffer_create_fn *buffer_create;
+    dk_backend_buffer_wrap_fn *buffer_wrap;
+    dk_backend_buffer_destroy_fn *buffer_destroy;
+    dk_backend_buffer_upload_fn *buffer_upload;
+    dk_backend_buffer_download_fn *buffer_download;
+    dk_backend_buffer_fill_fn *buffer_fill;
 
-    dk_status (*timer_begin)(dk_context *ctx);
-    dk_status (*timer_end)(dk_context *ctx, double *elapsed_ms);
+    dk_backend_timer_begin_fn *timer_begin;
+    dk_backend_timer_end_fn *timer_end;
 
-    /* Optional (NULL: nothing to prepare). */
-    dk_status (*prepare_weight)(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+    dk_backend_prepare_weight_fn *prepare_weight; /* optional: NULL, nothing to prepare */
 
-    dk_status (*conv2d)(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                        const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                        const dk_tensor *y);
-    dk_status (*conv_transpose2d)(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
-                                  const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
-                                  const dk_tensor *residual, const dk_tensor *y);
-    dk_status (*matmul)(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
-                        const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
-                        const dk_tensor *y);
-    /* mode DK__GN_FULL: y = GroupNorm(x) (stats NULL); DK__GN_STATS: stats =
-     * (mean, variance) of x per (image, group) (gamma, beta, y NULL); DK__GN_APPLY:
-     * y from x and the given stats.  stats: f32 [N, groups, 2], dense. */
-    dk_status (*group_norm)(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
-                            const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
-                            const dk_tensor *y);
-    dk_status (*layer_norm)(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
-                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-    /* x, y: 2-5 dims (not lowered to 4: the entry walks them with dk__rms_plan). */
-    dk_status (*rms_norm)(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
-                          const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-    dk_status (*attention)(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
-                           const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
-    /* y = out_scale * act(alpha * a + beta * b); b may be NULL (beta is then
-     * unused): y = out_scale * act(alpha * a).  dk_add, dk_activation_forward and
-     * dk_activation_scaled all come here, so the elementwise family is one entry. */
-    dk_status (*add)(dk_context *ctx, float alpha, const dk_tensor *a, float beta,
-                     const dk_tensor *b, dk_activation act, float out_scale, const dk_tensor *y);
-    dk_status (*upsample_nearest)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
-    dk_status (*convert)(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+    dk_backend_conv2d_fn *conv2d;
+    dk_backend_conv_transpose2d_fn *conv_transpose2d;
+    dk_backend_matmul_fn *matmul;
+    dk_backend_group_norm_fn *group_norm;
+    dk_backend_layer_norm_fn *layer_norm;
+    dk_backend_rms_norm_fn *rms_norm;
+    dk_backend_attention_fn *attention;
+    dk_backend_add_fn *add;
+    dk_backend_upsample_nearest_fn *upsample_nearest;
+    dk_backend_convert_fn *convert;
 
-    /* Optional (NULL: dk_host_alloc gives malloc'd memory).  Pinned host memory
-     * of at least size bytes (*ptr) and the backend's handle for it; returns
-     * DK_ERR_UNSUPPORTED where the runtime has none (dk_host_alloc then falls
-     * back to malloc).  host_free gets both back. */
-    dk_status (*host_alloc)(dk_context *ctx, uint64_t size, void **ptr, void **handle);
-    void (*host_free)(dk_context *ctx, void *ptr, void *handle);
-
-    /* Optional (NULL: the backend keeps no scratch).  Waits for the queued work,
-     * then frees the scratch memory the ops grew (dk_release_scratch). */
-    dk_status (*release_scratch)(dk_context *ctx);
-
-    /* Optional (NULL: none).  The input-channel multiple at which conv2d takes
-     * its fastest kernel for dtype, where that is more than its plain fast
-     * path needs (HIP on Hopper: 64 for wgmma), else 0.  A caller that copies
-     * x anyway (dk_conv3d's staged frames) pads its channels to it. */
-    int64_t (*conv_channel_multiple)(dk_context *ctx, dk_dtype dtype);
-
-    /* Optional (NULL: src/conv3d.c stages the frames).  A validated
-     * dk_conv3d_chunk (cache may be NULL) whose taps the backend's conv kernels
-     * read where they are, x's frames, the cache's and the zero frames around
-     * them, with no staged copy.  Returns 0 where it cannot take the call
-     * (nothing run, no error set), else 1 with *st its status. */
-    int (*conv3d_in_place)(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
-                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
-                           dk_status *st);
+    /* Optional entries: */
+    dk_backend_host_alloc_fn *host_alloc;           /* NULL: dk_host_alloc gives malloc'd memory */
+    dk_backend_host_free_fn *host_free;
+    dk_backend_release_scratch_fn *release_scratch; /* NULL: the backend keeps no scratch */
+    dk_backend_conv_channel_multiple_fn *conv_channel_multiple; /* NULL: none */
+    dk_backend_conv3d_in_place_fn *conv3d_in_place; /* NULL: src/conv3d.c stages the frames */
 } dk_backend_ops;
 
 /* Each backend defines one table; the list in src/core.c (core_backends) holds those compiled in. */

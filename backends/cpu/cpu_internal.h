@@ -129,34 +129,22 @@ static inline float dk__cpu_epilogue(float acc, float bias, dk_activation act, f
 
 /* ---- op entry points, one file per family ---- */
 /* cpu_conv.c */
-dk_status dk__cpu_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x,
-                         const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                         const dk_tensor *y);
-dk_status dk__cpu_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc,
-                                   const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
-                                   const dk_tensor *residual, const dk_tensor *y);
+dk_backend_conv2d_fn dk__cpu_conv2d;
+dk_backend_conv_transpose2d_fn dk__cpu_conv_transpose2d;
 /* cpu_matmul.c */
-dk_status dk__cpu_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a,
-                         const dk_tensor *b, const dk_tensor *bias, const dk_tensor *residual,
-                         const dk_tensor *y);
+dk_backend_matmul_fn dk__cpu_matmul;
 /* cpu_attention.c */
-dk_status dk__cpu_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
-                            const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
+dk_backend_attention_fn dk__cpu_attention;
 /* cpu_conv.c: prepare_weight (repacks conv / conv_transpose weights; matmul's via cpu_matmul.c) */
-dk_status dk__cpu_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+dk_backend_prepare_weight_fn dk__cpu_prepare_weight;
 dk_status dk__cpu_matmul_prepare(dk_context *ctx, const dk_tensor *b);
 /* cpu_norm.c */
-dk_status dk__cpu_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
-                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
-                             const dk_tensor *y);
-dk_status dk__cpu_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
-                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-dk_status dk__cpu_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
+dk_backend_group_norm_fn dk__cpu_group_norm;
+dk_backend_rms_norm_fn dk__cpu_rms_norm;
+dk_backend_layer_norm_fn dk__cpu_layer_norm;
 /* cpu_elementwise.c */
-dk_status dk__cpu_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, float out_scale, const dk_tensor *y);
-dk_status dk__cpu_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
-dk_status dk__cpu_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_backend_add_fn dk__cpu_add;
+dk_backend_upsample_nearest_fn dk__cpu_upsample_nearest;
+dk_backend_convert_fn dk__cpu_convert;
 
 #endif /* DK_CPU_INTERNAL_H */

@@ -137,31 +137,19 @@ unsigned dk__hip_attention_mma_rows_smem(int64_t d);
 /* Device scratch of at least bytes (grown with a stream sync when too small). */
 dk_status dk__hip_scratch(dk_context *ctx, uint64_t bytes, uint64_t *ptr);
 
-dk_status dk__hip_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
+dk_backend_prepare_weight_fn dk__hip_prepare_weight;
 /* backend.h's conv_channel_multiple: 64 where the wgmma kernels are loaded for dt. */
-int64_t dk__hip_conv_channel_multiple(dk_context *ctx, dk_dtype dt);
-int dk__hip_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *d, const dk_tensor *cache, const dk_tensor *x,
-                            const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
-                            dk_status *st);
-dk_status dk__hip_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
-                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__hip_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
-                                   const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                                   const dk_tensor *y);
-dk_status dk__hip_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
-                         const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__hip_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
-                             const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
-                             const dk_tensor *y);
-dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
-                           const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-dk_status dk__hip_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
-                             const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-dk_status dk__hip_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q, const dk_tensor *k,
-                            const dk_tensor *v, const dk_tensor *out);
-dk_status dk__hip_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                      dk_activation act, float out_scale, const dk_tensor *y);
-dk_status dk__hip_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
-dk_status dk__hip_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
+dk_backend_conv_channel_multiple_fn dk__hip_conv_channel_multiple;
+dk_backend_conv3d_in_place_fn dk__hip_conv3d_in_place;
+dk_backend_conv2d_fn dk__hip_conv2d;
+dk_backend_conv_transpose2d_fn dk__hip_conv_transpose2d;
+dk_backend_matmul_fn dk__hip_matmul;
+dk_backend_group_norm_fn dk__hip_group_norm;
+dk_backend_rms_norm_fn dk__hip_rms_norm;
+dk_backend_layer_norm_fn dk__hip_layer_norm;
+dk_backend_attention_fn dk__hip_attention;
+dk_backend_add_fn dk__hip_add;
+dk_backend_upsample_nearest_fn dk__hip_upsample_nearest;
+dk_backend_convert_fn dk__hip_convert;
 
 #endif /* DK_HIP_INTERNAL_H */

@@ -286,14 +286,14 @@ dk_status dk__vk_host_block(dk_context *ctx, uint64_t size, VkBufferUsageFlags u
 void dk__vk_free_block(dk_vk_state *s, dk_vk_block *blk);
 void dk__vk_free_range(dk_vk_state *s, dk_vk_block *blk, uint64_t offset, uint64_t size);
 void dk__vk_memory_destroy(dk_vk_state *s);
-dk_status dk__vk_buffer_create(dk_context *ctx, dk_buffer *buffer);
-dk_status dk__vk_buffer_wrap(dk_context *ctx, dk_buffer *buffer, const dk_external_memory *m);
-void dk__vk_buffer_destroy(dk_context *ctx, dk_buffer *buffer);
-dk_status dk__vk_host_alloc(dk_context *ctx, uint64_t size, void **ptr, void **handle);
-void dk__vk_host_free(dk_context *ctx, void *ptr, void *handle);
-dk_status dk__vk_upload(dk_context *ctx, dk_buffer *b, uint64_t off, const void *src, uint64_t size);
-dk_status dk__vk_download(dk_context *ctx, const dk_buffer *b, uint64_t off, void *dst, uint64_t size);
-dk_status dk__vk_fill(dk_context *ctx, dk_buffer *b, uint64_t off, uint64_t size, uint32_t pattern);
+dk_backend_buffer_create_fn dk__vk_buffer_create;
+dk_backend_buffer_wrap_fn dk__vk_buffer_wrap;
+dk_backend_buffer_destroy_fn dk__vk_buffer_destroy;
+dk_backend_host_alloc_fn dk__vk_host_alloc;
+dk_backend_host_free_fn dk__vk_host_free;
+dk_backend_buffer_upload_fn dk__vk_upload;
+dk_backend_buffer_download_fn dk__vk_download;
+dk_backend_buffer_fill_fn dk__vk_fill;
 
 /* vk_submit.c */
 dk_status dk__vk_frames_create(dk_context *ctx);
@@ -308,9 +308,9 @@ void dk__vk_forget(dk_vk_state *s, dk_vk_buf *b);    /* drop from hazard trackin
 dk_status dk__vk_dispatch(dk_context *ctx, uint32_t shader, const uint32_t *spec,
                           dk_vk_binding *bind, const void *params, size_t param_bytes,
                           uint64_t gx, uint32_t gy, uint32_t gz);
-dk_status dk__vk_sync(dk_context *ctx);
-dk_status dk__vk_timer_begin(dk_context *ctx);
-dk_status dk__vk_timer_end(dk_context *ctx, double *ms);
+dk_backend_sync_fn dk__vk_sync;
+dk_backend_timer_begin_fn dk__vk_timer_begin;
+dk_backend_timer_end_fn dk__vk_timer_end;
 
 /* vk_commands.c: the current frame's commands (the frame must record:
  * dk__vk_begin); a command that cannot be kept fails the frame when it goes. */
@@ -343,30 +343,18 @@ dk_status dk__vk_compile_wait(dk_context *ctx, dk_vk_pipeline *p, VkPipeline *ou
 void dk__vk_compile_stop(dk_vk_state *s);                         /* join the threads; queued jobs are dropped */
 
 /* vk_conv.c, vk_elementwise.c, vk_norm.c, vk_attention.c */
-dk_status dk__vk_prepare_weight(dk_context *ctx, dk_weight_use use, const dk_tensor *w);
-dk_status dk__vk_conv2d(dk_context *ctx, const dk_conv2d_desc *desc, const dk_tensor *x, const dk_tensor *w,
-                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__vk_conv_transpose2d(dk_context *ctx, const dk_conv_transpose2d_desc *desc, const dk_tensor *x,
-                                  const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual,
-                                  const dk_tensor *y);
-int dk__vk_conv3d_in_place(dk_context *ctx, const dk_conv3d_desc *desc, const dk_tensor *cache, const dk_tensor *x,
-                           const dk_tensor *w, const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y,
-                           dk_status *st);
-dk_status dk__vk_matmul(dk_context *ctx, const dk_matmul_desc *desc, const dk_tensor *a, const dk_tensor *b,
-                        const dk_tensor *bias, const dk_tensor *residual, const dk_tensor *y);
-dk_status dk__vk_group_norm(dk_context *ctx, const dk_group_norm_desc *desc, int mode, const dk_tensor *x,
-                            const dk_tensor *stats, const dk_tensor *gamma, const dk_tensor *beta,
-                            const dk_tensor *y);
-dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *desc, const dk_tensor *x,
-                          const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-dk_status dk__vk_layer_norm(dk_context *ctx, const dk_layer_norm_desc *desc, const dk_tensor *x,
-                            const dk_tensor *gamma, const dk_tensor *beta, const dk_tensor *y);
-dk_status dk__vk_attention(dk_context *ctx, const dk_attention_desc *desc, const dk_tensor *q,
-                           const dk_tensor *k, const dk_tensor *v, const dk_tensor *out);
-dk_status dk__vk_add(dk_context *ctx, float alpha, const dk_tensor *a, float beta, const dk_tensor *b,
-                     dk_activation act, float out_scale, const dk_tensor *y);
-dk_status dk__vk_upsample_nearest(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
-dk_status dk__vk_convert(dk_context *ctx, const dk_tensor *x, const dk_tensor *y);
-dk_status dk__vk_release_scratch(dk_context *ctx);
+dk_backend_prepare_weight_fn dk__vk_prepare_weight;
+dk_backend_conv2d_fn dk__vk_conv2d;
+dk_backend_conv_transpose2d_fn dk__vk_conv_transpose2d;
+dk_backend_conv3d_in_place_fn dk__vk_conv3d_in_place;
+dk_backend_matmul_fn dk__vk_matmul;
+dk_backend_group_norm_fn dk__vk_group_norm;
+dk_backend_rms_norm_fn dk__vk_rms_norm;
+dk_backend_layer_norm_fn dk__vk_layer_norm;
+dk_backend_attention_fn dk__vk_attention;
+dk_backend_add_fn dk__vk_add;
+dk_backend_upsample_nearest_fn dk__vk_upsample_nearest;
+dk_backend_convert_fn dk__vk_convert;
+dk_backend_release_scratch_fn dk__vk_release_scratch;
 
 #endif /* DK_VK_INTERNAL_H */
