@@ -1,7 +1,7 @@
 """A plain PyTorch AutoencoderKL (decoder and encoder, any latent channel count,
 with or without the quant convs), written from the architecture with torch.nn
-only: the oracle for difkern's family VAE (src/vae/vae_*.c).  The decoder's
-blocks come from sdxl_ref.py; module names follow diffusers, so state_dict()
+only: the oracle for difkern's family VAE (src/vae/vae_*.c).  The decoder
+is sdxl_ref.py's; module names follow diffusers, so state_dict()
 keys are the diffusers names; to_original() maps them to the single-file naming.
 
 Model table (include/difkern/vae.h): name -> (latent channels, quant convs,
@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import sdxl_ref
-from sdxl_ref import EPS, GROUPS, MidBlock, Resnet, UpBlock
+from sdxl_ref import EPS, GROUPS, MidBlock, Resnet
 
 MODELS = {
     "sd15": (4, True, 0.18215, 0.0),
@@ -68,30 +68,12 @@ class Encoder(nn.Module):
         return self.conv_out(F.silu(self.conv_norm_out(self.mid_block(x))))
 
 
-class Decoder(nn.Module):
-    def __init__(self, lc):
-        super().__init__()
-        ch = [512, 512, 256, 128]
-        self.conv_in = nn.Conv2d(lc, 512, 3, padding=1)
-        self.mid_block = MidBlock(512)
-        self.up_blocks = nn.ModuleList(
-            [UpBlock(ch[max(i - 1, 0)], ch[i], i < 3) for i in range(4)])
-        self.conv_norm_out = nn.GroupNorm(GROUPS, 128, eps=EPS)
-        self.conv_out = nn.Conv2d(128, 3, 3, padding=1)
-
-    def forward(self, x):
-        x = self.mid_block(self.conv_in(x))
-        for b in self.up_blocks:
-            x = b(x)
-        return self.conv_out(F.silu(self.conv_norm_out(x)))
-
-
 class AutoencoderKL(nn.Module):
     def __init__(self, lc, quant):
         super().__init__()
         self.lc = lc
         self.encoder = Encoder(lc)
-        self.decoder = Decoder(lc)
+        self.decoder = sdxl_ref.Decoder(lc)
         if quant:
             self.quant_conv = nn.Conv2d(2 * lc, 2 * lc, 1)
             self.post_quant_conv = nn.Conv2d(lc, lc, 1)
@@ -148,13 +130,4 @@ def to_original(name, tensor):
     if m:
         rest = m.group(2).replace("resnets.", "block.").replace("downsamplers.0.conv", "downsample.conv")
         n = "encoder.down.%s.%s" % (m.group(1), rest)
-    n = n.replace("encoder.mid_block.resnets.0", "encoder.mid.block_1")
-    n = n.replace("encoder.mid_block.resnets.1", "encoder.mid.block_2")
-    att = {"group_norm": "norm", "to_q": "q", "to_k": "k", "to_v": "v", "to_out.0": "proj_out"}
-    m = re.match(r"encoder\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", n)
-    if m:
-        n = "encoder.mid.attn_1.%s.%s" % (att[m.group(1)], m.group(2))
-        if m.group(1) != "group_norm" and m.group(2) == "weight":
-            tensor = tensor.reshape(tensor.shape[0], tensor.shape[1], 1, 1)  # stored as 1x1 convs
-    n = n.replace("conv_shortcut", "nin_shortcut").replace("conv_norm_out", "norm_out")
-    return n, tensor
+    return sdxl_ref.mid_to_original(n, tensor, "encoder")

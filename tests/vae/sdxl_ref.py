@@ -83,10 +83,10 @@ class UpBlock(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self):
+    def __init__(self, lc=4):
         super().__init__()
         ch = [512, 512, 256, 128]
-        self.conv_in = nn.Conv2d(4, 512, 3, padding=1)
+        self.conv_in = nn.Conv2d(lc, 512, 3, padding=1)
         self.mid_block = MidBlock(512)
         self.up_blocks = nn.ModuleList(
             [UpBlock(ch[max(i - 1, 0)], ch[i], i < 3) for i in range(4)])
@@ -127,6 +127,22 @@ def randomize(model, seed):
                 p.copy_(b * (torch.rand(p.shape, generator=g) * 2 - 1))
 
 
+def mid_to_original(n, tensor, side):
+    """The single-file names of side's ("decoder" or "encoder") mid block, the
+    shortcuts and the output norm; the attention's linear weights become 1x1
+    convs."""
+    n = n.replace(side + ".mid_block.resnets.0", side + ".mid.block_1")
+    n = n.replace(side + ".mid_block.resnets.1", side + ".mid.block_2")
+    att = {"group_norm": "norm", "to_q": "q", "to_k": "k", "to_v": "v", "to_out.0": "proj_out"}
+    m = re.match(side + r"\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", n)
+    if m:
+        n = "%s.mid.attn_1.%s.%s" % (side, att[m.group(1)], m.group(2))
+        if m.group(1) != "group_norm" and m.group(2) == "weight":
+            tensor = tensor.reshape(tensor.shape[0], tensor.shape[1], 1, 1)  # stored as 1x1 convs
+    n = n.replace("conv_shortcut", "nin_shortcut").replace("conv_norm_out", "norm_out")
+    return n, tensor
+
+
 def to_original(name, tensor):
     """diffusers key -> original single-file key (without first_stage_model.)."""
     n = name
@@ -134,13 +150,4 @@ def to_original(name, tensor):
     if m:
         rest = m.group(2).replace("resnets.", "block.").replace("upsamplers.0.conv", "upsample.conv")
         n = "decoder.up.%d.%s" % (3 - int(m.group(1)), rest)
-    n = n.replace("decoder.mid_block.resnets.0", "decoder.mid.block_1")
-    n = n.replace("decoder.mid_block.resnets.1", "decoder.mid.block_2")
-    att = {"group_norm": "norm", "to_q": "q", "to_k": "k", "to_v": "v", "to_out.0": "proj_out"}
-    m = re.match(r"decoder\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", n)
-    if m:
-        n = "decoder.mid.attn_1.%s.%s" % (att[m.group(1)], m.group(2))
-        if m.group(1) != "group_norm" and m.group(2) == "weight":
-            tensor = tensor.reshape(tensor.shape[0], tensor.shape[1], 1, 1)  # stored as 1x1 convs
-    n = n.replace("conv_shortcut", "nin_shortcut").replace("conv_norm_out", "norm_out")
-    return n, tensor
+    return mid_to_original(n, tensor, "decoder")
