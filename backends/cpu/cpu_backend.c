@@ -99,33 +99,32 @@ static dk_status cpubk_timer_end(dk_context *ctx, double *ms) {
 }
 
 const dk_backend_ops dk__cpu_backend = {
-    DK_BACKEND_CPU,
-    "cpu",
-    cpubk_create,
-    cpubk_destroy,
-    cpubk_sync,
-    cpubk_buffer_create,
-    cpubk_buffer_wrap,
-    cpubk_buffer_destroy,
-    cpubk_upload,
-    cpubk_download,
-    cpubk_fill,
-    cpubk_timer_begin,
-    cpubk_timer_end,
-    dk__cpu_prepare_weight,
-    dk__cpu_conv2d,
-    dk__cpu_conv_transpose2d,
-    dk__cpu_matmul,
-    dk__cpu_group_norm,
-    dk__cpu_layer_norm,
-    dk__cpu_rms_norm,
-    dk__cpu_attention,
-    dk__cpu_add,
-    dk__cpu_upsample_nearest,
-    dk__cpu_convert,
-    NULL, /* host memory: plain malloc (dk_host_alloc) */
-    NULL,
-    NULL, /* no scratch kept between ops */
-    NULL, /* every conv kernel takes any channel count */
-    NULL, /* conv3d: the staged lowering (src/conv3d.c) */
+    .kind = DK_BACKEND_CPU,
+    .name = "cpu",
+    .create = cpubk_create,
+    .destroy = cpubk_destroy,
+    .sync = cpubk_sync,
+    .buffer_create = cpubk_buffer_create,
+    .buffer_wrap = cpubk_buffer_wrap,
+    .buffer_destroy = cpubk_buffer_destroy,
+    .buffer_upload = cpubk_upload,
+    .buffer_download = cpubk_download,
+    .buffer_fill = cpubk_fill,
+    .timer_begin = cpubk_timer_begin,
+    .timer_end = cpubk_timer_end,
+    .prepare_weight = dk__cpu_prepare_weight,
+    .conv2d = dk__cpu_conv2d,
+    .conv_transpose2d = dk__cpu_conv_transpose2d,
+    .matmul = dk__cpu_matmul,
+    .group_norm = dk__cpu_group_norm,
+    .layer_norm = dk__cpu_layer_norm,
+    .rms_norm = dk__cpu_rms_norm,
+    .attention = dk__cpu_attention,
+    .add = dk__cpu_add,
+    .upsample_nearest = dk__cpu_upsample_nearest,
+    .convert = dk__cpu_convert,
+    /* .host_alloc, .host_free = NULL: host memory is plain malloc (dk_host_alloc) */
+    /* .release_scratch = NULL: no scratch kept between ops */
+    /* .conv_channel_multiple = NULL: every conv kernel takes any channel count */
+    /* .conv3d_in_place = NULL: conv3d takes the staged lowering (src/conv3d.c) */
 };
