@@ -25,8 +25,14 @@ double hk_tolerance(dk_dtype t, int64_t k, int weight_sums);
 /* The views a case runs on: as the case lists them (0), or changed in ways
  * that keep the result (flags, any combination): every size-1 dim's stride
  * INT64_MAX (ht_set_size1_strides_max); each view one element further into
- * its buffer (ht_set_misalign). */
-enum { HK_VIEWS_LISTED = 0, HK_VIEWS_SIZE1_STRIDES_MAX = 1, HK_VIEWS_MISALIGNED = 2 };
+ * its buffer (ht_set_misalign).  HK_VIEWS_ODD: all of them (difkern-doctor
+ * --odd-views). */
+enum {
+    HK_VIEWS_LISTED = 0,
+    HK_VIEWS_SIZE1_STRIDES_MAX = 1,
+    HK_VIEWS_MISALIGNED = 2,
+    HK_VIEWS_ODD = HK_VIEWS_SIZE1_STRIDES_MAX | HK_VIEWS_MISALIGNED
+};
 typedef unsigned hk_views;
 
 /* Runs case c on ctx, whose backend is named `backend` (DK_ERR_UNSUPPORTED
