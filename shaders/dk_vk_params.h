@@ -41,6 +41,7 @@
 #define DK_VK_FLAG_ROWS_FASTEST 64   /* GEMM core: the epilogue walks rows (pixels) fastest */
 #define DK_VK_FLAG_GN_STATS_OUT 4    /* split group_norm: the finalize pass writes (mean, variance) */
 #define DK_VK_FLAG_GN_STATS_IN 8     /* split group_norm: the finalize pass reads them */
+#define DK_VK_FLAG_RMS_AFF_VEC 4     /* rms_norm ROWS_VEC: gamma and beta read as 16-byte vectors */
 
 /* ------------------------------------------------------------- MODE bits
  * The MODE specialization constant, per shader.  Multi-bit fields have a

@@ -28,6 +28,9 @@ DK_IO(2, Beta, DT2)
 DK_IO(4, Y, DT)
 layout(std430, set = 0, binding = 0) readonly buffer XVec { uvec4 v[]; } xv;
 layout(std430, set = 0, binding = 4) buffer YVec { uvec4 v[]; } yv;
+// DK_VK_FLAG_RMS_AFF_VEC: gamma and beta in x's dtype, unit stride, whole vectors
+layout(std430, set = 0, binding = 1) readonly buffer GammaVec { uvec4 v[]; } gv;
+layout(std430, set = 0, binding = 2) readonly buffer BetaVec { uvec4 v[]; } bv;
 
 shared float sh_sum[256];
 // COLUMNS_TILE: the vectors (c, v) at c * V + v (V = tile / DK_VW), so element
@@ -56,11 +59,24 @@ float rms_scale(float sum) {
     return inversesqrt(sum / float(dkp.p.channels) + dkp.p.eps);
 }
 
-float rms_out(float x, float s, uint c) {
+// x * s through gamma g and beta b (each where present) and the activation.
+float rms_apply(float x, float s, float g, float b) {
     float v = x * s;
-    if ((FLAGS & DK_VK_FLAG_GAMMA) != 0) v *= Gamma_ld(uint(dkp.p.gamma.offset) + c * uint(dkp.p.gamma.stride));
-    if ((FLAGS & DK_VK_FLAG_BETA) != 0) v += Beta_ld(uint(dkp.p.beta.offset) + c * uint(dkp.p.beta.stride));
+    if ((FLAGS & DK_VK_FLAG_GAMMA) != 0) v *= g;
+    if ((FLAGS & DK_VK_FLAG_BETA) != 0) v += b;
     return dk_act(v);
+}
+
+float rms_gamma(uint c) {
+    return (FLAGS & DK_VK_FLAG_GAMMA) != 0 ? Gamma_ld(uint(dkp.p.gamma.offset) + c * uint(dkp.p.gamma.stride)) : 1.0;
+}
+
+float rms_beta(uint c) {
+    return (FLAGS & DK_VK_FLAG_BETA) != 0 ? Beta_ld(uint(dkp.p.beta.offset) + c * uint(dkp.p.beta.stride)) : 0.0;
+}
+
+float rms_out(float x, float s, uint c) {
+    return rms_apply(x, s, rms_gamma(c), rms_beta(c));
 }
 
 float rms_sq16(uvec4 u) {
@@ -73,10 +89,13 @@ float rms_sq16(uvec4 u) {
 }
 
 // Element e of a 16-byte vector as rms_out makes it: a ROWS_VEC vector holds
-// channels c0 + e of one position (scale s), a COLUMNS_TILE vector channel c0
-// of DK_VW positions, whose scales start at sh_sum[s0].
-float rms_out_at(float x, uint e, float s, uint s0, uint c0) {
+// channels c0 + e of one position (scale s; gamma and beta as the vectors gq
+// and bq where DK_VK_FLAG_RMS_AFF_VEC: a 2-byte load of each per element was
+// 10% of the time), a COLUMNS_TILE vector channel c0 of DK_VW positions, whose
+// scales start at sh_sum[s0].
+float rms_out_at(float x, uint e, float s, uint s0, uint c0, uvec4 gq, uvec4 bq) {
     if (MODE == DK_VK_RMS_MODE_COLUMNS_TILE) return rms_out(x, sh_sum[s0 + e], c0);
+    if ((FLAGS & DK_VK_FLAG_RMS_AFF_VEC) != 0) return rms_apply(x, s, dk_v16_get(gq, int(e)), dk_v16_get(bq, int(e)));
     return rms_out(x, s, c0 + e);
 }
 
@@ -86,19 +105,25 @@ float rms_out_at(float x, uint e, float s, uint s0, uint c0) {
 // f16 ulp from round-to-nearest-even on drivers that pack toward zero), bf16
 // by shifts and dk_f2h (exact).
 uvec4 rms_out16(uvec4 u, float s, uint s0, uint c0) {
+    uvec4 gq = uvec4(0u), bq = uvec4(0u);
+    if (MODE == DK_VK_RMS_MODE_ROWS_VEC && (FLAGS & DK_VK_FLAG_RMS_AFF_VEC) != 0) {
+        uint vw = uint(DK_VW);
+        if ((FLAGS & DK_VK_FLAG_GAMMA) != 0) gq = gv.v[(uint(dkp.p.gamma.offset) + c0) / vw];
+        if ((FLAGS & DK_VK_FLAG_BETA) != 0) bq = bv.v[(uint(dkp.p.beta.offset) + c0) / vw];
+    }
     if (DT == 1) {
-        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out_at(uintBitsToFloat(u[j]), uint(j), s, s0, c0));
+        [[unroll]] for (int j = 0; j < 4; j++) u[j] = floatBitsToUint(rms_out_at(uintBitsToFloat(u[j]), uint(j), s, s0, c0, gq, bq));
         return u;
     }
     [[unroll]] for (int j = 0; j < 4; j++) {
         uint e = 2u * uint(j), w = u[j];
         if (DT == 3) {
-            float a = rms_out_at(uintBitsToFloat(w << 16), e, s, s0, c0);
-            float b = rms_out_at(uintBitsToFloat(w & 0xffff0000u), e + 1u, s, s0, c0);
+            float a = rms_out_at(uintBitsToFloat(w << 16), e, s, s0, c0, gq, bq);
+            float b = rms_out_at(uintBitsToFloat(w & 0xffff0000u), e + 1u, s, s0, c0, gq, bq);
             u[j] = dk_f2h(a, 3) | (dk_f2h(b, 3) << 16);
         } else {
             vec2 h = unpackHalf2x16(w);
-            u[j] = packHalf2x16(vec2(rms_out_at(h.x, e, s, s0, c0), rms_out_at(h.y, e + 1u, s, s0, c0)));
+            u[j] = packHalf2x16(vec2(rms_out_at(h.x, e, s, s0, c0, gq, bq), rms_out_at(h.y, e + 1u, s, s0, c0, gq, bq)));
         }
     }
     return u;
