@@ -465,7 +465,7 @@ DK_API void dk_conv3d_desc_init(dk_conv3d_desc *desc);
  * kernels read the frames in place (HIP: f16/bf16 channels-last x and cache,
  * groups 1, Cin a multiple of 32, on Hopper of 64; Vulkan with cooperative
  * matrices: the same for KT x 1 x 1 kernels with a cache and at most
- * 16,384 output pixels per image). */
+ * 65,536 output pixels per image). */
 DK_API dk_status dk_conv3d(dk_context *ctx, const dk_conv3d_desc *desc,
                            const dk_tensor *x, const dk_tensor *w, const dk_tensor *bias,
                            const dk_tensor *residual, const dk_tensor *y);

@@ -58,15 +58,17 @@ int cv_th = 0, cv_tw = 0, cv_ci0 = 0;
 shared float cv_bias[CMG_BN];
 
 // DK_VK_CM_MODE_FIXED (the host's conditions: vkop_conv_cm_run): the tap grid compiled
-// in, 3x3, 2x2 (FIXED_2X2) or 1x1 (FIXED_1X1) at step 1 and dilation 1 without
-// upsample, and the tap loop unrolled, so that tap offsets, the halo
+// in, 3x3, 2x2 (FIXED_2X2) or 1x1 (FIXED_1X1), or 3x1 and 2x1 (FIXED_KX1: the
+// time convs of conv3d) at step 1 and dilation 1 without upsample, and the tap loop unrolled, so that tap offsets, the halo
 // schedule's branches and the slice buffer's parity are static (the
 // division, counters and branches per step were on the path from each barrier
 // to the next products; docs/conv.md has the measurement).  3x3 and 1x1 taps start
 // at kernel offset 0; 2x2 ones (the phases of a fused upsample) keep theirs.
 // (The channel-slice count is not compiled in: it measured no faster.)
 const bool CV_FIXED = ((MODE >> DK_VK_CM_MODE_FIXED_SHIFT) & 1) != 0;
-const int CV_FT = 3 - ((MODE >> DK_VK_CM_MODE_FIXED_2X2_SHIFT) & 1) - 2 * ((MODE >> DK_VK_CM_MODE_FIXED_1X1_SHIFT) & 1);   // taps each way when CV_FIXED
+const int CV_FT = 3 - ((MODE >> DK_VK_CM_MODE_FIXED_2X2_SHIFT) & 1) - 2 * ((MODE >> DK_VK_CM_MODE_FIXED_1X1_SHIFT) & 1);   // taps along h when CV_FIXED
+// FIXED_KX1: one tap along w (the KT x 1 time convs of conv3d, time as the rows); else as many as along h
+const int CV_FTW = ((MODE >> DK_VK_CM_MODE_FIXED_KX1_SHIFT) & 1) != 0 ? 1 : CV_FT;
 // DK_VK_CM_MODE_VEC_OUT and _RESIDUAL (the host sets them from DK_VK_FLAG_VEC_EPILOGUE and _RESIDUAL): the
 // epilogue's 16-byte vectors and the residual compiled in, so that each
 // pipeline holds one epilogue: the driver's code generation pays for the
@@ -203,8 +205,8 @@ void cv_halo_step(int s, int j, int ci, int slices, int nci, int tmin, int wm, i
     }
     if (s + 1 < slices) {
         if (CV_FIXED) {
-            int jn = j + 1 == CV_FT * CV_FT ? 0 : j + 1;
-            cv_fetch_b_at(rb, rb2, jn / CV_FT, jn % CV_FT, (jn == 0 ? ci + 1 : ci) * CMG_BK);
+            int jn = j + 1 == CV_FT * CV_FTW ? 0 : j + 1;
+            cv_fetch_b_at(rb, rb2, jn / CV_FTW, jn % CV_FTW, (jn == 0 ? ci + 1 : ci) * CMG_BK);
         } else {
             cv_fetch_b(rb, rb2);
         }
@@ -230,7 +232,7 @@ void main() {
         n0 = int(l % nt) * CMG_BN;
     }
     cv_th_n = CV_FIXED ? CV_FT : dkp.p.taps_h;
-    cv_tw_n = CV_FIXED ? CV_FT : dkp.p.taps_w;
+    cv_tw_n = CV_FIXED ? CV_FTW : dkp.p.taps_w;
     cv_ush = CV_FIXED ? 0 : dkp.p.upsample - 1;   // upsample 1 or 2: a shift
     cv_hu = dkp.p.in_h << cv_ush;
     cv_wu = dkp.p.in_w << cv_ush;
@@ -274,14 +276,14 @@ void main() {
     uvec4 ra[2], ra2[2], rb[2], rb2[2];
     if (CMG_HALO == 0 && CV_FIXED) {
         // Slice 0, then step s = tap j of channel slice ci loads step s + 1.
-        int taps = CV_FT * CV_FT, nci = slices / taps;
+        int taps = CV_FT * CV_FTW, nci = slices / taps;
         cv_fetch_at(ra, ra2, rb, rb2, 0, 0, 0);
         cmg_stage(0, t, ra, ra2, rb, rb2);
         barrier();
         for (int ci = 0; ci < nci; ci++) {
             [[unroll]] for (int j = 0; j < taps; j++) {
                 int s = ci * taps + j, jn = j + 1 == taps ? 0 : j + 1;
-                if (s + 1 < slices) cv_fetch_at(ra, ra2, rb, rb2, jn / CV_FT, jn % CV_FT, (j + 1 == taps ? ci + 1 : ci) * CMG_BK);
+                if (s + 1 < slices) cv_fetch_at(ra, ra2, rb, rb2, jn / CV_FTW, jn % CV_FTW, (j + 1 == taps ? ci + 1 : ci) * CMG_BK);
                 cmg_compute(s & 1, wm, wn);
                 if (s + 1 < slices) cmg_stage((s + 1) & 1, t, ra, ra2, rb, rb2);
                 barrier();
@@ -322,8 +324,8 @@ void main() {
         // two, measured slower.)
         if (CV_FIXED) {
             for (int ci = 0; ci < nci; ci++) {
-                [[unroll]] for (int j = 0; j < CV_FT * CV_FT; j++)
-                    cv_halo_step(ci * CV_FT * CV_FT + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
+                [[unroll]] for (int j = 0; j < CV_FT * CV_FTW; j++)
+                    cv_halo_step(ci * CV_FT * CV_FTW + j, j, ci, slices, nci, tmin, wm, wn, ra, ra2, rb, rb2);
             }
         } else {
             int j = 0, ci = 0;

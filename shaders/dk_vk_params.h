@@ -84,6 +84,8 @@
 #define DK_VK_CM_MODE_CH_FAST (1 << DK_VK_CM_MODE_CH_FAST_SHIFT)
 #define DK_VK_CM_MODE_CACHE_SHIFT 10    /* rows above the input from the cache binding (conv3d in place) */
 #define DK_VK_CM_MODE_CACHE (1 << DK_VK_CM_MODE_CACHE_SHIFT)
+#define DK_VK_CM_MODE_FIXED_KX1_SHIFT 11 /* with FIXED (3 or 2 taps along h): one tap along w */
+#define DK_VK_CM_MODE_FIXED_KX1 (1 << DK_VK_CM_MODE_FIXED_KX1_SHIFT)
 
 /* eltwise.comp: the operation in bits 0-1; nearest resize: the walk positions
  * of h and w in bits 2-3 and 4-5. */

@@ -284,12 +284,14 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                                                                          : DK_VK_CM_MODE_BK16;
     const uint32_t bm = 128u << ((mode >> DK_VK_CM_MODE_BM256_SHIFT) & 1),
                    bn = narrow ? 16u : 128u << ((mode >> DK_VK_CM_MODE_BN256_SHIFT) & 1);
-    const int fixed = ctx->knobs.vulkan_cm_fixed && params->taps_h == params->taps_w &&
-                      params->dilation_h == 1 && params->dilation_w == 1 && params->upsample == 1 &&
-                      params->tap_step_h == 1 && params->tap_step_w == 1 &&
+    const int plain_taps = ctx->knobs.vulkan_cm_fixed && params->dilation_h == 1 && params->dilation_w == 1 &&
+                           params->upsample == 1 && params->tap_step_h == 1 && params->tap_step_w == 1;
+    const int fixed = plain_taps && params->taps_h == params->taps_w &&
                       (params->taps_h == 2 ||
                        ((params->taps_h == 3 || params->taps_h == 1) && params->tap_start_h == 0 &&
                         params->tap_start_w == 0));
+    const int fixed_kx1 = plain_taps && params->taps_w == 1 && (params->taps_h == 3 || params->taps_h == 2) &&
+                          params->tap_start_h == 0 && params->tap_start_w == 0;
     if (m > 0x7fffffff) return dk__vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     params->m = (int32_t)m;
@@ -315,6 +317,10 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | (params->taps_h == 3   ? 0u
                                                     : params->taps_h == 2 ? DK_VK_CM_MODE_FIXED_2X2
                                                                           : DK_VK_CM_MODE_FIXED_1X1);
+    /* KT x 1: the time convs of conv3d ([N, C, T, H*W], time as the rows) */
+    if (fixed_kx1)
+        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | DK_VK_CM_MODE_FIXED_KX1 |
+                             (params->taps_h == 2 ? DK_VK_CM_MODE_FIXED_2X2 : 0u);
     /* the vector epilogue and the residual compiled in */
     if (params->epilogue.flags & DK_VK_FLAG_VEC_EPILOGUE) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_VEC_OUT;
     if (params->epilogue.flags & DK_VK_FLAG_RESIDUAL) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_RESIDUAL;
@@ -614,14 +620,14 @@ static dk_status vkop_conv2d_run(dk_context *ctx, const dk_conv2d_desc *d, const
 }
 
 /* Output rows (frames x H x W per image) up to which the time convs read
- * their cache in place.  In place runs the tap loop with the KT x 1 taps as
- * parameters; the staged copy's conv runs the 1x1 loop compiled in
- * (DK_VK_CM_MODE_FIXED_1X1) over KT*Cin channels, which is faster per
- * product, so in place wins only where the copies' dispatches weigh more.
- * Wan 3x1x1 384 -> 768 with 2 cached frames, bf16, H100, staged -> in place:
- * 6,240 rows 0.141 -> 0.115 ms, 14,400 0.202 -> 0.191; 24,960 0.294 -> 0.299,
- * 57,600 0.566 -> 0.636 (docs/conv.md). */
-#define VKOP_C3D_IN_PLACE_ROWS 16384
+ * their cache in place.  In place runs the (KT, 1) conv with its tap grid
+ * compiled in (DK_VK_CM_MODE_FIXED_KX1); the staged copy's conv runs the 1x1
+ * loop compiled in over KT*Cin channels, a longer K per tile, so once the
+ * copies weigh little it is the faster.  Wan 3x1x1 384 -> 768 with 2 cached
+ * frames, bf16, H200, staged -> in place: 6,240 rows 0.135 -> 0.105 ms,
+ * 14,400 0.198 -> 0.166, 24,960 0.288 -> 0.259, 57,600 0.555 -> 0.532 and
+ * 0.571 -> 0.524; 230,400 1.82 -> 1.92 (docs/conv.md). */
+#define VKOP_C3D_IN_PLACE_ROWS 65536
 
 /* backend.h's conv3d_in_place, for the causal time convs (3x1x1, the Wan
  * decoder's upsamplers) with a cache and at most VKOP_C3D_IN_PLACE_ROWS
