@@ -118,6 +118,10 @@ static const hcb_conv hcb_conv2d[] = {
     {"halo_b2_c64to72_4x128_res_silu", 0, {.n = 2, .cin = 64, .h = 4, .w = 128, .cout = 72, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"halo_s2x1_k3x2_c96to40_5x255", 0, {.cin = 96, .h = 5, .w = 255, .cout = 40, .kh = 3, .kw = 2, .stride_h = 2, .pad_h = 1, .pad_w = 1, .bias = 1}},
     {"halo_k2x3_c32to24_4x128", 0, {.cin = 32, .h = 4, .w = 128, .cout = 24, .kh = 2, .kw = 3, .pad_w = 1, .bias = 1}},
+    /* KT x 1 kernels (the Vulkan tensor-core conv's tap grid compiled in, DK_VK_CM_MODE_FIXED_KX1,
+     * which conv3d's time convs take): 3x1 padded along h with two images and a residual, 2x1 */
+    {"taps_3x1_b2_c64to48_6x20_res", 0, {.n = 2, .cin = 64, .h = 6, .w = 20, .cout = 48, .kh = 3, .kw = 1, .pad_h = 1, .bias = 1, .residual = 1}},
+    {"taps_2x1_c32to40_5x17_silu", 0, {.cin = 32, .h = 5, .w = 17, .cout = 40, .kh = 2, .kw = 1, .bias = 1, .act = DK_ACT_SILU}},
     /* the tensor-core conv's narrow tile (Vulkan: Cout <= 8, Cin % 32 == 0), on rows of 128 (where halo staging could apply) */
     {"narrow_tc_b2_c64to3_3x128_res_silu", 0, {.n = 2, .cin = 64, .h = 3, .w = 128, .cout = 3, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1, .residual = 1, .act = DK_ACT_SILU}},
     {"narrow_tc_c96to8_2x256", 0, {.cin = 96, .h = 2, .w = 256, .cout = 8, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 1, .bias = 1}},
