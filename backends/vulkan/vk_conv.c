@@ -284,14 +284,12 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
                                                                          : DK_VK_CM_MODE_BK16;
     const uint32_t bm = 128u << ((mode >> DK_VK_CM_MODE_BM256_SHIFT) & 1),
                    bn = narrow ? 16u : 128u << ((mode >> DK_VK_CM_MODE_BN256_SHIFT) & 1);
-    const int plain_taps = ctx->knobs.vulkan_cm_fixed && params->dilation_h == 1 && params->dilation_w == 1 &&
-                           params->upsample == 1 && params->tap_step_h == 1 && params->tap_step_w == 1;
-    const int fixed = plain_taps && params->taps_h == params->taps_w &&
-                      (params->taps_h == 2 ||
-                       ((params->taps_h == 3 || params->taps_h == 1) && params->tap_start_h == 0 &&
-                        params->tap_start_w == 0));
-    const int fixed_kx1 = plain_taps && params->taps_w == 1 && (params->taps_h == 3 || params->taps_h == 2) &&
-                          params->tap_start_h == 0 && params->tap_start_w == 0;
+    const int th = params->taps_h, tw = params->taps_w, from0 = params->tap_start_h == 0 && params->tap_start_w == 0;
+    /* KT x 1 taps: the time convs of conv3d ([N, C, T, H*W], time as the rows) */
+    const int kx1 = tw == 1 && (th == 3 || th == 2);
+    const int fixed = ctx->knobs.vulkan_cm_fixed && params->dilation_h == 1 && params->dilation_w == 1 &&
+                      params->upsample == 1 && params->tap_step_h == 1 && params->tap_step_w == 1 &&
+                      ((th == tw && (th == 2 || ((th == 3 || th == 1) && from0))) || (kx1 && from0));
     if (m > 0x7fffffff) return dk__vkop_too_big(ctx, op, "N*OH*OW", m);
     if (k > 0x7fffffff) return dk__vkop_too_big(ctx, op, "Cin*KH*KW", (uint64_t)k);
     params->m = (int32_t)m;
@@ -311,16 +309,11 @@ static dk_status vkop_conv_cm_run(dk_context *ctx, const char *op, vkop_conv *c,
         params->taps_w >= 2 && params->taps_w <= 3 && params->taps_h * params->taps_w >= 6 &&
         params->rows_w % 128 == 0 && dk__vk(ctx)->props.limits.maxComputeSharedMemorySize >= VKOP_CM_HALO_SHARED)
         spec[DK_VKS_MODE] |= DK_VK_CM_MODE_HALO;
-    /* The tap grid compiled in, 3x3 or 1x1 at kernel offset 0 or 2x2, step 1,
-     * dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
+    /* The tap grid compiled in, 3x3, 1x1, 3x1 or 2x1 at kernel offset 0 or 2x2,
+     * step 1, dilation 1, no upsample.  DIFKERN_VULKAN_CM_FIXED=0: off. */
     if (fixed)
-        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | (params->taps_h == 3   ? 0u
-                                                    : params->taps_h == 2 ? DK_VK_CM_MODE_FIXED_2X2
-                                                                          : DK_VK_CM_MODE_FIXED_1X1);
-    /* KT x 1: the time convs of conv3d ([N, C, T, H*W], time as the rows) */
-    if (fixed_kx1)
-        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | DK_VK_CM_MODE_FIXED_KX1 |
-                             (params->taps_h == 2 ? DK_VK_CM_MODE_FIXED_2X2 : 0u);
+        spec[DK_VKS_MODE] |= DK_VK_CM_MODE_FIXED | (kx1 ? DK_VK_CM_MODE_FIXED_KX1 : 0u) |
+                             (th == 3 ? 0u : th == 2 ? DK_VK_CM_MODE_FIXED_2X2 : DK_VK_CM_MODE_FIXED_1X1);
     /* the vector epilogue and the residual compiled in */
     if (params->epilogue.flags & DK_VK_FLAG_VEC_EPILOGUE) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_VEC_OUT;
     if (params->epilogue.flags & DK_VK_FLAG_RESIDUAL) spec[DK_VKS_MODE] |= DK_VK_CM_MODE_RESIDUAL;
