@@ -161,3 +161,13 @@ void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint6
     p->lanes = rms_lanes(units, keep, lim->max_row_lanes);
     p->in_regs = p->lanes * keep >= units;
 }
+
+static int rms_affine_vec1(const dk_tensor *t, dk_dtype x_dtype, uint64_t addr) {
+    return !t || (t->dtype == x_dtype && t->strides[0] == 1 && addr % 16u == 0);
+}
+
+int dk__rms_affine_vec(const dk_rms_plan *p, const dk_tensor *x, const dk_tensor *gamma, uint64_t gamma_addr,
+                       const dk_tensor *beta, uint64_t beta_addr) {
+    return p->kernel == DK__RMS_ROWS && p->vec && rms_affine_vec1(gamma, x->dtype, gamma_addr) &&
+           rms_affine_vec1(beta, x->dtype, beta_addr);
+}

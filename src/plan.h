@@ -188,6 +188,11 @@ typedef struct dk_rms_kernel_limits {
  * the first elements. */
 void dk__rms_plan(const dk_tensor *x, const dk_tensor *y, uint64_t x_addr, uint64_t y_addr,
                   const dk_rms_kernel_limits *lim, dk_rms_plan *p);
+/* Whether plan p's ROWS vector kernel may read gamma and beta (either may be
+ * NULL; addresses as for x_addr) as 16-byte vectors beside x's: x's dtype,
+ * unit stride, a 16-byte aligned start (whole vectors: the plan's C is). */
+int dk__rms_affine_vec(const dk_rms_plan *p, const dk_tensor *x, const dk_tensor *gamma, uint64_t gamma_addr,
+                       const dk_tensor *beta, uint64_t beta_addr);
 
 /* ---- elementwise_plan.c ---- */
 

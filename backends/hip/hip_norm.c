@@ -164,8 +164,7 @@ dk_status dk__hip_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_
     a.form = (int)d->form;
     a.act = (int)d->activation;
     a.dt = (int)x->dtype;
-    a.aff_vec = plan.vec && (!gamma || (gamma->dtype == x->dtype && a.gamma_s == 1 && a.gamma % 16 == 0)) &&
-                (!beta || (beta->dtype == x->dtype && a.beta_s == 1 && a.beta % 16 == 0));
+    a.aff_vec = dk__rms_affine_vec(&plan, x, gamma, a.gamma, beta, a.beta);
     if (plan.tile > 0) { /* a block per tile of positions, staged in shared memory */
         a.tile = (int)plan.tile;
         return dk__hip_launch(ctx, "dk_rms_norm", st->k.rms_norm[4], hipops_blocks(plan.positions, plan.tile), 1, 1, &a);

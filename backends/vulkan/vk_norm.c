@@ -199,11 +199,6 @@ static dk_status vkop_bind_span(dk_context *ctx, const char *op, const char *nam
     return st;
 }
 
-/* gamma or beta (bound as v) readable in 16-byte vectors of x's dtype es */
-static int vkop_rms_aff_vec(const dk_tensor *t, dk_dtype x_dtype, const dk_vk_view1 *v, uint64_t es) {
-    return t->dtype == x_dtype && v->stride == 1 && (uint64_t)v->offset * es % 16u == 0;
-}
-
 dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_tensor *x, const dk_tensor *gamma,
                           const dk_tensor *beta, const dk_tensor *y) {
     const char *op = "dk_rms_norm";
@@ -253,11 +248,8 @@ dk_status dk__vk_rms_norm(dk_context *ctx, const dk_rms_norm_desc *d, const dk_t
     params.x_offset = xoff;
     params.y_offset = yoff;
     params.tile = (int32_t)plan.tile;
-    /* gamma and beta as vectors beside x's: x's dtype, unit stride, whole
-     * vectors from a 16-byte aligned start (the binding's start is, where
-     * the plan took vectors) */
-    if (plan.kernel == DK__RMS_ROWS && plan.vec && (!gamma || vkop_rms_aff_vec(gamma, x->dtype, &params.gamma, es)) &&
-        (!beta || vkop_rms_aff_vec(beta, x->dtype, &params.beta, es)))
+    /* gamma and beta as vectors (their bindings' starts are 16-byte aligned where the plan took vectors) */
+    if (dk__rms_affine_vec(&plan, x, gamma, (uint64_t)params.gamma.offset * es, beta, (uint64_t)params.beta.offset * es))
         flags |= DK_VK_FLAG_RMS_AFF_VEC;
     mode = plan.tile > 0                   ? DK_VK_RMS_MODE_COLUMNS_TILE
            : plan.kernel == DK__RMS_COLUMNS ? DK_VK_RMS_MODE_COLUMNS
